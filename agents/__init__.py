@@ -1,0 +1,1 @@
+"""LangGraph node logic, prompts and output parsers for ScanRAG strategies."""

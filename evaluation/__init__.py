@@ -1,0 +1,1 @@
+"""The shared judge-and-score stage. Depends only on ``scanrag`` schemas and the gateway."""

@@ -1,0 +1,1 @@
+"""Strategy graphs: wiring and routing of the nodes in ``agents``."""

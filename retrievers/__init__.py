@@ -1,0 +1,1 @@
+"""Retrievers: the ``Retriever`` protocol, built-ins and the plugin registry."""

@@ -1,0 +1,1 @@
+"""Built-in sub-commands of the ``scanrag`` CLI, registered via entry points."""

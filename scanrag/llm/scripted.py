@@ -1,0 +1,102 @@
+"""A deterministic chat model for tests: queued or computed replies, every request recorded.
+
+``ScriptedModel`` implements ``ChatModel`` directly. Registered under a name with
+``register_scripted``, it is also reachable through the gateway as ``scripted/<name>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from scanrag.llm.types import ChatRequest, ChatResponse, ModelError
+from scanrag.schemas import Usage
+
+Reply = str | Exception | Callable[[ChatRequest], str]
+
+_SCRIPTED: dict[str, ScriptedModel] = {}
+
+
+def _count_tokens(text: str) -> int:
+    """A rough, deterministic token count: whitespace-separated pieces."""
+    return len(text.split())
+
+
+class ScriptedModel:
+    """Answers from a queue of replies, or from ``responder`` once the queue is empty.
+
+    A reply may be a string, an exception instance (raised for that call) or a function of
+    the request returning a string. With neither queue nor responder left, a call raises
+    ``ModelError`` so a test never hangs or silently gets an empty answer.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        responder: Callable[[ChatRequest], str] | None = None,
+        name: str = "scripted/test",
+        delay_s: float = 0.0,
+        cost_per_token: float = 0.0,
+    ) -> None:
+        self.name = name
+        self.replies: deque[Reply] = deque(replies)
+        self.responder = responder
+        self.delay_s = delay_s
+        self.cost_per_token = cost_per_token
+        self.requests: list[ChatRequest] = []
+
+    def queue(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def _next_reply(self, request: ChatRequest) -> str:
+        if self.replies:
+            reply = self.replies.popleft()
+        elif self.responder is not None:
+            reply = self.responder
+        else:
+            raise ModelError(request.model, "scripted model has no reply left")
+        if isinstance(reply, Exception):
+            raise reply
+        return reply(request) if callable(reply) else reply
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        text = self._next_reply(request)
+        prompt_tokens = sum(_count_tokens(m.text) for m in request.messages)
+        completion_tokens = _count_tokens(text)
+        usage = Usage(
+            calls=1,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=(prompt_tokens + completion_tokens) * self.cost_per_token,
+        )
+        return ChatResponse(
+            text=text,
+            model=request.model,
+            usage=usage,
+            prompt_hash=request.prompt_hash,
+            finish_reason="stop",
+        )
+
+
+def register_scripted(name: str, model: ScriptedModel) -> ScriptedModel:
+    """Make ``model`` reachable through the gateway as ``scripted/<name>``."""
+    _SCRIPTED[name] = model
+    return model
+
+
+def get_scripted(name: str) -> ScriptedModel:
+    try:
+        return _SCRIPTED[name]
+    except KeyError:
+        known = ", ".join(sorted(_SCRIPTED)) or "(none)"
+        msg = f"no scripted model registered; known: {known}"
+        raise ModelError(f"scripted/{name}", msg) from None
+
+
+def clear_scripted() -> None:
+    _SCRIPTED.clear()

@@ -1,0 +1,106 @@
+"""Request/response types of the LLM gateway and the protocol every chat model follows.
+
+Agents and judges depend only on ``ChatModel``: the litellm-backed gateway, the embedded
+local models and the scripted test model all implement it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from scanrag.hashing import stable_hash
+from scanrag.schemas import Usage
+
+
+class TextPart(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(BaseModel):
+    """A page image given by file path (PNG). The gateway encodes it for the provider."""
+
+    type: Literal["image"] = "image"
+    path: str
+    detail: str = "auto"
+
+    @classmethod
+    def of(cls, path: str | Path) -> ImagePart:
+        return cls(path=str(path))
+
+
+ContentPart = TextPart | ImagePart
+
+
+class Message(BaseModel):
+    role: Literal["system", "user", "assistant"]
+    content: str | list[ContentPart]
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
+
+    @property
+    def images(self) -> list[str]:
+        if isinstance(self.content, str):
+            return []
+        return [p.path for p in self.content if isinstance(p, ImagePart)]
+
+
+class ChatRequest(BaseModel):
+    """One model call.
+
+    ``stage`` names the pipeline stage for usage accounting (``reader``, ``planner``,
+    ``judge.answer`` ...). ``prompt_hash`` identifies the prompt template that produced the
+    messages; ``json_schema`` asks for constrained JSON output where the provider supports it.
+    """
+
+    model: str
+    messages: list[Message]
+    temperature: float = 0.0
+    max_tokens: int = 512
+    json_schema: dict[str, Any] | None = None
+    stage: str = "default"
+    prompt_hash: str | None = None
+    seed: int | None = 0
+    extra: dict[str, Any] = Field(default_factory=dict, description="Provider-specific params.")
+
+    def cache_key(self) -> str:
+        """Key of the on-disk response cache: model, messages and generation parameters."""
+        payload = self.model_dump(mode="json", exclude={"stage", "prompt_hash"})
+        return stable_hash(payload, length=40)
+
+
+class ChatResponse(BaseModel):
+    text: str
+    model: str
+    usage: Usage = Field(default_factory=Usage)
+    cached: bool = False
+    latency_s: float = 0.0
+    prompt_hash: str | None = None
+    finish_reason: str | None = None
+
+
+class ModelError(RuntimeError):
+    """A model call failed for good (after retries), or the model name is unknown."""
+
+    def __init__(self, model: str, message: str, *, retryable: bool = False) -> None:
+        self.model = model
+        self.retryable = retryable
+        super().__init__(f"{model}: {message}")
+
+
+class ContextOverflowError(ModelError):
+    """The prompt does not fit in the model's context window."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that answers a ``ChatRequest``."""
+
+    async def chat(self, request: ChatRequest) -> ChatResponse: ...

@@ -1,0 +1,40 @@
+"""Pydantic schemas shared by every ScanRAG package."""
+
+from scanrag.schemas.document import Block, BlockKind, Document, Page, TextSource, Word
+from scanrag.schemas.geometry import BBox, Fact, Region
+from scanrag.schemas.sample import UNANSWERABLE, EvidencePair, GoldError, Sample, TaskType
+from scanrag.schemas.trajectory import (
+    TRAJECTORY_SCHEMA,
+    Citation,
+    PageHit,
+    ReportedIssue,
+    Status,
+    Step,
+    Trajectory,
+    Usage,
+)
+
+__all__ = [
+    "TRAJECTORY_SCHEMA",
+    "UNANSWERABLE",
+    "BBox",
+    "Block",
+    "BlockKind",
+    "Citation",
+    "Document",
+    "EvidencePair",
+    "Fact",
+    "GoldError",
+    "Page",
+    "PageHit",
+    "Region",
+    "ReportedIssue",
+    "Sample",
+    "Status",
+    "Step",
+    "TaskType",
+    "TextSource",
+    "Trajectory",
+    "Usage",
+    "Word",
+]

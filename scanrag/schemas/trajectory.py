@@ -1,0 +1,144 @@
+"""The structured output every strategy emits and every scorer reads.
+
+A trajectory is y = (pages, regions, facts, answer) plus the record of how it was produced:
+the raw model output, the parsed citations (valid or not, with reasons), ordered steps,
+usage per stage, timings and a status. Its schema is versioned by ``TRAJECTORY_SCHEMA``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from scanrag.schemas.geometry import Fact, Region
+from scanrag.schemas.sample import EvidencePair
+
+TRAJECTORY_SCHEMA = "1.0"
+
+
+class Status(StrEnum):
+    """Outcome of one item. Anything but ``ok`` keeps the raw output and an error message."""
+
+    OK = "ok"
+    UNPARSED = "unparsed"  # the model answered but nothing usable could be parsed
+    MODEL_ERROR = "model_error"  # the provider failed after retries
+    INPUT_ERROR = "input_error"  # bad sample or document (missing PDF, pages out of range)
+    RETRIEVER_ERROR = "retriever_error"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    INTERNAL_ERROR = "internal_error"
+
+
+class Usage(BaseModel):
+    """Model usage of one stage (or of a whole item, when summed)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cached_calls: int = 0
+
+    def add(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            cached_calls=self.cached_calls + other.cached_calls,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class PageHit(BaseModel):
+    """One retrieved page."""
+
+    doc_id: str
+    page: int = Field(ge=1)
+    score: float
+    rank: int = Field(ge=1)
+    regions: list[Region] = Field(default_factory=list)
+
+
+class Citation(BaseModel):
+    """A citation as the model wrote it, with the sentence it closes.
+
+    Invalid citations are kept (``valid=False``) with the reason, never dropped.
+    ``bbox`` holds the raw numbers as written, which may lie outside [0, 1].
+    """
+
+    sentence: str
+    raw: str = ""
+    page: int | None = None
+    doc_page: str | None = None
+    bbox: list[float] | None = None
+    doc_id: str | None = None
+    valid: bool = True
+    reason: str | None = None
+
+
+class Step(BaseModel):
+    """One recorded step of a strategy (plan, retrieve, read, assess, map, reduce, answer...)."""
+
+    index: int = Field(ge=0)
+    kind: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class ReportedIssue(BaseModel):
+    """An error a scan-style strategy reports (ScholScan task)."""
+
+    description: str
+    family: str | None = None
+    pages: list[int] = Field(default_factory=list)
+    locations: list[Region] = Field(default_factory=list)
+    reasoning_steps: list[str] = Field(default_factory=list)
+
+
+class Trajectory(BaseModel):
+    """What one strategy produced for one sample."""
+
+    schema_version: str = TRAJECTORY_SCHEMA
+    sample_id: str
+    strategy: str
+    run_key: str | None = Field(
+        default=None, description="Identifies the grid cell (strategy + retriever + model)."
+    )
+    doc_ids: list[str] = Field(default_factory=list)
+    pages: list[int] = Field(default_factory=list)
+    regions: list[Region] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    answer: str | None = None
+    raw_output: str | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    evidence_chain: list[EvidencePair] = Field(default_factory=list)
+    issues: list[ReportedIssue] = Field(default_factory=list)
+    verdict: bool | None = Field(default=None, description="Verify-task yes/no decision.")
+    steps: list[Step] = Field(default_factory=list)
+    usage: dict[str, Usage] = Field(default_factory=dict, description="Usage per stage.")
+    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per stage.")
+    models: dict[str, str] = Field(default_factory=dict, description="Model per role.")
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    status: Status = Status.OK
+    errors: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def total_usage(self) -> Usage:
+        total = Usage()
+        for stage_usage in self.usage.values():
+            total = total.add(stage_usage)
+        return total
+
+    def add_usage(self, stage: str, usage: Usage) -> None:
+        self.usage[stage] = self.usage.get(stage, Usage()).add(usage)
+
+    def fail(self, status: Status, message: str) -> Trajectory:
+        """Record a failure in place and return self."""
+        self.status = status
+        self.errors.append(message)
+        return self
