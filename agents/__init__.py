@@ -1,1 +1,12 @@
-"""LangGraph node logic, prompts and output parsers for ScanRAG strategies."""
+"""LangGraph node logic, prompts and output parsers for ScanRAG strategies.
+
+Output parsing (both paths fill the same trajectory fields):
+    ``agents.citations.parse_citations`` — free text in the citation grammar of spec §1;
+    ``agents.structured.parse_structured`` — JSON replies (``ReaderOutput``, ``schema_for``);
+    ``agents.evidence`` — ``ParsedOutput``, ``ParseContext``, ``apply_output``.
+Reader input and calls: ``agents.context`` (page markers, modalities, composite images),
+``agents.reader.read_pages`` (context-window fallbacks). Node logic per strategy:
+``agents.baseline`` (full_doc, topk_rag, oracles), ``agents.agentic``, ``agents.scan``;
+routing decisions are pure functions in ``agents.routing``. Prompts: ``agents.prompts``.
+Nothing here imports LangGraph; the ``graphs`` package wires these nodes.
+"""

@@ -1,1 +1,5 @@
-"""Strategy graphs: wiring and routing of the nodes in ``agents``."""
+"""Strategy graphs: LangGraph wiring of the nodes in ``agents``.
+
+Registered strategies (entry points ``scanrag.strategies``): ``full_doc``, ``topk_rag``,
+``agentic_rag``, ``scan``, ``oracle_pages``, ``oracle_regions``, ``oracle_facts``.
+"""

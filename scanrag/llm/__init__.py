@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scanrag.llm.ledger import CallRecord, UsageLedger
+from scanrag.llm.local_models import LOCAL_MODELS, LocalModelSpec, local_model_names
 from scanrag.llm.scripted import ScriptedModel, clear_scripted, get_scripted, register_scripted
 from scanrag.llm.types import (
     ChatModel,
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from scanrag.llm.gateway import LLMClient
 
 __all__ = [
+    "LOCAL_MODELS",
+    "CallRecord",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
@@ -31,12 +35,15 @@ __all__ = [
     "ContextOverflowError",
     "ImagePart",
     "LLMClient",
+    "LocalModelSpec",
     "Message",
     "ModelError",
     "ScriptedModel",
     "TextPart",
+    "UsageLedger",
     "clear_scripted",
     "get_scripted",
+    "local_model_names",
     "register_scripted",
 ]
 

@@ -6,13 +6,30 @@ local models and the scripted test model all implement it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from scanrag.hashing import stable_hash
+from scanrag.hashing import file_sha256, stable_hash
 from scanrag.schemas import Usage
+
+_IMAGE_IDS: dict[tuple[str, int, int], str] = {}
+
+
+def image_content_id(path: str) -> str:
+    """``sha256:<hex>`` of an image file (memoised by path, size and mtime); ``missing:<path>``."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"missing:{path}"
+    memo = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if memo not in _IMAGE_IDS:
+        if len(_IMAGE_IDS) > 50_000:
+            _IMAGE_IDS.clear()
+        _IMAGE_IDS[memo] = f"sha256:{file_sha256(path)}"
+    return _IMAGE_IDS[memo]
 
 
 class TextPart(BaseModel):
@@ -71,8 +88,18 @@ class ChatRequest(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict, description="Provider-specific params.")
 
     def cache_key(self) -> str:
-        """Key of the on-disk response cache: model, messages and generation parameters."""
-        payload = self.model_dump(mode="json", exclude={"stage", "prompt_hash"})
+        """Key of the on-disk response cache: model, messages and generation parameters.
+
+        Images count by content (SHA-256 of the file), not by path, so a page rendered again
+        into another folder hits the same entry, and a changed file misses it. Values in
+        ``extra`` that are not JSON count by their ``repr``.
+        """
+        payload = self.model_dump(mode="json", exclude={"stage", "prompt_hash"}, fallback=repr)
+        for message in payload["messages"]:
+            if isinstance(message["content"], list):
+                for part in message["content"]:
+                    if part.get("type") == "image":
+                        part["path"] = image_content_id(part["path"])
         return stable_hash(payload, length=40)
 
 

@@ -1,0 +1,261 @@
+"""Node logic of the iterative agent (``agentic_rag``).
+
+Loop: plan a query → retrieve → read the pages not seen before → assess whether the notes
+suffice → refine the query, fetch the neighbouring pages, or answer. The agent never reads a
+page twice; after ``max_steps`` reads it must answer (a forced answer). Every step goes to
+``trajectory.steps``.
+
+The state is plain JSON (the trajectory as a dict, page lists, notes), because the graph is
+checkpointed after each node: an interrupted question resumes where it stopped. A model error
+propagates out of the node so the failed step is not committed and reruns on resume.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, TypedDict
+
+from agents import baseline, routing
+from agents.common import add_step, call_model, task_input
+from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
+from agents.notes import notes_section, render_notes
+from agents.prompts.agentic import ASSESSOR, PLANNER
+from agents.prompts.reader import reader_prompt
+from agents.reader import read_pages
+from agents.scope import Scope
+from agents.structured import extract_json
+from scanrag.schemas import Citation, Trajectory
+
+
+@dataclass(frozen=True)
+class AgentParams:
+    k: int = 5
+    pages_per_step: int = 3
+    max_steps: int = 3
+    plan_first: bool = True
+    planner_max_tokens: int = 64
+    assessor_max_tokens: int = 96
+
+    def __post_init__(self) -> None:
+        for name in ("k", "pages_per_step", "max_steps", "planner_max_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class AgentState(TypedDict, total=False):
+    trajectory: dict[str, Any]
+    query: str | None
+    tried: list[str]
+    seen: list[int]
+    pending: list[int]
+    read_pages: list[int]
+    notes: list[dict[str, Any]]
+    iteration: int
+    decision: str
+    stop: bool
+
+
+def initial_state(scope: Scope) -> AgentState:
+    return {
+        "trajectory": scope.trajectory.model_dump(mode="json"),
+        "query": None,
+        "tried": [],
+        "seen": [],
+        "pending": [],
+        "read_pages": [],
+        "notes": [],
+        "iteration": 0,
+        "decision": "",
+        "stop": False,
+    }
+
+
+def load(scope: Scope, state: AgentState) -> Trajectory:
+    """Point the scope at the trajectory held in ``state`` (the checkpointed copy)."""
+    scope.trajectory = Trajectory.model_validate(state["trajectory"])
+    return scope.trajectory
+
+
+def dump(trajectory: Trajectory) -> dict[str, Any]:
+    return trajectory.model_dump(mode="json")
+
+
+def _notes_text(state: AgentState) -> str:
+    blocks = [(n["pages"], n["text"]) for n in state.get("notes", [])]
+    return notes_section(blocks).strip() or "(none yet)"
+
+
+def _query_from(text: str) -> str:
+    data, _ = extract_json(text)
+    if data and isinstance(data.get("query"), str):
+        return str(data["query"]).strip()
+    for line in text.splitlines():
+        line = line.strip().strip("`").strip()
+        if line and not line.startswith("{"):
+            return line.split(":", 1)[-1].strip().strip("\"'") if ":" in line[:8] else line
+    return ""
+
+
+async def plan(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
+    trajectory = load(scope, state)
+    question = scope.sample.question
+    tried = list(state.get("tried", []))
+    if not tried and not p.plan_first:
+        add_step(trajectory, "plan", {"query": question, "source": "question"})
+        return {"query": question, "trajectory": dump(trajectory)}
+    response = await call_model(
+        scope.ctx,
+        trajectory,
+        prompt=PLANNER,
+        user=PLANNER.render_user(
+            question=question,
+            tried=json.dumps(tried) if tried else "none",
+            notes=_notes_text(state),
+        ),
+        role="planner",
+        stage="planner",
+        max_tokens=p.planner_max_tokens,
+    )
+    query = _query_from(response.text)
+    source = "planner"
+    if not query:
+        query, source = question, "question (planner reply unusable)"
+    elif query in tried:
+        source = "planner (repeated query)"
+    add_step(trajectory, "plan", {"query": query, "source": source, "raw": response.text[:500]})
+    return {"query": query, "trajectory": dump(trajectory)}
+
+
+async def retrieve(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
+    trajectory = load(scope, state)
+    query = state.get("query") or scope.sample.question
+    hits = baseline.retrieve(scope, query, p.k)
+    tried = [*state.get("tried", []), query]
+    if hits is None:
+        return {"stop": True, "tried": tried, "trajectory": dump(trajectory)}
+    ranked = [h.page for h in baseline.order_hits(hits, "rank")]
+    new = routing.unseen(ranked, state.get("seen", []), p.pages_per_step)
+    add_step(
+        trajectory,
+        "retrieve",
+        {"query": query, "hits": baseline.hit_record(hits), "new_pages": new},
+    )
+    return {"pending": new, "tried": tried, "query": None, "trajectory": dump(trajectory)}
+
+
+async def read(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
+    trajectory = load(scope, state)
+    pages = list(state.get("pending", []))
+    iteration = state.get("iteration", 0) + 1
+    result = await read_pages(
+        scope.ctx,
+        trajectory,
+        scope.refs(pages),
+        question=scope.sample.question,
+        task=scope.sample.task,
+        spec=scope.spec("truncate"),
+        options=scope.options(),
+        parse_ctx=scope.parse_ctx,
+        task_input=task_input(scope.sample),
+        step_data={"iteration": iteration},
+        raise_model_errors=True,
+    )
+    note: dict[str, Any] = {"pages": pages, "text": "(the reader gave no usable reply)"}
+    if result.parsed is not None:
+        note["text"] = render_notes(result.parsed, primary_id=scope.doc.id)
+        note["citations"] = [c.model_dump(mode="json") for c in result.parsed.valid_citations]
+    return {
+        "trajectory": dump(trajectory),
+        "seen": [*state.get("seen", []), *pages],
+        "read_pages": [*state.get("read_pages", []), *pages],
+        "pending": [],
+        "notes": [*state.get("notes", []), note],
+        "iteration": iteration,
+    }
+
+
+async def assess(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
+    trajectory = load(scope, state)
+    response = await call_model(
+        scope.ctx,
+        trajectory,
+        prompt=ASSESSOR,
+        user=ASSESSOR.render_user(
+            question=scope.sample.question,
+            pages=", ".join(map(str, state.get("read_pages", []))) or "none",
+            notes=_notes_text(state),
+        ),
+        role="assessor",
+        stage="assessor",
+        max_tokens=p.assessor_max_tokens,
+    )
+    data, _ = extract_json(response.text)
+    decision, query = routing.read_decision(response.text, data)
+    if query is not None and query in state.get("tried", []):
+        query = None  # a repeated query would find the same pages: let the planner try
+    add_step(
+        trajectory,
+        "assess",
+        {"decision": decision, "query": query, "iteration": state.get("iteration", 0)},
+    )
+    return {"decision": decision, "query": query, "trajectory": dump(trajectory)}
+
+
+def neighbours_of(scope: Scope, state: AgentState, p: AgentParams) -> list[int]:
+    cited = [
+        c["page"]
+        for n in state.get("notes", [])
+        for c in n.get("citations", [])
+        if c.get("page") is not None and c.get("doc_id") in (None, scope.doc.id)
+    ]
+    anchors = cited or list(reversed(state.get("read_pages", [])))
+    return routing.neighbour_pages(
+        anchors, state.get("seen", []), scope.doc.num_pages, p.pages_per_step
+    )
+
+
+async def neighbors(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
+    trajectory = load(scope, state)
+    pages = neighbours_of(scope, state, p)
+    add_step(trajectory, "neighbors", {"pages": pages})
+    return {"pending": pages, "trajectory": dump(trajectory)}
+
+
+async def answer(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
+    trajectory = load(scope, state)
+    iteration = state.get("iteration", 0)
+    forced = state.get("decision") != "answer"
+    notes = notes_section([(n["pages"], n["text"]) for n in state.get("notes", [])])
+    result = await read_pages(
+        scope.ctx,
+        trajectory,
+        scope.cited_refs(),
+        question=scope.sample.question,
+        task=scope.sample.task,
+        spec=scope.spec("truncate", stage="answer"),
+        options=scope.options(),
+        parse_ctx=scope.parse_ctx,
+        extra=notes or "(no notes: the searches found nothing relevant)\n\n",
+        task_input=task_input(scope.sample),
+        prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
+        step_kind="answer",
+        step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
+        raise_model_errors=True,
+    )
+    if result.parsed is not None and result.raw is not None:
+        apply_output(trajectory, result.parsed, result.raw)
+        adopt_evidence(trajectory, gathered_evidence(scope, state), "reading steps")
+    trajectory.metadata["pages_read"] = list(state.get("read_pages", []))
+    trajectory.metadata["queries"] = list(state.get("tried", []))
+    return {"trajectory": dump(trajectory), "stop": True}
+
+
+def gathered_evidence(scope: Scope, state: AgentState) -> ParsedOutput:
+    citations = [
+        Citation.model_validate(c) for n in state.get("notes", []) for c in n.get("citations", [])
+    ]
+    return merge_citations(scope.parse_ctx, citations, parser="notes")

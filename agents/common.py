@@ -1,0 +1,120 @@
+"""Helpers every strategy shares: documents of a sample, steps, settings, model calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from agents.evidence import ParseContext
+from agents.prompts.base import Prompt
+from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
+from scanrag.protocols import StrategyContext
+from scanrag.schemas import Document, Sample, Step, Trajectory
+
+
+class InputProblemError(Exception):
+    """The sample cannot run: a document is missing or its pages are unusable."""
+
+
+def resolve_documents(sample: Sample, ctx: StrategyContext) -> tuple[Document, list[Document]]:
+    """The primary document and the others (extra ``doc_ids``, then ``cited_doc_ids``)."""
+    names = (*sample.doc_ids, *sample.cited_doc_ids)
+    missing = [name for name in names if name not in ctx.documents]
+    if missing:
+        known = ", ".join(sorted(ctx.documents)) or "(none)"
+        raise InputProblemError(f"document(s) not loaded: {', '.join(missing)}; loaded: {known}")
+    primary = ctx.documents[sample.doc_ids[0]]
+    if not primary.pages:
+        raise InputProblemError(f"document {primary.name!r} has no pages")
+    others: list[Document] = []
+    for name in (*sample.doc_ids[1:], *sample.cited_doc_ids):
+        doc = ctx.documents[name]
+        if doc.id != primary.id and all(doc.id != o.id for o in others):
+            others.append(doc)
+    return primary, others
+
+
+def parse_context(primary: Document, others: Sequence[Document]) -> ParseContext:
+    return ParseContext.for_documents(primary, others)
+
+
+def new_trajectory(strategy: str, sample: Sample) -> Trajectory:
+    return Trajectory(sample_id=sample.id, strategy=strategy, doc_ids=list(sample.doc_ids))
+
+
+def add_step(trajectory: Trajectory, kind: str, data: dict[str, Any], seconds: float = 0.0) -> Step:
+    step = Step(index=len(trajectory.steps), kind=kind, data=data, seconds=round(seconds, 4))
+    trajectory.steps.append(step)
+    return step
+
+
+def setting(value: Any, ctx: StrategyContext, key: str, default: Any = None) -> Any:
+    """A strategy parameter if given, else the runner's setting, else ``default``."""
+    if value is not None:
+        return value
+    found = ctx.settings.get(key)
+    return default if found is None else found
+
+
+def task_input(sample: Sample) -> str:
+    """Extra input some tasks carry: the answer and chain a verify item asks about."""
+    if sample.task != "verify":
+        return ""
+    meta = sample.metadata
+    answer = next(
+        (meta[k] for k in ("candidate_answer", "answer_to_verify", "claim") if meta.get(k)), None
+    )
+    chain = meta.get("candidate_chain") or [p.model_dump() for p in sample.gold_chain]
+    lines = []
+    if answer:
+        lines.append(f"Answer to check: {answer}")
+    if chain:
+        lines.append("Evidence offered for it:")
+        for item in chain:
+            anchor = item.get("anchor", "") if isinstance(item, dict) else str(item)
+            text = item.get("text", "") if isinstance(item, dict) else ""
+            lines.append(f"- {anchor}: {text}".rstrip(": "))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+async def call_model(
+    ctx: StrategyContext,
+    trajectory: Trajectory,
+    *,
+    prompt: Prompt,
+    user: str | list[ContentPart],
+    role: str,
+    stage: str,
+    max_tokens: int,
+    temperature: float = 0.0,
+    json_schema: dict[str, Any] | None = None,
+) -> ChatResponse:
+    """One model call with usage, timing, model and prompt hash recorded on ``trajectory``.
+
+    Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers decide.
+    """
+    model = ctx.model_for(role)
+    request = ChatRequest(
+        model=model,
+        messages=[
+            Message(role="system", content=prompt.system),
+            Message(role="user", content=user),
+        ],
+        temperature=temperature,
+        max_tokens=max_tokens,
+        json_schema=json_schema,
+        stage=stage,
+        prompt_hash=prompt.hash,
+        seed=ctx.settings.get("seed", 0),
+    )
+    trajectory.models[role] = model
+    trajectory.prompt_hashes[stage] = prompt.hash
+    started = time.perf_counter()
+    try:
+        response = await ctx.llm.chat(request)
+    finally:
+        elapsed = time.perf_counter() - started
+        trajectory.timings[stage] = round(trajectory.timings.get(stage, 0.0) + elapsed, 4)
+    trajectory.add_usage(stage, response.usage)
+    return response

@@ -1,0 +1,222 @@
+"""Node logic of the ``scan`` strategy: map over every window of pages, then reduce.
+
+Map: each window of the primary document (cross-paper items: only the citing paper; the cited
+papers go in whole) is read on its own for cited notes, or for candidate errors when the task
+is error detection. A window too long for the model is split in two (``chunk`` fallback, down
+to single pages, which are then truncated). A window whose call fails is recorded and skipped.
+
+Reduce: one call writes the final reply from all notes, in the task's output format. Notes
+too long for the model are trimmed window by window (``truncate_notes`` fallback). A final
+reply without usable citations takes the evidence the map steps cited; an error-detection
+reply without issues takes the map steps' candidate issues.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agents.common import add_step, task_input
+from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
+from agents.notes import notes_section, render_notes
+from agents.prompts.reader import reader_prompt
+from agents.prompts.scan import NOTHING, map_prompt
+from agents.reader import ReaderSpec, read_pages
+from agents.scope import Scope
+from scanrag.llm.types import ContextOverflowError, ModelError
+from scanrag.schemas import Citation, ReportedIssue, Status
+
+CITED_PLACES = ("map", "reduce", "both")
+EMPTY_NOTES = "(nothing relevant on these pages)"
+REDUCE_TRIMS = 3
+
+
+@dataclass(frozen=True)
+class ScanParams:
+    window: int = 2
+    stride: int | None = None
+    max_windows: int | None = None
+    cited_docs_in: str = "map"
+    map_max_tokens: int = 512
+    concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        if self.cited_docs_in not in CITED_PLACES:
+            raise ValueError(f"cited_docs_in must be one of {CITED_PLACES}")
+        for name in ("window", "map_max_tokens", "concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("stride", "max_windows"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_windows(scope: Scope, p: ScanParams) -> list[list[int]]:
+    from agents.routing import windows
+
+    all_windows = windows(scope.doc.num_pages, p.window, p.stride)
+    kept = all_windows[: p.max_windows] if p.max_windows else all_windows
+    data: dict[str, Any] = {"windows": kept, "size": p.window, "stride": p.stride or p.window}
+    if len(kept) < len(all_windows):
+        data["skipped_windows"] = len(all_windows) - len(kept)
+    add_step(scope.trajectory, "select", data)
+    return kept
+
+
+def _map_spec(scope: Scope, p: ScanParams) -> ReaderSpec:
+    spec = scope.spec("truncate", stage="map")
+    return ReaderSpec(**{**asdict(spec), "max_tokens": p.map_max_tokens})
+
+
+def _is_nothing(parsed: ParsedOutput) -> bool:
+    return (parsed.answer or "").strip(" .").upper() == NOTHING
+
+
+async def map_window(scope: Scope, index: int, pages: list[int], p: ScanParams) -> dict[str, Any]:
+    """Read one window; returns its notes, cited evidence and candidate issues."""
+    cited = scope.cited_refs() if p.cited_docs_in in ("map", "both") else []
+    try:
+        result = await read_pages(
+            scope.ctx,
+            scope.trajectory,
+            scope.refs(pages) + cited,
+            question=scope.sample.question,
+            task=scope.sample.task,
+            spec=_map_spec(scope, p),
+            options=scope.options(),
+            parse_ctx=scope.parse_ctx,
+            task_input=task_input(scope.sample),
+            prompt=map_prompt(scope.params.output, scope.sample.task),
+            step_kind="map",
+            step_data={"window": index},
+            raise_model_errors=True,
+            raise_overflow=len(pages) > 1,
+        )
+    except ContextOverflowError as exc:
+        half = len(pages) // 2
+        parts = [pages[:half], pages[half:]]
+        add_step(
+            scope.trajectory,
+            "fallback",
+            {"stage": "map", "window": index, "trigger": "overflow", "mode": "chunk",
+             "pages": pages, "split": parts, "error": str(exc)[:300]},
+        )  # fmt: skip
+        results = [await map_window(scope, index, part, p) for part in parts]
+        return _merge_results(index, pages, results)
+    except ModelError as exc:
+        data = {"stage": "map", "window": index, "error": str(exc)}
+        add_step(scope.trajectory, "model_error", data)
+        return {"index": index, "pages": pages, "status": "error", "error": str(exc)}
+    parsed = result.parsed
+    if parsed is None:
+        return {"index": index, "pages": pages, "status": "error", "error": result.error or ""}
+    if _is_nothing(parsed):
+        parsed.answer = None
+    return {
+        "index": index,
+        "pages": pages,
+        "status": "ok",
+        "notes": render_notes(parsed, empty=EMPTY_NOTES, primary_id=scope.doc.id),
+        "citations": [c.model_dump(mode="json") for c in parsed.valid_citations],
+        "issues": [i.model_dump(mode="json") for i in parsed.issues],
+    }
+
+
+def _merge_results(index: int, pages: list[int], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    ok = [r for r in parts if r["status"] == "ok"]
+    return {
+        "index": index,
+        "pages": pages,
+        "status": "ok" if ok else "error",
+        "chunked": True,
+        "notes": "\n".join(r["notes"] for r in ok if r["notes"] != EMPTY_NOTES) or EMPTY_NOTES,
+        "citations": [c for r in ok for c in r["citations"]],
+        "issues": [i for r in ok for i in r["issues"]],
+        "error": "; ".join(r.get("error", "") for r in parts if r["status"] != "ok"),
+    }
+
+
+def order_map_steps(scope: Scope) -> None:
+    """Map steps finish in any order; list them by window, then renumber all steps."""
+    steps = scope.trajectory.steps
+    fixed = [s for s in steps if "window" not in s.data]
+    mapped = sorted(
+        (s for s in steps if "window" in s.data), key=lambda s: (s.data["window"], s.index)
+    )
+    ordered = fixed[:2] + mapped + fixed[2:] if len(fixed) >= 2 else fixed + mapped
+    for i, step in enumerate(ordered):
+        step.index = i
+    scope.trajectory.steps = ordered
+
+
+async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> None:
+    """Write the final reply from the notes of every window."""
+    trajectory = scope.trajectory
+    results = sorted(results, key=lambda r: r["index"])
+    ok = [r for r in results if r["status"] == "ok"]
+    trajectory.metadata["map"] = {
+        "windows": len(results),
+        "failed": [r["index"] for r in results if r["status"] != "ok"],
+        "empty": [r["index"] for r in ok if r["notes"] == EMPTY_NOTES],
+    }
+    if not ok:
+        trajectory.fail(Status.MODEL_ERROR, "every map window failed")
+        return
+    blocks = [(r["pages"], r["notes"]) for r in ok if r["notes"] != EMPTY_NOTES]
+    cited = scope.cited_refs() if p.cited_docs_in in ("reduce", "both") else []
+    limit: int | None = None
+    for attempt in range(REDUCE_TRIMS + 1):
+        notes = notes_section(_trim(blocks, limit)) or "(no window held relevant notes)\n\n"
+        try:
+            result = await read_pages(
+                scope.ctx,
+                trajectory,
+                cited,
+                question=scope.sample.question,
+                task=scope.sample.task,
+                spec=scope.spec("truncate", stage="reduce"),
+                options=scope.options(),
+                parse_ctx=scope.parse_ctx,
+                extra=notes,
+                task_input=task_input(scope.sample),
+                prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
+                step_kind="reduce",
+                step_data={"windows": len(ok), "notes_chars": len(notes)},
+                raise_overflow=attempt < REDUCE_TRIMS,
+            )
+        except ContextOverflowError:
+            longest = max((len(text) for _, text in blocks), default=0)
+            limit = max(80, (limit or longest) // 2)
+            data = {"stage": "reduce", "trigger": "overflow", "mode": "truncate_notes"}
+            add_step(trajectory, "fallback", {**data, "max_chars_per_window": limit})
+            continue
+        if result.parsed is not None and result.raw is not None:
+            apply_output(trajectory, result.parsed, result.raw)
+            _adopt_map_evidence(scope, ok)
+        return
+
+
+def _trim(blocks: list[tuple[list[int], str]], limit: int | None) -> list[tuple[list[int], str]]:
+    if limit is None:
+        return blocks
+    return [
+        (pages, text[:limit] + " [...]" if len(text) > limit else text) for pages, text in blocks
+    ]
+
+
+def _adopt_map_evidence(scope: Scope, ok: list[dict[str, Any]]) -> None:
+    trajectory = scope.trajectory
+    citations = [Citation.model_validate(c) for r in ok for c in r["citations"]]
+    adopt_evidence(trajectory, merge_citations(scope.parse_ctx, citations), "map steps")
+    if scope.sample.task == "error_detection" and not trajectory.issues:
+        issues = [ReportedIssue.model_validate(i) for r in ok for i in r["issues"]]
+        unique: dict[str, ReportedIssue] = {}
+        for issue in issues:
+            unique.setdefault(issue.description, issue)
+        if unique:
+            trajectory.issues = list(unique.values())
+            trajectory.metadata["issues_source"] = "map steps"

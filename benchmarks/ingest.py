@@ -1,0 +1,212 @@
+"""Ingestion throughput and memory.
+
+Times ``scanrag.documents.ingest_pdf`` (no rendering, no OCR) against a bare PyMuPDF loop
+``for page in doc: page.get_text("words")`` on the same PDFs: generated ones plus every PDF in
+the real-document folder. Repeats are interleaved and the best of N is kept for each side.
+Then measures peak RSS of a fresh process that ingests a generated 500-page PDF.
+
+    python benchmarks/ingest.py [--pdf-dir DIR] [--repeats 5] [--pages 200]
+
+The last line printed is ``ratio=<scanrag pages/s ÷ raw pages/s>`` on wall-clock time (target
+≥ 0.9); ``ratio_cpu`` is the same on CPU time, steadier on a shared machine. Peak RSS target
+is < 1 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_PDF_DIR = REPO.parent / "shared" / "data" / "mmlb-dev" / "pdfs"
+_WORDS = [
+    "retrieval",
+    "evidence",
+    "page",
+    "region",
+    "answer",
+    "model",
+    "figure",
+    "table",
+    "study",
+    "result",
+    "method",
+    "data",
+    "sample",
+    "value",
+    "growth",
+    "report",
+    "analysis",
+    "section",
+    "summary",
+    "metric",
+    "score",
+    "budget",
+    "revenue",
+]
+
+
+def generate_pdf(path: Path, pages: int, seed: int = 0, rich: bool = True) -> Path:
+    """A PDF of ``pages`` letter pages: heading, paragraphs, a printed page number and, when
+    ``rich``, a ruled table and a raster image on alternating pages."""
+    import pymupdf
+
+    rng = random.Random(seed)
+    doc = pymupdf.open()
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 48), False)
+    pix.clear_with(180)
+    for number in range(1, pages + 1):
+        page = doc.new_page(width=612, height=792)
+        page.insert_text((72, 80), f"Section {number}: {rng.choice(_WORDS).title()}", fontsize=16)
+        body = " ".join(rng.choice(_WORDS) for _ in range(260))
+        page.insert_textbox(pymupdf.Rect(72, 100, 540, 400), body, fontsize=10)
+        if rich and number % 2 == 0:
+            top = 420
+            for r in range(6):
+                for c in range(4):
+                    cell = f"{rng.randint(10, 999)}.{rng.randint(0, 9)}" if r else f"Col {c}"
+                    page.insert_text((80 + c * 110, top + 14 + r * 18), cell, fontsize=9)
+                page.draw_line((76, top + 18 * r), (516, top + 18 * r))
+        elif rich:
+            page.insert_image(pymupdf.Rect(150, 430, 450, 650), pixmap=pix)
+        page.insert_text((300, 760), str(number), fontsize=10)
+    doc.save(path, garbage=3, deflate=True)
+    doc.close()
+    return path
+
+
+def raw_loop(paths: Sequence[Path]) -> int:
+    import pymupdf
+
+    count = 0
+    for path in paths:
+        with pymupdf.open(path) as doc:
+            for page in doc:
+                page.get_text("words")
+                count += 1
+    return count
+
+
+def scanrag_loop(paths: Sequence[Path]) -> int:
+    from scanrag.documents import ingest_pdf
+
+    return sum(ingest_pdf(path, ocr="never").num_pages for path in paths)
+
+
+def scanrag_no_tables_loop(paths: Sequence[Path]) -> int:
+    from scanrag.documents import ingest_pdf
+
+    return sum(ingest_pdf(path, ocr="never", tables="off").num_pages for path in paths)
+
+
+@dataclass
+class Timing:
+    pages: int = 0
+    wall: float = float("inf")  # best wall-clock seconds
+    cpu: float = float("inf")  # best CPU seconds of this process (all threads)
+
+
+def best_of(
+    fns: dict[str, Callable[[Sequence[Path]], int]], paths: Sequence[Path], repeats: int
+) -> dict[str, Timing]:
+    """Best wall and CPU time per function, running them interleaved ``repeats`` times (after
+    one warm-up pass each). CPU time is less disturbed by other processes on a busy machine."""
+    for fn in fns.values():
+        fn(paths)
+    best = {name: Timing() for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            pages = fn(paths)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            timing = best[name]
+            timing.pages = pages
+            timing.wall, timing.cpu = min(timing.wall, wall), min(timing.cpu, cpu)
+    return best
+
+
+_RSS_CHILD = """
+import resource, sys, time
+from scanrag.documents import ingest_pdf
+start = time.perf_counter()
+doc = ingest_pdf(sys.argv[1], ocr="never")
+words = sum(len(p.words) for p in doc.pages)
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+print(doc.num_pages, words, elapsed, peak)
+"""
+
+
+def peak_rss(pdf: Path) -> tuple[int, int, float, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _RSS_CHILD, str(pdf)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    ).stdout.split()
+    return int(out[0]), int(out[1]), float(out[2]), int(out[3]) / 1024
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--pdf-dir",
+        type=Path,
+        default=Path(os.environ.get("SCANRAG_BENCH_PDFS", DEFAULT_PDF_DIR)),
+        help="folder of real PDFs to include (env SCANRAG_BENCH_PDFS)",
+    )
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pages", type=int, default=200, help="pages of the generated PDF")
+    parser.add_argument("--rss-pages", type=int, default=500)
+    parser.add_argument("--skip-rss", action="store_true")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="scanrag-bench-") as tmp:
+        work = Path(tmp)
+        paths = [generate_pdf(work / f"generated-{args.pages}.pdf", args.pages)]
+        real = sorted(args.pdf_dir.glob("*.pdf")) if args.pdf_dir.is_dir() else []
+        if not real:
+            print(f"note: no PDFs found in {args.pdf_dir}; generated PDFs only")
+        paths += real
+        fns = {"raw": raw_loop, "scanrag": scanrag_loop, "no_tables": scanrag_no_tables_loop}
+        best = best_of(fns, paths, args.repeats)
+        raw, ours, no_tables = best["raw"], best["scanrag"], best["no_tables"]
+        if raw.pages != ours.pages:
+            raise SystemExit(f"page counts differ: raw {raw.pages}, scanrag {ours.pages}")
+        pages = raw.pages
+        print(f"files={len(paths)} pages={pages} repeats={args.repeats} (best of, interleaved)")
+        rows = (
+            ("raw get_text('words')", raw),
+            ("scanrag ingest_pdf   ", ours),
+            ("  same, tables='off' ", no_tables),
+        )
+        for label, t in rows:
+            print(
+                f"{label}: {pages / t.wall:8.1f} pages/s wall ({t.wall:.3f} s), "
+                f"{pages / t.cpu:8.1f} pages/s CPU ({t.cpu:.3f} s)"
+            )
+        print(f"ratio_tables_off={raw.wall / no_tables.wall:.3f}")
+        print(f"ratio_cpu={raw.cpu / ours.cpu:.3f}")
+        if not args.skip_rss:
+            big = generate_pdf(work / f"generated-{args.rss_pages}.pdf", args.rss_pages, seed=1)
+            big_pages, words, seconds, peak_mib = peak_rss(big)
+            verdict = "ok" if peak_mib < 1024 else "OVER 1 GiB"
+            print(
+                f"peak RSS ingesting {big_pages} pages ({words} words, {seconds:.2f} s): "
+                f"{peak_mib:.0f} MiB ({verdict})"
+            )
+        print(f"ratio={raw.wall / ours.wall:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

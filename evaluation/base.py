@@ -1,0 +1,264 @@
+"""The scorer contract, the scorer registry helpers and the aggregate building blocks.
+
+Calling convention (one for every scorer):
+
+* ``await scorer.score(trajectory, sample, judge=ctx) -> ScoreRow``. Judge scorers await
+  ``ctx.judge(...)``; pure scorers subclass :class:`PureScorer` and implement the synchronous
+  ``compute``. ``ctx`` is a :class:`~evaluation.judging.JudgeContext` (or ``None``: pure
+  scorers must then still work, judge scorers return a ``skipped`` row).
+* ``scorer.aggregate(rows, group, stats) -> AggregateResult`` turns the rows of one grid
+  cell into metrics. It is separate from scoring, so re-summarising never calls a judge.
+* ``scorer.applies(sample)``: the stage only scores samples whose task the scorer handles
+  (``tasks``); inside that, a scorer writes a ``skipped`` row when the item is out of scope
+  (an unanswerable question for page metrics).
+
+Scorers are registered by name in :data:`scanrag.registry.SCORERS` through the
+``scanrag.scorers`` entry points in ``pyproject.toml``; the factory is the class, created with
+keyword parameters (``SCORERS.create(name, **params)``). A scorer with ``item_level = False``
+writes no rows and only aggregates other scorers' rows (evidence-chain completeness).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from evaluation.judging import JudgeContext
+from evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
+from scanrag.registry import SCORERS
+from scanrag.schemas import Sample, Trajectory
+
+
+@dataclass(frozen=True)
+class StatsOptions:
+    """Bootstrap settings for every interval of a summary (``n_resamples=0``: no intervals)."""
+
+    n_resamples: int = 1000
+    seed: int = 0
+    ci: float = 0.95
+
+
+@dataclass
+class RowGroup:
+    """The rows of one grid cell, by scorer then sample id, plus the samples themselves."""
+
+    name: str
+    strategy: str
+    by_scorer: dict[str, dict[str, ScoreRow]] = field(default_factory=dict)
+    samples: Mapping[str, Sample] = field(default_factory=dict)
+
+    def rows(self, scorer: str) -> dict[str, ScoreRow]:
+        return self.by_scorer.get(scorer, {})
+
+
+class Scorer:
+    """Base class of every scorer. Subclasses set ``name`` and implement ``score`` and
+    ``aggregate``."""
+
+    name: ClassVar[str] = ""
+    tasks: ClassVar[frozenset[str]] = frozenset({"qa"})
+    roles: ClassVar[tuple[str, ...]] = ()
+    item_level: ClassVar[bool] = True
+    depends_on: ClassVar[tuple[str, ...]] = ()
+
+    def applies(self, sample: Sample) -> bool:
+        return sample.task in self.tasks
+
+    async def score(
+        self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        raise NotImplementedError(f"scorer {self.name!r} writes no per-item rows")
+
+    def aggregate(
+        self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
+    ) -> AggregateResult:
+        raise NotImplementedError
+
+    # -- helpers for subclasses -------------------------------------------------------------
+
+    def new_row(self, trajectory: Trajectory, sample: Sample, **fields: Any) -> ScoreRow:
+        """A row for this pair. A trajectory that ended in an error is still scored (its
+        missing outputs count as wrong); its status is kept in ``details``."""
+        if trajectory.status != "ok":
+            details = dict(fields.pop("details", None) or {})
+            details["trajectory_status"] = str(trajectory.status)
+            fields["details"] = details
+        return ScoreRow(
+            sample_id=sample.id,
+            run_key=trajectory.run_key,
+            strategy=trajectory.strategy,
+            scorer=self.name,
+            **fields,
+        )
+
+    def skip(self, trajectory: Trajectory, sample: Sample, reason: str, **fields: Any) -> ScoreRow:
+        return self.new_row(trajectory, sample, status="skipped", reason=reason, **fields)
+
+
+class PureScorer(Scorer):
+    """A scorer needing no judge: implement ``compute``; ``score`` wraps it."""
+
+    def compute(
+        self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        raise NotImplementedError
+
+    async def score(
+        self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        return self.compute(trajectory, sample, judge)
+
+
+# --------------------------------------------------------------------------- registry helpers
+
+
+def get_scorer(name: str, **params: Any) -> Scorer:
+    """Instantiate the scorer registered as ``name`` (``UnknownNameError`` lists the known)."""
+    scorer = SCORERS.create(name, **params)
+    if not isinstance(scorer, Scorer):
+        raise TypeError(f"scorer {name!r} is a {type(scorer).__name__}, not an evaluation Scorer")
+    return scorer
+
+
+def default_scorer_names(tasks: Iterable[str]) -> list[str]:
+    """Every registered scorer handling at least one of ``tasks``, in registry order."""
+    wanted = set(tasks)
+    names = []
+    for name in SCORERS.names():
+        factory = SCORERS.get(name)
+        handled: frozenset[str] = getattr(factory, "tasks", frozenset())
+        if wanted & set(handled):
+            names.append(name)
+    return names
+
+
+# --------------------------------------------------------------------------- aggregate helpers
+
+
+def status_counts(rows: Iterable[ScoreRow]) -> Counter[str]:
+    return Counter(r.status for r in rows)
+
+
+def _summary(
+    estimate: float | None,
+    bounds: tuple[float | None, float | None],
+    n: int,
+    stats: StatsOptions,
+    rows_excluded: int,
+    skipped: int,
+    headline: bool,
+) -> MetricSummary:
+    low, high = bounds
+    return MetricSummary(
+        value=estimate,
+        n=n,
+        excluded=rows_excluded,
+        skipped=skipped,
+        low=low,
+        high=high,
+        ci=stats.ci if stats.n_resamples else None,
+        headline=headline,
+    )
+
+
+def ratio_metric(
+    numerators: Sequence[float] | np.ndarray,
+    denominators: Sequence[float] | np.ndarray,
+    stats: StatsOptions,
+    *,
+    excluded: int = 0,
+    skipped: int = 0,
+    headline: bool = False,
+) -> MetricSummary:
+    """Micro metric Σnum / Σden over items, interval by resampling items."""
+    num = np.asarray(numerators, dtype=float)
+    den = np.asarray(denominators, dtype=float)
+    total = float(den.sum()) if den.size else 0.0
+    estimate = float(num.sum()) / total if total > 0 else None
+    bounds: tuple[float | None, float | None] = (None, None)
+    if stats.n_resamples and num.size:
+        from evaluation.stats import bootstrap_ratio_ci
+
+        res = bootstrap_ratio_ci(
+            num.tolist(), den.tolist(), n_resamples=stats.n_resamples, seed=stats.seed, ci=stats.ci
+        )
+        bounds = (res.low, res.high)
+    return _summary(estimate, bounds, int(num.size), stats, excluded, skipped, headline)
+
+
+def mean_metric(
+    values: Sequence[float] | np.ndarray,
+    stats: StatsOptions,
+    *,
+    excluded: int = 0,
+    skipped: int = 0,
+    headline: bool = False,
+) -> MetricSummary:
+    """Mean of per-item values (macro metric)."""
+    arr = np.asarray(values, dtype=float)
+    estimate = float(arr.mean()) if arr.size else None
+    bounds: tuple[float | None, float | None] = (None, None)
+    if stats.n_resamples and arr.size:
+        from evaluation.stats import bootstrap_ci
+
+        res = bootstrap_ci(
+            arr.tolist(), n_resamples=stats.n_resamples, seed=stats.seed, ci=stats.ci
+        )
+        bounds = (res.low, res.high)
+    return _summary(estimate, bounds, int(arr.size), stats, excluded, skipped, headline)
+
+
+def statistic_metric(
+    statistic: Callable[[np.ndarray], float | None],
+    n_items: int,
+    stats: StatsOptions,
+    *,
+    excluded: int = 0,
+    skipped: int = 0,
+    headline: bool = False,
+) -> MetricSummary:
+    """Any statistic of an index array over items (F1 of summed counts...)."""
+    estimate = statistic(np.arange(n_items)) if n_items else None
+    bounds: tuple[float | None, float | None] = (None, None)
+    if stats.n_resamples and n_items:
+        from evaluation.stats import bootstrap_statistic
+
+        res = bootstrap_statistic(
+            statistic, n_items, n_resamples=stats.n_resamples, seed=stats.seed, ci=stats.ci
+        )
+        bounds = (res.low, res.high)
+    return _summary(estimate, bounds, n_items, stats, excluded, skipped, headline)
+
+
+def f1(precision: float | None, recall: float | None) -> float | None:
+    """Harmonic mean; 0 when either side is 0, ``None`` when either is undefined."""
+    if precision == 0 or recall == 0:
+        return 0.0
+    if precision is None or recall is None:
+        return None
+    return 2 * precision * recall / (precision + recall)
+
+
+def safe_ratio(num: float, den: float) -> float | None:
+    return num / den if den > 0 else None
+
+
+def count_column(rows: Sequence[ScoreRow], name: str) -> np.ndarray:
+    return np.asarray([float(r.counts.get(name, 0.0)) for r in rows], dtype=float)
+
+
+def split_rows(rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], int, int]:
+    """Usable rows (``ok``/``partial``), the number of failed rows, the number skipped."""
+    usable = [r for r in rows if r.usable]
+    failed = sum(1 for r in rows if r.failed)
+    skipped = sum(1 for r in rows if r.status == "skipped")
+    return usable, failed, skipped
+
+
+def metric_values(rows: Sequence[ScoreRow], name: str) -> list[float]:
+    """Non-``None`` values of a per-item metric over usable rows."""
+    return [v for r in rows if r.usable and (v := r.metrics.get(name)) is not None]

@@ -1,0 +1,393 @@
+"""LLM judges: which model judges which role, and one robust JSON judgment call.
+
+Every judge goes through a :class:`~scanrag.llm.types.ChatModel` (the gateway, or a
+``ScriptedModel`` in tests). :func:`judge_json` asks for JSON matching a pydantic schema,
+extracts it from whatever the model wrote (fenced blocks, leading prose, trailing chatter),
+validates it, and retries once with a short correction message when that fails. It never
+raises for a model or parse failure: the returned :class:`~evaluation.schemas.JudgeRecord`
+says ``judge_error`` or ``judge_parse_error`` and the caller excludes that part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from evaluation.schemas import JudgeRecord
+from scanrag.llm.types import ChatModel, ChatRequest, Message, ModelError
+from scanrag.schemas import Usage
+
+T = TypeVar("T", bound=BaseModel)
+
+ROLES: tuple[str, ...] = ("region", "fact", "answer", "extractor", "matching", "faithfulness")
+VISION_ROLES: frozenset[str] = frozenset({"region"})
+# Model-name prefixes of text-only models: the project's embedded local models read no images.
+TEXT_ONLY_PREFIXES: tuple[str, ...] = ("local/",)
+
+CORRECTION = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only the JSON value, no prose and no code fence."
+)
+
+
+class JudgeConfig(BaseModel):
+    """Judge models per role, with one default for every role.
+
+    ``models`` overrides ``default_model`` role by role. A vision role (``region``) takes the
+    default only when that model can read images: names starting with one of
+    ``text_only_prefixes`` are text-only unless listed in ``vision_models``. With no usable
+    model a role is skipped, never scored as 0.
+    """
+
+    default_model: str | None = None
+    models: dict[str, str] = Field(default_factory=dict)
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = 0
+    text_only_prefixes: tuple[str, ...] = TEXT_ONLY_PREFIXES
+    vision_models: list[str] = Field(default_factory=list)
+    concurrency: int = Field(default=8, ge=1, description="Judge calls in flight at once.")
+
+    @field_validator("models")
+    @classmethod
+    def _known_roles(cls, models: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(models) - set(ROLES))
+        if unknown:
+            raise ValueError(f"unknown judge roles {unknown}; known roles: {', '.join(ROLES)}")
+        return models
+
+    def is_vision(self, model: str) -> bool:
+        if model in self.vision_models:
+            return True
+        return not model.startswith(self.text_only_prefixes)
+
+    def model_for(self, role: str) -> str | None:
+        """The model judging ``role``, or ``None`` when the role has no usable model."""
+        if role in self.models:
+            return self.models[role]
+        model = self.default_model
+        if model is None:
+            return None
+        if role in VISION_ROLES and not self.is_vision(model):
+            return None
+        return model
+
+    def why_not(self, role: str) -> str:
+        """Why ``model_for(role)`` is ``None`` (for skipped rows)."""
+        if self.default_model is None:
+            return f"no judge model configured for role {role!r}"
+        return (
+            f"role {role!r} needs a vision model and {self.default_model!r} is text-only; "
+            f"set one with --judge-role-model {role}=MODEL"
+        )
+
+    @classmethod
+    def from_mapping(cls, judges: Mapping[str, str], **kwargs: Any) -> JudgeConfig:
+        """Build from a run config's ``models.judges`` (``default`` plus roles). Without a
+        ``default`` entry the project's default model judges every text role."""
+        mapping = dict(judges)
+        default = mapping.pop("default", None)
+        if default is None:
+            from scanrag.config import DEFAULT_MODEL
+
+            default = DEFAULT_MODEL
+        return cls(default_model=default, models=mapping, **kwargs)
+
+    @classmethod
+    def from_options(
+        cls, default_model: str | None, role_models: Sequence[str] = (), **kwargs: Any
+    ) -> JudgeConfig:
+        """Build from CLI-style ``role=model`` strings; raises ``ValueError`` on bad ones."""
+        models: dict[str, str] = {}
+        for item in role_models:
+            role, sep, model = item.partition("=")
+            if not sep or not role.strip() or not model.strip():
+                raise ValueError(f"expected ROLE=MODEL, got {item!r}")
+            models[role.strip()] = model.strip()
+        return cls(default_model=default_model, models=models, **kwargs)
+
+
+# --------------------------------------------------------------------------- JSON extraction
+
+
+class JudgeParseError(ValueError):
+    """The judge's text holds no JSON value matching the expected schema."""
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    blocks: list[str] = []
+    start = 0
+    while (open_at := text.find("```", start)) >= 0:
+        body_start = text.find("\n", open_at)
+        close_at = text.find("```", open_at + 3)
+        if close_at < 0:
+            break
+        if 0 <= body_start < close_at:
+            blocks.append(text[body_start + 1 : close_at])
+        else:  # ```{...}``` on one line
+            blocks.append(text[open_at + 3 : close_at])
+        start = close_at + 3
+    return blocks
+
+
+def _balanced_spans(text: str) -> list[str]:
+    """Every top-level ``{...}`` / ``[...]`` span, string literals respected."""
+    spans: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] not in "{[":
+            i += 1
+            continue
+        end = _match_bracket(text, i)
+        if end is None:
+            i += 1
+            continue
+        spans.append(text[i : end + 1])
+        i = end + 1
+    return spans
+
+
+def _match_bracket(text: str, start: int) -> int | None:
+    stack: list[str] = []
+    in_string = False
+    escaped = False
+    pairs = {"{": "}", "[": "]"}
+    for j in range(start, len(text)):
+        ch = text[j]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return j
+    return None
+
+
+def json_candidates(text: str) -> list[Any]:
+    """JSON values found in ``text``, most likely first: the whole text, fenced blocks, then
+    bracketed spans in order of appearance."""
+    found: list[Any] = []
+    pieces = [text.strip(), *(b.strip() for b in _fenced_blocks(text))]
+    pieces += _balanced_spans(text)
+    seen: set[str] = set()
+    for piece in pieces:
+        if not piece or piece in seen:
+            continue
+        seen.add(piece)
+        try:
+            found.append(json.loads(piece))
+        except json.JSONDecodeError:
+            continue
+    return found
+
+
+def _coerce(value: Any, schema: type[T]) -> T:
+    """Validate ``value``; a bare list for a schema with one list field is wrapped in it."""
+    try:
+        return schema.model_validate(value)
+    except ValidationError as first:
+        fields = schema.model_fields
+        if isinstance(value, list) and len(fields) >= 1:
+            required = [n for n, f in fields.items() if f.is_required()] or list(fields)
+            if len(required) == 1:
+                try:
+                    return schema.model_validate({required[0]: value})
+                except ValidationError:
+                    pass
+        raise first
+
+
+def parse_json(
+    text: str, schema: type[T], check: Callable[[T], None] | None = None
+) -> tuple[T, Any]:
+    """The first JSON value in ``text`` that validates against ``schema`` (and passes
+    ``check``), with its raw JSON. Raises :class:`JudgeParseError` naming the problem."""
+    candidates = json_candidates(text)
+    if not candidates:
+        raise JudgeParseError("no JSON value found in the reply")
+    problem = ""
+    for value in candidates:
+        try:
+            parsed = _coerce(value, schema)
+            if check is not None:
+                check(parsed)
+            return parsed, value
+        except ValidationError as exc:
+            problem = _short_validation(exc)
+        except ValueError as exc:
+            problem = str(exc)
+    raise JudgeParseError(problem or "JSON does not match the expected schema")
+
+
+def _short_validation(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "value"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- one judgment
+
+
+async def judge_json(
+    llm: ChatModel,
+    *,
+    role: str,
+    model: str,
+    messages: Sequence[Message],
+    schema: type[T],
+    prompt_hash: str,
+    stage: str | None = None,
+    key: str | None = None,
+    check: Callable[[T], None] | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 1024,
+    seed: int | None = 0,
+) -> tuple[JudgeRecord, T | None]:
+    """Ask ``model`` for JSON matching ``schema``; one retry when the reply cannot be parsed.
+
+    ``check`` may raise ``ValueError`` for replies that validate but are unusable (a label
+    missing for one gold id); that counts as a parse failure too. Returns the record and the
+    parsed object (``None`` unless the record's status is ``ok``). A ``ModelError`` (or a
+    timeout / OS error while calling) gives ``judge_error`` without a retry: the gateway
+    already retried transient failures.
+    """
+    record = JudgeRecord(role=role, model=model, prompt_hash=prompt_hash, key=key)
+    conversation = list(messages)
+    usage = Usage()
+    for attempt in (1, 2):
+        request = ChatRequest(
+            model=model,
+            messages=conversation,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            json_schema=schema.model_json_schema(),
+            stage=stage or f"judge.{role}",
+            prompt_hash=prompt_hash,
+            seed=seed,
+        )
+        try:
+            response = await llm.chat(request)
+        except (ModelError, TimeoutError, OSError) as exc:
+            record.attempts = attempt
+            record.usage = usage
+            record.status = "judge_error"
+            record.error = f"{type(exc).__name__}: {exc}"
+            return record, None
+        usage = usage.add(response.usage)
+        record.attempts = attempt
+        record.usage = usage
+        record.raw = response.text
+        try:
+            parsed, value = parse_json(response.text, schema, check)
+        except JudgeParseError as exc:
+            record.error = f"attempt {attempt}: {exc}"
+            conversation = [
+                *conversation,
+                Message(role="assistant", content=response.text),
+                Message(role="user", content=CORRECTION.format(error=exc)),
+            ]
+            continue
+        record.status = "ok"
+        record.error = None
+        record.parsed = value
+        return record, parsed
+    record.status = "judge_parse_error"
+    return record, None
+
+
+# --------------------------------------------------------------------------- context
+
+
+@dataclass
+class JudgeContext:
+    """Everything a scorer may need beyond (trajectory, sample): the judge model, its
+    configuration, and access to the documents (for page images and page counts).
+
+    ``documents`` is an :class:`evaluation.documents.DocumentSource` or ``None``. Judge calls
+    made through :meth:`judge` share one semaphore of ``config.concurrency`` slots.
+    """
+
+    llm: ChatModel | None = None
+    config: JudgeConfig = field(default_factory=JudgeConfig)
+    documents: Any = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    _gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = field(
+        default=None, init=False, repr=False
+    )
+
+    def model_for(self, role: str) -> str | None:
+        if self.llm is None:
+            return None
+        return self.config.model_for(role)
+
+    def why_not(self, role: str) -> str:
+        if self.llm is None:
+            return f"no judge model available for role {role!r}"
+        return self.config.why_not(role)
+
+    def skipped(
+        self, role: str, key: str | None = None, prompt_hash: str | None = None
+    ) -> JudgeRecord:
+        """A record for a part not judged because no model can judge ``role``."""
+        return JudgeRecord(
+            role=role,
+            prompt_hash=prompt_hash,
+            status="skipped",
+            key=key,
+            error=self.why_not(role),
+        )
+
+    def _slots(self) -> asyncio.Semaphore:
+        """The semaphore of the running event loop (a context may outlive one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate[0] is not loop:
+            self._gate = (loop, asyncio.Semaphore(self.config.concurrency))
+        return self._gate[1]
+
+    async def judge(
+        self,
+        role: str,
+        messages: Sequence[Message],
+        schema: type[T],
+        prompt_hash: str,
+        *,
+        key: str | None = None,
+        check: Callable[[T], None] | None = None,
+    ) -> tuple[JudgeRecord, T | None]:
+        """:func:`judge_json` with this context's model for ``role`` and its settings;
+        a ``skipped`` record when the role has no model."""
+        model = self.model_for(role)
+        if model is None or self.llm is None:
+            return self.skipped(role, key, prompt_hash), None
+        async with self._slots():
+            return await judge_json(
+                self.llm,
+                role=role,
+                model=model,
+                messages=messages,
+                schema=schema,
+                prompt_hash=prompt_hash,
+                key=key,
+                check=check,
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                seed=self.config.seed,
+            )

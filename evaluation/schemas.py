@@ -1,0 +1,177 @@
+"""Records written by the scoring stage: judge calls, per-item score rows and run summaries.
+
+A :class:`ScoreRow` is one (trajectory, scorer) pair. Its ``status`` says whether the metrics
+can be trusted: a part whose judge failed (``judge_error``, ``judge_parse_error``) or whose
+page image could not be rendered (``render_failed``) gets ``None`` metrics and is left out of
+every aggregate, where it is counted as excluded; it is never scored as 0. ``partial`` means
+some judged parts of the item (pages, sentences) failed and were excluded while the others
+count. ``skipped`` means the scorer does not apply (an unanswerable question for a page
+metric, no vision judge for the region judge); ``reason`` says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from scanrag.schemas import Usage
+
+SCORE_SCHEMA = "1.0"
+
+JudgeStatus = Literal["ok", "judge_error", "judge_parse_error", "render_failed", "skipped"]
+ItemStatus = Literal[
+    "ok", "partial", "judge_error", "judge_parse_error", "render_failed", "skipped"
+]
+FAILED_STATUSES: frozenset[str] = frozenset({"judge_error", "judge_parse_error", "render_failed"})
+
+RowKey = tuple[str, str, str]
+
+
+class JudgeRecord(BaseModel):
+    """One judged part of an item: the call made (or why none was made) and what came back.
+
+    ``key`` names the part (``"page=3"``, ``"sentence=2"``); ``raw`` is the text of the last
+    attempt and ``parsed`` its validated JSON. ``attempts`` counts model calls (0 when no
+    call was made: a validity gate, a skip, a render failure).
+    """
+
+    role: str
+    model: str | None = None
+    prompt_hash: str | None = None
+    status: JudgeStatus = "ok"
+    key: str | None = None
+    raw: str | None = None
+    parsed: Any = None
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
+
+
+class ScoreRow(BaseModel):
+    """The result of one scorer on one trajectory.
+
+    ``metrics`` hold per-item values (``None`` where undefined or excluded); ``counts`` hold
+    the additive quantities micro aggregates sum over items (true positives, covered gold
+    boxes...); ``details`` hold per-part labels for inspection and for derived aggregates.
+    ``usage`` maps a stage name (``judge.region``) to the judge usage of this row, the shape
+    trajectories use, so run summaries can add both up.
+    """
+
+    schema_version: str = SCORE_SCHEMA
+    sample_id: str
+    run_key: str | None = None
+    strategy: str
+    scorer: str
+    status: ItemStatus = "ok"
+    reason: str | None = None
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    counts: dict[str, float] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+    judges: list[JudgeRecord] = Field(default_factory=list)
+    usage: dict[str, Usage] = Field(default_factory=dict)
+
+    @property
+    def group(self) -> str:
+        """The grid cell this row belongs to: ``run_key``, or the strategy name without one."""
+        return self.run_key or self.strategy
+
+    @property
+    def key(self) -> RowKey:
+        return (self.group, self.sample_id, self.scorer)
+
+    @property
+    def usable(self) -> bool:
+        """True when the row contributes to aggregates (fully or partly)."""
+        return self.status in ("ok", "partial")
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
+
+    def add_judge(self, record: JudgeRecord) -> JudgeRecord:
+        """Append ``record`` and add its usage under ``judge.<role>``."""
+        self.judges.append(record)
+        if record.attempts:
+            stage = f"judge.{record.role}"
+            self.usage[stage] = self.usage.get(stage, Usage()).add(record.usage)
+        return record
+
+
+def row_key(row: ScoreRow | dict[str, Any]) -> RowKey:
+    """``(group, sample_id, scorer)`` of a row or of its JSON form."""
+    if isinstance(row, ScoreRow):
+        return row.key
+    group = str(row.get("run_key") or row.get("strategy") or "")
+    return (group, str(row["sample_id"]), str(row["scorer"]))
+
+
+class MetricSummary(BaseModel):
+    """One aggregate metric of one grid cell.
+
+    ``n`` is the number of items that contributed; ``excluded`` the items (or, for ``partial``
+    rows, the items with at least one part) left out because a judge or render failed;
+    ``skipped`` the items the scorer did not apply to. ``low``/``high`` are the percentile
+    bootstrap interval (``None`` when not computed or undefined).
+    """
+
+    value: float | None = None
+    n: int = 0
+    excluded: int = 0
+    skipped: int = 0
+    low: float | None = None
+    high: float | None = None
+    ci: float | None = None
+    headline: bool = False
+
+
+class AggregateResult(BaseModel):
+    """What a scorer's ``aggregate`` returns: named metrics plus free-form tables."""
+
+    metrics: dict[str, MetricSummary] = Field(default_factory=dict)
+    tables: dict[str, Any] = Field(default_factory=dict)
+
+
+class GroupSummary(BaseModel):
+    """Every scorer's aggregates for one grid cell (run key)."""
+
+    group: str
+    strategy: str
+    items: int = 0
+    status: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Row status counts per scorer."
+    )
+    metrics: dict[str, MetricSummary] = Field(
+        default_factory=dict, description='Keyed "<scorer>.<metric>".'
+    )
+    tables: dict[str, Any] = Field(default_factory=dict, description='Keyed "<scorer>.<table>".')
+
+
+class Summary(BaseModel):
+    """Aggregates of a whole scores file, one :class:`GroupSummary` per grid cell."""
+
+    schema_version: str = SCORE_SCHEMA
+    groups: dict[str, GroupSummary] = Field(default_factory=dict)
+    scorers: list[str] = Field(default_factory=list)
+    judges: dict[str, list[str]] = Field(
+        default_factory=dict, description="Judge models and prompt hashes seen, per role."
+    )
+    n_resamples: int = 0
+    seed: int = 0
+
+    def flat(self, headline_only: bool = False) -> dict[str, dict[str, float | None]]:
+        """``{group: {"<scorer>.<metric>": value}}`` for tables and run summaries."""
+        return {
+            name: {
+                key: m.value for key, m in group.metrics.items() if m.headline or not headline_only
+            }
+            for name, group in self.groups.items()
+        }

@@ -1,0 +1,320 @@
+"""The scoring stage: score (trajectory, scorer) pairs that have no row yet, then summarise.
+
+:func:`score_run` is idempotent: given the rows already written it scores only the missing
+pairs, so running it twice, or after a crash, never repeats a judge call whose row reached
+disk. Rows are handed to ``on_row`` as soon as each one is done (the CLI appends and fsyncs
+there). A scorer that raises does not stop the others: its pairs get no row (so a re-run
+tries them again) and :class:`ScoringError` lists them once everything else is written.
+
+:func:`summarize` groups rows by grid cell (run key) and calls each scorer's ``aggregate``;
+it never calls a judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import traceback
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evaluation.base import RowGroup, Scorer, StatsOptions, get_scorer, status_counts
+from evaluation.judging import JudgeContext
+from evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
+from scanrag.registry import SCORERS
+from scanrag.schemas import Sample, Trajectory
+
+RowSink = Callable[[ScoreRow], None]
+
+
+class ScoringError(RuntimeError):
+    """Some (trajectory, scorer) pairs raised; ``failures`` maps their keys to the error."""
+
+    def __init__(self, failures: Mapping[RowKey, str]) -> None:
+        self.failures = dict(failures)
+        first = next(iter(self.failures.items()))
+        super().__init__(
+            f"{len(self.failures)} (trajectory, scorer) pairs failed; first {first[0]}: "
+            f"{first[1].strip().splitlines()[-1]}"
+        )
+
+
+def _as_trajectory(item: Trajectory | Mapping[str, Any]) -> Trajectory:
+    return item if isinstance(item, Trajectory) else Trajectory.model_validate(item)
+
+
+def _as_row(item: ScoreRow | Mapping[str, Any]) -> ScoreRow:
+    return item if isinstance(item, ScoreRow) else ScoreRow.model_validate(item)
+
+
+def latest_rows(rows: Iterable[ScoreRow | Mapping[str, Any]]) -> dict[RowKey, ScoreRow]:
+    """Rows by key; a later row for the same key replaces an earlier one."""
+    out: dict[RowKey, ScoreRow] = {}
+    for item in rows:
+        row = _as_row(item)
+        out[row.key] = row
+    return out
+
+
+def latest_trajectories(
+    trajectories: Iterable[Trajectory | Mapping[str, Any]],
+) -> list[Trajectory]:
+    """One trajectory per (grid cell, sample): the last one written."""
+    by_key: dict[tuple[str, str], Trajectory] = {}
+    for item in trajectories:
+        traj = _as_trajectory(item)
+        by_key[(traj.run_key or traj.strategy, traj.sample_id)] = traj
+    return list(by_key.values())
+
+
+def _sample_map(samples: Mapping[str, Sample] | Iterable[Sample]) -> Mapping[str, Sample]:
+    if isinstance(samples, Mapping):
+        return samples
+    return {s.id: s for s in samples}
+
+
+def build_scorers(
+    names: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Scorer]:
+    """Instantiate scorers by registry name with their parameters (``{name: {...}}``)."""
+    params = params or {}
+    return {name: get_scorer(name, **dict(params.get(name, {}))) for name in names}
+
+
+def pending_pairs(
+    trajectories: Sequence[Trajectory],
+    samples: Mapping[str, Sample],
+    scorers: Mapping[str, Scorer],
+    existing: Mapping[RowKey, ScoreRow],
+    retry_failed: bool = False,
+) -> list[tuple[Trajectory, Sample | None, Scorer]]:
+    """The (trajectory, sample, scorer) triples that still need a row."""
+    todo = []
+    for traj in trajectories:
+        sample = samples.get(traj.sample_id)
+        group = traj.run_key or traj.strategy
+        for name, scorer in scorers.items():
+            if not scorer.item_level or (sample is not None and not scorer.applies(sample)):
+                continue
+            prior = existing.get((group, traj.sample_id, name))
+            if prior is not None and not (
+                retry_failed and (prior.failed or prior.status == "partial")
+            ):
+                continue
+            todo.append((traj, sample, scorer))
+    return todo
+
+
+async def score_run(
+    trajectories: Iterable[Trajectory | Mapping[str, Any]],
+    samples: Mapping[str, Sample] | Iterable[Sample],
+    scorer_names: Sequence[str],
+    judge_ctx: JudgeContext | None = None,
+    existing_rows: Iterable[ScoreRow | Mapping[str, Any]] = (),
+    *,
+    scorer_params: Mapping[str, Mapping[str, Any]] | None = None,
+    concurrency: int = 8,
+    on_row: RowSink | None = None,
+    retry_failed: bool = False,
+) -> list[ScoreRow]:
+    """Score every (trajectory, scorer) pair missing from ``existing_rows``; return new rows.
+
+    ``retry_failed`` also re-scores pairs whose existing row failed or is partial (the new
+    row supersedes the old one: readers keep the last row per key). A trajectory whose
+    sample is unknown gets a ``skipped`` row per scorer. Raises :class:`ScoringError` after
+    all other pairs are done when a scorer raised.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be ≥ 1, got {concurrency}")
+    sample_map = _sample_map(samples)
+    scorers = build_scorers(scorer_names, scorer_params)
+    ctx = judge_ctx if judge_ctx is not None else JudgeContext()
+    todo = pending_pairs(
+        latest_trajectories(trajectories),
+        sample_map,
+        scorers,
+        latest_rows(existing_rows),
+        retry_failed,
+    )
+    gate = asyncio.Semaphore(concurrency)
+    done: list[ScoreRow] = []
+    failures: dict[RowKey, str] = {}
+
+    async def one(traj: Trajectory, sample: Sample | None, scorer: Scorer) -> None:
+        key = (traj.run_key or traj.strategy, traj.sample_id, scorer.name)
+        async with gate:
+            try:
+                if sample is None:
+                    row = ScoreRow(
+                        sample_id=traj.sample_id,
+                        run_key=traj.run_key,
+                        strategy=traj.strategy,
+                        scorer=scorer.name,
+                        status="skipped",
+                        reason="no sample with this id among the run's samples",
+                    )
+                else:
+                    row = await scorer.score(traj, sample, judge=ctx)
+            except Exception:
+                failures[key] = traceback.format_exc()
+                return
+        if on_row is not None:
+            on_row(row)
+        done.append(row)
+
+    await asyncio.gather(*(one(t, s, sc) for t, s, sc in todo))
+    if failures:
+        raise ScoringError(failures)
+    return done
+
+
+async def score_trajectories(
+    trajectories: Iterable[Trajectory | Mapping[str, Any]],
+    samples: Mapping[str, Sample] | Iterable[Sample],
+    *,
+    llm: Any = None,
+    judges: Mapping[str, str] | None = None,
+    scorers: Sequence[str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    documents: Mapping[Path, Any] | None = None,
+    renderer: Any = None,
+    pdf_dirs: Sequence[Path] = (),
+    cache_dir: Path | None = None,
+    concurrency: int = 8,
+    existing_rows: Iterable[ScoreRow | Mapping[str, Any]] = (),
+    on_row: RowSink | None = None,
+) -> list[ScoreRow]:
+    """:func:`score_run` for the experiment runner, from run-level objects.
+
+    ``judges`` is the run config's ``models.judges`` (``default`` plus roles); ``documents``
+    maps PDF paths to ingested documents (their ``name`` is the sample's doc id);
+    ``renderer`` is the run's ``PageRenderer``; ``params`` maps scorer names to keyword
+    parameters; ``scorers`` defaults to every scorer handling the samples' tasks.
+    """
+    from evaluation.base import default_scorer_names
+    from evaluation.documents import DocumentSource
+    from evaluation.judging import JudgeConfig
+
+    sample_map = _sample_map(samples)
+    names = (
+        list(scorers) if scorers else default_scorer_names({s.task for s in sample_map.values()})
+    )
+    paths = {doc.name: path for path, doc in (documents or {}).items()}
+    source = DocumentSource(pdf_dirs, paths=paths, cache_dir=cache_dir, renderer=renderer)
+    config = JudgeConfig.from_mapping(judges or {}, concurrency=concurrency)
+    ctx = JudgeContext(llm=llm, config=config, documents=source)
+    per_scorer = {k: v for k, v in (params or {}).items() if k in names and isinstance(v, Mapping)}
+    return await score_run(
+        trajectories,
+        sample_map,
+        names,
+        ctx,
+        existing_rows,
+        scorer_params=per_scorer,
+        concurrency=concurrency,
+        on_row=on_row,
+    )
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def _aggregate_names(present: Sequence[str], requested: Sequence[str] | None) -> list[str]:
+    names = list(requested) if requested is not None else list(present)
+    if requested is None:
+        for name in SCORERS.names():
+            factory = SCORERS.get(name)
+            if getattr(factory, "item_level", True) is False and set(
+                getattr(factory, "depends_on", ())
+            ) & set(present):
+                names.append(name)
+    return [n for n in dict.fromkeys(names)]
+
+
+def summarize(
+    rows: Iterable[ScoreRow | Mapping[str, Any]],
+    samples: Mapping[str, Sample] | Iterable[Sample] | None = None,
+    *,
+    scorer_names: Sequence[str] | None = None,
+    stats: StatsOptions | None = None,
+    scorer_params: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Summary:
+    """Aggregate rows per grid cell. Later rows for a key replace earlier ones.
+
+    ``scorer_names`` defaults to the scorers present in the rows plus every aggregate-only
+    scorer (``item_level = False``) depending on one of them. Rows of scorers that are not
+    registered any more are counted but not aggregated.
+    """
+    stats = stats or StatsOptions()
+    latest = latest_rows(rows)
+    sample_map = _sample_map(samples) if samples is not None else {}
+    grouped: dict[str, dict[str, dict[str, ScoreRow]]] = defaultdict(lambda: defaultdict(dict))
+    strategies: dict[str, str] = {}
+    judges: dict[str, set[str]] = defaultdict(set)
+    for row in latest.values():
+        grouped[row.group][row.scorer][row.sample_id] = row
+        strategies.setdefault(row.group, row.strategy)
+        for record in row.judges:
+            if record.model:
+                judges[record.role].add(f"{record.model}@{record.prompt_hash}")
+    present = sorted({row.scorer for row in latest.values()})
+    names = _aggregate_names(present, scorer_names)
+    scorers = {
+        n: s for n, s in build_scorers([n for n in names if n in SCORERS], scorer_params).items()
+    }
+    summary = Summary(
+        scorers=names,
+        judges={role: sorted(v) for role, v in sorted(judges.items())},
+        n_resamples=stats.n_resamples,
+        seed=stats.seed,
+    )
+    for group_name in sorted(grouped):
+        by_scorer = {k: dict(v) for k, v in grouped[group_name].items()}
+        group = RowGroup(group_name, strategies[group_name], by_scorer, sample_map)
+        out = GroupSummary(
+            group=group_name,
+            strategy=strategies[group_name],
+            items=len({sid for rows_ in by_scorer.values() for sid in rows_}),
+            status={
+                name: dict(sorted(status_counts(rows_.values()).items()))
+                for name, rows_ in sorted(by_scorer.items())
+            },
+        )
+        for name, scorer in scorers.items():
+            scorer_rows = list(by_scorer.get(name, {}).values())
+            if scorer.item_level and not scorer_rows:
+                continue
+            result = scorer.aggregate(scorer_rows, group, stats)
+            out.metrics.update({f"{name}.{k}": v for k, v in result.metrics.items()})
+            out.tables.update({f"{name}.{k}": v for k, v in result.tables.items()})
+        summary.groups[group_name] = out
+    return summary
+
+
+# --------------------------------------------------------------------------- files
+
+
+def read_rows(path: str | Path) -> list[ScoreRow]:
+    """Rows of a ``scores.jsonl``; a torn (newline-less) last line is ignored."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    rows: list[ScoreRow] = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.endswith("\n"):
+                break
+            if not line.strip():
+                continue
+            try:
+                rows.append(ScoreRow.model_validate(json.loads(line)))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: not a score row: {exc}") from None
+    return rows
+
+
+def summarize_dicts(rows: Iterable[Mapping[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    """:func:`summarize` on JSON rows, returned as JSON data (for run summaries)."""
+    return summarize(list(rows), **kwargs).model_dump(mode="json")

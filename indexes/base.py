@@ -1,0 +1,385 @@
+"""The page index base: rows, scoping, deterministic ranking, manifests, save and load.
+
+A *page index* holds every page of the documents added to it, one row per page, in the order
+the documents were added. Subclasses only decide how pages are indexed and scored:
+
+* ``_index(documents)`` indexes new documents (the base registers their rows afterwards, so a
+  failure leaves the index unchanged);
+* ``_candidates(queries, rows, k)`` returns, per query, candidate rows with exact scores. ``rows``
+  is ``None`` for the whole store or the rows of the documents in scope. At least
+  ``min(k, len(scope))`` candidates must come back, more is fine (the base sorts and cuts);
+* ``_save_payload`` / ``_load_payload`` write and read the kind's own files;
+* optionally ``_regions(query, rows)`` proposes regions for the final hits (multi-vector
+  indexes can attach boxes from their similarity maps) and ``model_info()`` names the model.
+
+Ranking is deterministic: score descending, then document id, then page. Saving writes the
+payload first and ``manifest.json`` last (with a SHA-256 of every payload file), so an
+interrupted save or a damaged file is detected on load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
+from indexes.manifest import (
+    MANIFEST_NAME,
+    SCHEMA_VERSION,
+    IndexedDocument,
+    IndexManifest,
+    check_corpus,
+    library_versions,
+    plain_json,
+    read_manifest,
+    verify_files,
+)
+from scanrag.hashing import file_sha256
+from scanrag.schemas import Document, PageHit, Region
+
+__all__ = [
+    "Candidates",
+    "IndexManifest",
+    "IndexedDocument",
+    "PageIndex",
+    "check_search_args",
+    "library_versions",
+    "rank_candidates",
+]
+
+log = logging.getLogger(__name__)
+Candidates = tuple[np.ndarray, np.ndarray]
+
+
+def check_search_args(
+    query: object, k: object, doc_ids: Sequence[str] | str | None, known: Collection[str]
+) -> list[str] | None:
+    """Validate search arguments shared by every retriever; return the scope as a list.
+
+    ``k`` must be a positive integer (``ValueError``). ``doc_ids`` may be a single id string,
+    a sequence of ids (deduplicated, order kept) or ``None`` for the whole store; ids not in
+    ``known`` raise ``UnknownDocumentError`` naming them.
+    """
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(f"k must be an integer, got {k!r}")
+    if k <= 0:
+        raise ValueError(f"k must be a positive integer, got {k}")
+    if doc_ids is None:
+        return None
+    scope = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
+    missing = [d for d in scope if d not in known]
+    if missing:
+        raise UnknownDocumentError(missing, sorted(known))
+    return scope
+
+
+def rank_candidates(
+    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` rows: score descending, ties by ``tie_rank`` (doc id, page) ascending."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if np.isnan(scores).any():
+        scores = np.where(np.isnan(scores), -np.inf, scores)
+    rows = np.asarray(rows, dtype=np.int64)
+    order = np.lexsort((tie_rank[rows], -scores))[:k]
+    return rows[order], scores[order]
+
+
+class PageIndex(ABC):
+    """Base class of every page index. See the module docstring for the subclass hooks."""
+
+    kind: ClassVar[str] = ""
+    payload_errors: ClassVar[tuple[type[BaseException], ...]] = (
+        OSError,
+        ValueError,
+        KeyError,
+        EOFError,
+        RuntimeError,
+        TypeError,
+    )
+
+    def __init__(self) -> None:
+        self._reset_rows()
+
+    # -- rows -----------------------------------------------------------------------------
+    def _reset_rows(self) -> None:
+        self._documents: dict[str, IndexedDocument] = {}
+        self._doc_start: dict[str, int] = {}
+        self._row_doc: np.ndarray = np.zeros(0, dtype=np.int64)  # position in _doc_order
+        self._row_page: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._doc_order: list[str] = []
+        self._tie_rank: np.ndarray = np.zeros(0, dtype=np.int64)
+
+    def _register(self, entries: Sequence[IndexedDocument]) -> None:
+        row_doc, row_page = [self._row_doc], [self._row_page]
+        start = self.page_count
+        for entry in entries:
+            self._doc_start[entry.id] = start
+            start += entry.pages
+            self._documents[entry.id] = entry
+            self._doc_order.append(entry.id)
+            row_doc.append(np.full(entry.pages, len(self._doc_order) - 1, dtype=np.int64))
+            row_page.append(np.arange(1, entry.pages + 1, dtype=np.int64))
+        self._row_doc = np.concatenate(row_doc)
+        self._row_page = np.concatenate(row_page)
+        doc_sort = np.argsort(np.argsort(np.array(self._doc_order, dtype=object)))
+        order = np.lexsort((self._row_page, doc_sort[self._row_doc]))
+        self._tie_rank = np.empty(len(order), dtype=np.int64)
+        self._tie_rank[order] = np.arange(len(order))
+
+    @property
+    def page_count(self) -> int:
+        return int(self._row_page.size)
+
+    @property
+    def document_ids(self) -> list[str]:
+        return list(self._doc_order)
+
+    @property
+    def documents(self) -> list[IndexedDocument]:
+        return [self._documents[d] for d in self._doc_order]
+
+    def __len__(self) -> int:
+        return self.page_count
+
+    def _scope_rows(self, scope: list[str] | None) -> np.ndarray | None:
+        if scope is None:
+            return None
+        spans = [
+            np.arange(self._doc_start[d], self._doc_start[d] + self._documents[d].pages)
+            for d in scope
+        ]
+        return np.concatenate(spans).astype(np.int64) if spans else np.zeros(0, dtype=np.int64)
+
+    # -- adding -----------------------------------------------------------------------------
+    def add(self, documents: Sequence[Document]) -> None:
+        """Index ``documents``. A document already present with the same content is skipped;
+        the same id with different content raises ``IndexMismatchError``."""
+        if isinstance(documents, Document):
+            documents = [documents]
+        fresh: dict[str, tuple[Document, IndexedDocument]] = {}
+        for document in documents:
+            entry = IndexedDocument.of(document)
+            known = self._documents.get(entry.id) or (
+                fresh[entry.id][1] if entry.id in fresh else None
+            )
+            if known is None:
+                fresh[entry.id] = (document, entry)
+            elif (known.sha256, known.text_hash) != (entry.sha256, entry.text_hash):
+                raise IndexMismatchError(
+                    f"document id {entry.id!r} ({entry.name}) is already indexed with different "
+                    "content; rebuild the index or remove the old copy"
+                )
+        if not fresh:
+            return
+        self._index([doc for doc, _ in fresh.values()])
+        self._register([entry for _, entry in fresh.values()])
+
+    # -- searching --------------------------------------------------------------------------
+    def search(
+        self, query: str, k: int, doc_ids: Sequence[str] | str | None = None
+    ) -> list[PageHit]:
+        """The ``k`` best pages for ``query`` within ``doc_ids`` (``None``: whole store).
+
+        A blank query returns ``[]``; ``k`` larger than the scope returns every page in it.
+        """
+        return self.search_batch([query], k, doc_ids)[0]
+
+    def search_batch(
+        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | str | None = None
+    ) -> list[list[PageHit]]:
+        if isinstance(queries, str):
+            raise TypeError("search_batch takes a sequence of queries, not one string")
+        scope: list[str] | None = None
+        for query in queries:
+            scope = self._check(query, k, doc_ids)
+        if not queries:
+            self._check("", k, doc_ids)
+        rows = self._scope_rows(scope)
+        results: list[list[PageHit]] = [[] for _ in queries]
+        active = [i for i, q in enumerate(queries) if q.strip()]
+        if not active or self.page_count == 0 or (rows is not None and rows.size == 0):
+            return results
+        found = self._candidates([queries[i] for i in active], rows, int(k))
+        for i, (cand_rows, cand_scores) in zip(active, found, strict=True):
+            results[i] = self._hits(queries[i], cand_rows, cand_scores, int(k))
+        return results
+
+    def _check(self, query: object, k: object, doc_ids: Any) -> list[str] | None:
+        try:
+            return check_search_args(query, k, doc_ids, self._documents.keys())
+        except UnknownDocumentError as exc:
+            names = {e.name: e.id for e in self._documents.values()}
+            raise UnknownDocumentError(exc.missing, exc.known, names) from None
+
+    def _hits(self, query: str, rows: np.ndarray, scores: np.ndarray, k: int) -> list[PageHit]:
+        top_rows, top_scores = rank_candidates(rows, scores, self._tie_rank, k)
+        regions = self._regions(query, top_rows)
+        docs = self._row_doc[top_rows].tolist()
+        pages = self._row_page[top_rows].tolist()
+        return [
+            PageHit(doc_id=self._doc_order[doc], page=page, score=score, rank=rank, regions=found)
+            for rank, (doc, page, score, found) in enumerate(
+                zip(docs, pages, top_scores.tolist(), regions, strict=True), start=1
+            )
+        ]
+
+    def _regions(self, query: str, rows: np.ndarray) -> list[list[Region]]:
+        """Regions to attach to each final hit; plain page indexes propose none."""
+        return [[] for _ in rows]
+
+    # -- subclass hooks ---------------------------------------------------------------------
+    @abstractmethod
+    def _index(self, documents: list[Document]) -> None:
+        """Index new documents; their rows start at ``self.page_count``."""
+
+    @abstractmethod
+    def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
+        """Per query: (row ids, exact scores) covering at least ``min(k, scope)`` rows."""
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Constructor arguments that shape the stored contents (recorded and checked)."""
+
+    @abstractmethod
+    def _save_payload(self, directory: Path) -> None: ...
+
+    @abstractmethod
+    def _load_payload(self, directory: Path, manifest: IndexManifest) -> None:
+        """Read the payload; raise ``CorruptIndexError`` (or an I/O error) if inconsistent."""
+
+    def model_info(self) -> tuple[str | None, str | None]:
+        """(model name, revision or content fingerprint); ``(None, None)`` without a model."""
+        return None, None
+
+    def libraries(self) -> dict[str, str]:
+        return library_versions()
+
+    def manifest_extra(self) -> dict[str, Any]:
+        return {}
+
+    # -- manifest, save, load ---------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        """The manifest of the current contents, as a plain dict."""
+        return self._manifest().model_dump(mode="json")
+
+    def _manifest(self, files: dict[str, str] | None = None) -> IndexManifest:
+        model, revision = self.model_info()
+        return IndexManifest(
+            schema_version=SCHEMA_VERSION,
+            kind=self.kind,
+            model=model,
+            model_revision=revision,
+            params=plain_json(self.params()),
+            documents=self.documents,
+            page_count=self.page_count,
+            libraries=self.libraries(),
+            files=files or {},
+            extra=plain_json(self.manifest_extra()),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the index to ``directory`` (created; an old index there is replaced)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / MANIFEST_NAME).unlink(missing_ok=True)
+        payload = directory / "payload"
+        if payload.exists():
+            shutil.rmtree(payload)
+        payload.mkdir()
+        self._save_payload(payload)
+        files = {
+            str(p.relative_to(directory)): file_sha256(p)
+            for p in sorted(payload.rglob("*"))
+            if p.is_file()
+        }
+        tmp = directory / (MANIFEST_NAME + ".tmp")
+        tmp.write_text(self._manifest(files).model_dump_json(indent=2), encoding="utf-8")
+        os.replace(tmp, directory / MANIFEST_NAME)
+        return directory
+
+    def load(self, directory: str | Path, documents: Sequence[Document] | None = None) -> Self:
+        """Replace this index's contents with the index saved in ``directory``.
+
+        The saved kind, schema version, model (and its revision) and parameters must equal this
+        instance's, and when ``documents`` is given the saved corpus must be exactly those
+        documents with the same content; otherwise ``IndexMismatchError`` says what differs.
+        Missing or damaged files raise ``CorruptIndexError``.
+        """
+        directory = Path(directory)
+        manifest = read_manifest(directory)
+        self._check_compatible(manifest, directory)
+        if documents is not None:
+            check_corpus(manifest, documents, directory)
+        verify_files(manifest, directory)
+        previous = self.__dict__.copy()
+        self._reset_rows()
+        try:
+            self._load_payload(directory / "payload", manifest)
+            self._register(manifest.documents)
+        except CorruptIndexError:
+            self.__dict__.update(previous)
+            raise
+        except self.payload_errors as exc:
+            self.__dict__.update(previous)
+            raise CorruptIndexError(
+                f"{directory}: cannot read the {self.kind} payload: {exc}"
+            ) from exc
+        return self
+
+    @classmethod
+    def open(cls, directory: str | Path, **runtime: Any) -> Self:
+        """Build an instance from the saved parameters and load it.
+
+        ``runtime`` passes options that do not shape the contents (``device``, ``batch_size``).
+        """
+        manifest = read_manifest(Path(directory))
+        if manifest.kind != cls.kind:
+            raise IndexMismatchError(
+                f"{directory} holds a {manifest.kind!r} index, not a {cls.kind!r} index"
+            )
+        return cls(**manifest.params, **runtime).load(directory)
+
+    def _check_compatible(self, manifest: IndexManifest, directory: Path) -> None:
+        where = f"index at {directory}"
+        if manifest.kind != self.kind:
+            raise IndexMismatchError(
+                f"{where} is a {manifest.kind!r} index; expected a {self.kind!r} index"
+            )
+        if manifest.schema_version != SCHEMA_VERSION:
+            raise IndexMismatchError(
+                f"{where} uses index schema v{manifest.schema_version}; this version reads "
+                f"v{SCHEMA_VERSION}. Rebuild the index."
+            )
+        model, revision = self.model_info()
+        if manifest.model != model or (
+            revision and manifest.model_revision and manifest.model_revision != revision
+        ):
+            raise IndexMismatchError(
+                f"{where} was built with model {manifest.model!r} (revision "
+                f"{manifest.model_revision}); this index uses {model!r} (revision {revision}). "
+                "Rebuild it or load it with the same model."
+            )
+        expected = plain_json(self.params())
+        diffs = [
+            f"{key}: saved {manifest.params.get(key)!r}, expected {expected.get(key)!r}"
+            for key in sorted(set(expected) | set(manifest.params))
+            if manifest.params.get(key) != expected.get(key)
+        ]
+        if diffs:
+            raise IndexMismatchError(f"{where} was built with other parameters: {'; '.join(diffs)}")
+        now = self.libraries()
+        changed = [k for k, v in manifest.libraries.items() if now.get(k, v) != v]
+        if changed:
+            log.warning("%s was saved with other library versions: %s", where, ", ".join(changed))

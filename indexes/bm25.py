@@ -1,0 +1,115 @@
+"""A BM25 page index on top of ``rank_bm25.BM25Okapi``.
+
+Each page is one BM25 document. The score of page ``D`` for query terms ``q_1..q_n`` is
+
+    sum_i idf(q_i) * f(q_i, D) * (k1 + 1) / (f(q_i, D) + k1 * (1 - b + b * |D| / avgdl))
+
+with ``idf(q) = ln((N - n(q) + 0.5) / (n(q) + 0.5))``; rank-bm25 replaces a negative idf (a term
+in more than half of the pages) by ``epsilon`` times the mean idf. Statistics (``N``, document
+frequencies, ``avgdl``) are those of the whole store, also when a search is scoped to some
+documents: scoping only restricts which pages are scored.
+
+Incremental ``add`` rebuilds the BM25 statistics over all pages: a new document changes ``N``,
+every document frequency and ``avgdl``, so the scores of pages already indexed change too, and
+``BM25Okapi`` computes these once at construction. Tokens are kept, so a rebuild only counts.
+
+Empty pages are indexed as empty term lists and score 0. A store whose pages hold no terms at
+all, or a query with no known terms, scores every page 0 (ties then rank by document id, page).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
+from indexes.errors import CorruptIndexError
+from indexes.tokenize import TokenizerConfig
+from scanrag.schemas import Document
+
+TOKENS_FILE = "tokens.json.gz"
+
+
+class BM25Index(PageIndex):
+    """BM25 (Okapi) over page texts. ``k1``, ``b`` and ``epsilon`` are rank-bm25's parameters;
+    ``tokenizer`` is a ``TokenizerConfig`` or its fields as a dict."""
+
+    kind = "bm25"
+
+    def __init__(
+        self,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        tokenizer: TokenizerConfig | dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if k1 <= 0:  # k1 = 0 makes rank-bm25 divide 0 by 0 for pages without the term
+            raise ValueError(f"k1 must be > 0, got {k1}")
+        if not 0 <= b <= 1:
+            raise ValueError(f"b must lie in [0, 1], got {b}")
+        self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
+        if isinstance(tokenizer, TokenizerConfig):
+            self.tokenizer = tokenizer
+        else:
+            self.tokenizer = TokenizerConfig.model_validate(tokenizer or {})
+        self._tokens: list[list[str]] = []
+        self._bm25: Any = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "epsilon": self.epsilon,
+            "tokenizer": self.tokenizer.model_dump(mode="json"),
+        }
+
+    def libraries(self) -> dict[str, str]:
+        return library_versions("rank-bm25")
+
+    def _build(self, corpus: list[list[str]]) -> Any:
+        if not any(corpus):  # rank-bm25 divides by the vocabulary size
+            return None
+        from rank_bm25 import BM25Okapi
+
+        return BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon)
+
+    def _index(self, documents: list[Document]) -> None:
+        new = [self.tokenizer(page.text) for doc in documents for page in doc.pages]
+        corpus = self._tokens + new
+        self._bm25 = self._build(corpus)
+        self._tokens = corpus
+
+    def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
+        all_rows = np.arange(self.page_count, dtype=np.int64) if rows is None else rows
+        found = []
+        for query in queries:
+            terms = self.tokenizer(query)
+            if self._bm25 is None or not terms:
+                scores = np.zeros(all_rows.size)
+            elif rows is None:
+                scores = self._bm25.get_scores(terms)
+            else:
+                scores = self._bm25.get_batch_scores(terms, rows.tolist())
+            found.append((all_rows, np.asarray(scores, dtype=np.float64)))
+        return found
+
+    def _save_payload(self, directory: Path) -> None:
+        data = json.dumps(self._tokens, ensure_ascii=False, separators=(",", ":"))
+        with gzip.GzipFile(directory / TOKENS_FILE, "wb", mtime=0) as fh:
+            fh.write(data.encode("utf-8"))
+
+    def _load_payload(self, directory: Path, manifest: IndexManifest) -> None:
+        with gzip.open(directory / TOKENS_FILE, "rb") as fh:
+            tokens = json.loads(fh.read().decode("utf-8"))
+        if not isinstance(tokens, list) or len(tokens) != manifest.page_count:
+            raise CorruptIndexError(
+                f"{directory}: {TOKENS_FILE} does not hold the {manifest.page_count} pages the "
+                "manifest lists"
+            )
+        self._tokens = [list(map(str, page)) for page in tokens]
+        self._bm25 = self._build(self._tokens)

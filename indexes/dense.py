@@ -1,0 +1,274 @@
+"""A dense page index: a sentence-transformers encoder with a FAISS inner-product store.
+
+Pages longer than the encoder's window are cut into overlapping token windows; each window is
+one vector and a page's score aggregates its windows' scores (``max`` by default, or ``mean`` /
+``sum``). Vectors are L2-normalized unless the model's preset says otherwise, so inner product
+is cosine similarity. An empty page gets one all-zero vector and therefore scores exactly 0.
+
+Whole-store searches with ``max`` aggregation go through FAISS, fetching more chunks until the
+top ``k`` pages are certain. Scoped searches (and ``mean``/``sum``) score the chunks in scope
+exactly with one matrix product, which for a few documents is faster than any FAISS structure
+and exact even when the store is IVF or HNSW.
+
+Encoding runs on CUDA when torch sees a GPU and FAISS searches on the GPU when faiss-gpu is
+installed (see ``indexes.encoders.select_devices``); otherwise both run on the CPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
+from indexes.encoders import (
+    DEFAULT_MODEL,
+    Pooling,
+    load_encoder,
+    model_fingerprint,
+    preset_for,
+    select_devices,
+    token_windows,
+)
+from indexes.errors import CorruptIndexError
+from indexes.vector_store import FaissKind, VectorStore
+from scanrag.schemas import Document
+
+Aggregation = Literal["max", "mean", "sum"]
+VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_rows.npy"
+
+
+class DenseIndex(PageIndex):
+    """Dense retrieval over page texts. ``model`` is any sentence-transformers name or local
+    directory (default: the bundled all-MiniLM-L6-v2). Prefixes, pooling and normalization
+    default to the model's preset. ``device`` and ``batch_size`` only affect speed."""
+
+    kind = "dense"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
+        pooling: Pooling | None = None,
+        normalize: bool | None = None,
+        faiss_index: FaissKind = "flat",
+        nlist: int = 256,
+        hnsw_m: int = 32,
+        chunk_tokens: int | None = None,
+        chunk_overlap: int = 32,
+        aggregation: Aggregation = "max",
+        nprobe: int = 16,
+        ef_search: int = 128,
+        device: str | None = None,
+        batch_size: int = 32,
+    ) -> None:
+        super().__init__()
+        if aggregation not in ("max", "mean", "sum"):
+            raise ValueError(f"unknown aggregation {aggregation!r}; use max, mean or sum")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        preset = preset_for(model)
+        self.model = model
+        self.query_prefix = preset.query_prefix if query_prefix is None else query_prefix
+        self.passage_prefix = preset.passage_prefix if passage_prefix is None else passage_prefix
+        self.pooling: Pooling = preset.pooling if pooling is None else pooling
+        self.normalize = preset.normalize if normalize is None else bool(normalize)
+        self.faiss_index, self.nlist, self.hnsw_m = faiss_index, nlist, hnsw_m
+        self.nprobe, self.ef_search = nprobe, ef_search
+        self.chunk_tokens, self.chunk_overlap = chunk_tokens, chunk_overlap
+        self.aggregation: Aggregation = aggregation
+        self.batch_size = batch_size
+        self.devices = select_devices(device)
+        self.encoder = load_encoder(model, self.devices.encoder, self.pooling)
+        self.window = self._window()
+        self._revision = model_fingerprint(model)
+        self.store = self._new_store(self._dim())
+        self._chunk_rows = np.zeros(0, dtype=np.int64)
+        self._chunk_start = np.zeros(1, dtype=np.int64)
+
+    # -- configuration ----------------------------------------------------------------------
+    def _window(self) -> int:
+        prefix = len(
+            self.encoder.tokenizer(self.passage_prefix, add_special_tokens=False)["input_ids"]
+        )
+        limit = (
+            self.encoder.max_seq_length or 512
+        ) - self.encoder.tokenizer.num_special_tokens_to_add()
+        limit -= prefix
+        window = limit if self.chunk_tokens is None else min(self.chunk_tokens, limit)
+        if window < 1 or not 0 <= self.chunk_overlap < window:
+            raise ValueError(
+                f"chunk window {window} tokens with overlap {self.chunk_overlap} is invalid for "
+                f"{self.model!r} (max_seq_length {self.encoder.max_seq_length})"
+            )
+        return window
+
+    def _dim(self) -> int:
+        return int(self._encode([""]).shape[1])
+
+    def _new_store(self, dim: int) -> VectorStore:
+        return VectorStore(
+            dim,
+            kind=self.faiss_index,
+            nlist=self.nlist,
+            nprobe=self.nprobe,
+            hnsw_m=self.hnsw_m,
+            ef_search=self.ef_search,
+            use_gpu=self.devices.faiss_gpu,
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix,
+            "pooling": self.pooling,
+            "normalize": self.normalize,
+            "faiss_index": self.faiss_index,
+            "nlist": self.nlist,
+            "hnsw_m": self.hnsw_m,
+            "chunk_tokens": self.chunk_tokens,
+            "chunk_overlap": self.chunk_overlap,
+            "aggregation": self.aggregation,
+        }
+
+    def model_info(self) -> tuple[str | None, str | None]:
+        return self.model, self._revision
+
+    def libraries(self) -> dict[str, str]:
+        return library_versions("sentence-transformers", "transformers", "torch", "faiss-cpu")
+
+    def manifest_extra(self) -> dict[str, Any]:
+        return {"dim": self.store.dim, "chunks": len(self.store), "window_tokens": self.window}
+
+    # -- indexing ---------------------------------------------------------------------------
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.encoder.encode(
+            texts,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=self.normalize,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+    def _index(self, documents: list[Document]) -> None:
+        texts = [page.text for doc in documents for page in doc.pages]
+        filled = [i for i, text in enumerate(texts) if text.strip()]
+        pieces = token_windows(
+            [texts[i] for i in filled], self.encoder.tokenizer, self.window, self.chunk_overlap
+        )
+        per_page: list[list[str]] = [[] for _ in texts]
+        for i, chunks in zip(filled, pieces, strict=True):
+            per_page[i] = chunks
+        flat = [self.passage_prefix + chunk for chunks in per_page for chunk in chunks]
+        encoded = self._encode(flat) if flat else np.zeros((0, self.store.dim), np.float32)
+        vectors, rows, cursor = [], [], 0
+        for offset, chunks in enumerate(per_page):
+            count = max(1, len(chunks))
+            if chunks:
+                vectors.append(encoded[cursor : cursor + count])
+                cursor += count
+            else:
+                vectors.append(np.zeros((1, self.store.dim), dtype=np.float32))
+            rows.extend([self.page_count + offset] * count)
+        if vectors:
+            self.store.add(np.concatenate(vectors))
+        self._set_chunk_rows(np.concatenate([self._chunk_rows, np.asarray(rows, np.int64)]))
+
+    def _set_chunk_rows(self, chunk_rows: np.ndarray) -> None:
+        counts = np.bincount(chunk_rows, minlength=int(chunk_rows.max(initial=-1)) + 1)
+        self._chunk_rows = chunk_rows
+        self._chunk_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    # -- searching --------------------------------------------------------------------------
+    def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
+        qv = self._encode([self.query_prefix + q for q in queries])
+        if rows is None and self.aggregation == "max":
+            return self._faiss_top(qv, k)
+        return self._exact(qv, rows)
+
+    def _exact(self, qv: np.ndarray, rows: np.ndarray | None) -> list[Candidates]:
+        if rows is None:
+            rows = np.arange(self.page_count, dtype=np.int64)
+        starts, stops = self._chunk_start[rows], self._chunk_start[rows + 1]
+        counts = stops - starts
+        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        chunk_ids = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
+        sims = self.store.vectors[chunk_ids] @ qv.T  # (chunks, queries)
+        if self.aggregation == "max":
+            pages = np.maximum.reduceat(sims, offsets, axis=0)
+        else:
+            pages = np.add.reduceat(sims, offsets, axis=0)
+            if self.aggregation == "mean":
+                pages = pages / counts[:, None]
+        return [(rows, pages[:, j]) for j in range(qv.shape[0])]
+
+    def _faiss_top(self, qv: np.ndarray, k: int) -> list[Candidates]:
+        """Fetch ever more chunks until the best ``k`` pages are certain (max aggregation)."""
+        total, limit = len(self.store), self.store.max_fetch
+        results: list[Candidates | None] = [None] * qv.shape[0]
+        pending = list(range(qv.shape[0]))
+        fetch = min(limit, max(4 * k, 64))
+        while pending:
+            scores, ids = self.store.search(qv[pending], fetch)
+            still = []
+            for j, q in enumerate(pending):
+                found = self._settle(scores[j], ids[j], k, complete=fetch >= total)
+                if found is not None:
+                    results[q] = found
+                elif fetch < limit:
+                    still.append(q)
+                else:  # FAISS cannot return enough (GPU k limit, approximate index)
+                    results[q] = self._exact(qv[q : q + 1], None)[0]
+            pending, fetch = still, min(limit, fetch * 4)
+        return [r for r in results if r is not None]
+
+    def _settle(
+        self, scores: np.ndarray, ids: np.ndarray, k: int, complete: bool
+    ) -> Candidates | None:
+        valid = ids >= 0
+        scores, ids = scores[valid], ids[valid]
+        best: dict[int, float] = {}
+        for row, score in zip(self._chunk_rows[ids].tolist(), scores.tolist(), strict=True):
+            best.setdefault(row, score)  # chunks arrive best first: first seen is the max
+        complete = complete and len(ids) == len(self.store)
+        if not complete:
+            ranked = sorted(best.values(), reverse=True)
+            if len(ranked) < k or not ranked[k - 1] > scores[-1]:
+                return None
+        return np.fromiter(best, np.int64, len(best)), np.fromiter(best.values(), np.float64)
+
+    # -- persistence ------------------------------------------------------------------------
+    def _save_payload(self, directory: Path) -> None:
+        self.store.save(directory, VECTORS_FILE, INDEX_FILE)
+        np.save(directory / CHUNKS_FILE, self._chunk_rows, allow_pickle=False)
+
+    def _load_payload(self, directory: Path, manifest: IndexManifest) -> None:
+        dim = int(manifest.extra.get("dim", -1))
+        if dim != self.store.dim:
+            raise CorruptIndexError(
+                f"{directory}: saved vectors have dim {dim}, the encoder produces {self.store.dim}"
+            )
+        store = self._new_store(dim)
+        store.load(directory, VECTORS_FILE, INDEX_FILE)
+        chunk_rows = np.load(directory / CHUNKS_FILE, allow_pickle=False).astype(np.int64)
+        counts: Any = (
+            np.bincount(chunk_rows, minlength=manifest.page_count) if chunk_rows.size else []
+        )
+        if (
+            chunk_rows.ndim != 1
+            or len(chunk_rows) != len(store)
+            or np.any(np.diff(chunk_rows) < 0)
+            or len(counts) != manifest.page_count
+            or (manifest.page_count and int(np.min(counts)) < 1)
+        ):
+            raise CorruptIndexError(
+                f"{directory}: the chunk → page map does not match the vectors and the "
+                f"{manifest.page_count} pages of the manifest"
+            )
+        self.store = store
+        self._set_chunk_rows(chunk_rows)

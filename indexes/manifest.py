@@ -1,0 +1,139 @@
+"""Index manifests: what ``manifest.json`` records, and the checks made when loading.
+
+The manifest names the index kind, the model and its revision, the parameters that shaped the
+contents, every document (id, file name, PDF hash, hash of the page texts, page count), the
+library versions and a SHA-256 of every payload file. Loading compares it with what the caller
+expects and raises ``IndexMismatchError`` or ``CorruptIndexError`` with the difference.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError
+
+from indexes.errors import CorruptIndexError, IndexMismatchError
+from scanrag.hashing import file_sha256, stable_hash
+from scanrag.schemas import Document
+
+SCHEMA_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+
+
+class IndexedDocument(BaseModel):
+    """A document as recorded in an index: identity, content hashes and page count."""
+
+    id: str
+    name: str
+    sha256: str
+    pages: int = Field(ge=0)
+    text_hash: str = Field(description="Hash of the page texts, so re-ingestion is detected.")
+
+    @classmethod
+    def of(cls, document: Document) -> IndexedDocument:
+        texts = [page.text for page in document.pages]
+        return cls(
+            id=document.id,
+            name=document.name,
+            sha256=document.sha256,
+            pages=len(document.pages),
+            text_hash=stable_hash(texts),
+        )
+
+
+class IndexManifest(BaseModel):
+    """What ``manifest.json`` records about a saved index."""
+
+    schema_version: int
+    kind: str
+    model: str | None = None
+    model_revision: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    documents: list[IndexedDocument] = Field(default_factory=list)
+    page_count: int = Field(ge=0)
+    libraries: dict[str, str] = Field(default_factory=dict)
+    files: dict[str, str] = Field(default_factory=dict, description="payload file → sha256")
+    extra: dict[str, Any] = Field(default_factory=dict)
+    created_at: str = ""
+
+
+def library_versions(*distributions: str) -> dict[str, str]:
+    """Installed versions of ``distributions`` plus python, numpy and scanrag."""
+    versions = {"python": platform.python_version()}
+    for dist in ("numpy", "scanrag", *distributions):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    return versions
+
+
+def read_manifest(directory: Path) -> IndexManifest:
+    """Read and validate ``manifest.json``; ``CorruptIndexError`` if absent or malformed."""
+    path = directory / MANIFEST_NAME
+    if not directory.is_dir():
+        raise CorruptIndexError(f"index directory {directory} does not exist")
+    if not path.is_file():
+        raise CorruptIndexError(
+            f"{directory} has no {MANIFEST_NAME}: not an index directory, or a save that did "
+            "not finish"
+        )
+    try:
+        manifest = IndexManifest.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError) as exc:
+        raise CorruptIndexError(f"{path} is not a valid index manifest: {exc}") from exc
+    if manifest.page_count != sum(d.pages for d in manifest.documents):
+        raise CorruptIndexError(f"{path}: page_count disagrees with the document list")
+    return manifest
+
+
+def verify_files(manifest: IndexManifest, directory: Path) -> None:
+    """Every payload file listed in the manifest must exist with the recorded SHA-256."""
+    for name, digest in sorted(manifest.files.items()):
+        path = directory / name
+        if not path.is_file():
+            raise CorruptIndexError(f"{directory}: payload file {name} is missing")
+        if file_sha256(path) != digest:
+            raise CorruptIndexError(f"{directory}: payload file {name} is damaged (hash differs)")
+
+
+def check_corpus(manifest: IndexManifest, documents: Sequence[Document], directory: Path) -> None:
+    """The saved corpus must be exactly ``documents``, with the same content."""
+    saved = {d.id: d for d in manifest.documents}
+    wanted = {d.id: IndexedDocument.of(d) for d in documents}
+    problems = []
+    if missing := [wanted[i].name for i in wanted if i not in saved]:
+        problems.append(f"not indexed: {', '.join(missing)}")
+    if extra := [saved[i].name for i in saved if i not in wanted]:
+        problems.append(f"indexed but not expected: {', '.join(extra)}")
+    changed = [
+        wanted[i].name
+        for i in wanted
+        if i in saved
+        and (saved[i].sha256, saved[i].text_hash) != (wanted[i].sha256, wanted[i].text_hash)
+    ]
+    if changed:
+        problems.append(f"content changed since indexing: {', '.join(changed)}")
+    if problems:
+        raise IndexMismatchError(
+            f"index at {directory} was built for another corpus ({'; '.join(problems)})"
+        )
+
+
+def plain_json(value: Any) -> Any:
+    """JSON round trip, so tuples and numpy scalars compare equal to what a manifest holds."""
+    return json.loads(json.dumps(value, sort_keys=True, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"cannot record {type(value).__name__} in an index manifest")

@@ -1,0 +1,130 @@
+"""A FAISS inner-product store of chunk vectors, optionally mirrored on a GPU.
+
+Kinds: ``flat`` (``IndexFlatIP``, exact; the default), ``ivf`` (``IndexIVFFlat`` with ``nlist``
+cells, searched with ``nprobe``) and ``hnsw`` (``IndexHNSWFlat`` with ``hnsw_m`` links, searched
+with ``ef_search``). The CPU index is the reference copy that is saved; when the GPU is in use
+a GPU clone is made lazily for searching (``flat`` and ``ivf`` only: FAISS has no GPU HNSW).
+
+IVF centroids must describe the whole store, so an IVF index is retrained from all vectors on
+every ``add``; add documents in large batches when using it. ``nlist`` is capped so that every
+cell has at least 39 training vectors, as FAISS recommends.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+FaissKind = Literal["flat", "ivf", "hnsw"]
+GPU_MAX_K = 2048  # FAISS GPU search limit on k
+
+
+class VectorStore:
+    """Chunk vectors (float32, one row per chunk) with a FAISS index over them."""
+
+    def __init__(
+        self,
+        dim: int,
+        kind: FaissKind = "flat",
+        nlist: int = 256,
+        nprobe: int = 16,
+        hnsw_m: int = 32,
+        ef_search: int = 128,
+        use_gpu: bool = False,
+    ) -> None:
+        if kind not in ("flat", "ivf", "hnsw"):
+            raise ValueError(f"unknown faiss index kind {kind!r}; use flat, ivf or hnsw")
+        self.dim, self.kind = dim, kind
+        self.nlist, self.nprobe, self.hnsw_m, self.ef_search = nlist, nprobe, hnsw_m, ef_search
+        self.use_gpu = use_gpu and kind != "hnsw"
+        self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self.index: Any = self._new_index(0)
+        self._gpu_index: Any = None
+        self._gpu_res: Any = None
+
+    @property
+    def exact(self) -> bool:
+        return self.kind == "flat"
+
+    def __len__(self) -> int:
+        return int(self.vectors.shape[0])
+
+    def _new_index(self, n_train: int) -> Any:
+        import faiss
+
+        index: Any
+        if self.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(self.dim, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efSearch = self.ef_search
+            return index
+        if self.kind == "ivf" and n_train > 0:
+            nlist = max(1, min(self.nlist, n_train // 39))
+            quantizer = faiss.IndexFlatIP(self.dim)
+            index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+            index.nprobe = min(self.nprobe, nlist)
+            return index
+        return faiss.IndexFlatIP(self.dim)
+
+    def add(self, vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+            raise ValueError(f"expected vectors of shape (n, {self.dim}), got {vectors.shape}")
+        self.vectors = np.concatenate([self.vectors, vectors])
+        if self.kind == "ivf":
+            self.index = self._new_index(len(self))
+            self.index.train(self.vectors)
+            self.index.add(self.vectors)
+        else:
+            self.index.add(vectors)
+        self._gpu_index = None
+
+    def search(self, queries: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``n`` chunks per query: (scores, chunk ids); ids are -1 where FAISS found fewer."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        index = self._searcher()
+        n = min(n, len(self), GPU_MAX_K if index is not self.index else len(self))
+        return index.search(queries, n)
+
+    @property
+    def max_fetch(self) -> int:
+        return min(len(self), GPU_MAX_K) if self.use_gpu else len(self)
+
+    def _searcher(self) -> Any:
+        if not self.use_gpu:
+            return self.index
+        if self._gpu_index is None:
+            import faiss
+
+            if self._gpu_res is None:
+                self._gpu_res = faiss.StandardGpuResources()
+            self._gpu_index = faiss.index_cpu_to_gpu(self._gpu_res, 0, self.index)
+        return self._gpu_index
+
+    def save(self, directory: Path, vectors_file: str, index_file: str) -> None:
+        import faiss
+
+        np.save(directory / vectors_file, self.vectors, allow_pickle=False)
+        faiss.write_index(self.index, str(directory / index_file))
+
+    def load(self, directory: Path, vectors_file: str, index_file: str) -> None:
+        import faiss
+
+        vectors = np.load(directory / vectors_file, allow_pickle=False)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim or vectors.dtype != np.float32:
+            raise ValueError(
+                f"{vectors_file} holds {vectors.dtype} {vectors.shape}, expected float32 "
+                f"(n, {self.dim})"
+            )
+        index: Any = faiss.read_index(str(directory / index_file))
+        if index.ntotal != len(vectors) or index.d != self.dim:
+            raise ValueError(
+                f"{index_file} holds {index.ntotal} vectors of dim {index.d}; {vectors_file} "
+                f"holds {len(vectors)} of dim {self.dim}"
+            )
+        if self.kind == "ivf" and hasattr(index, "nprobe"):
+            index.nprobe = min(self.nprobe, index.nlist)
+        if self.kind == "hnsw":
+            index.hnsw.efSearch = self.ef_search
+        self.vectors, self.index, self._gpu_index = vectors, index, None

@@ -1,0 +1,187 @@
+"""Evaluate registered retrievers on a dataset: build each index, run every question scoped to
+its own document, and score the rankings against the gold pages.
+
+Used by ``scanrag retrieve eval`` and ``benchmarks/retrieval.py``. A retriever whose factory
+takes a ``samples`` argument (the oracle) receives the dataset's samples. ``hybrid`` reuses
+component retrievers already built in the same evaluation (same name, same parameters)
+instead of indexing the corpus twice; its build time then includes theirs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from indexes.errors import CorruptIndexError, IndexMismatchError
+from retrievers.base import Retriever, build_retriever
+from scanrag.hashing import stable_hash
+from scanrag.registry import RETRIEVERS
+from scanrag.schemas import Document, Sample
+
+log = logging.getLogger(__name__)
+
+
+class RetrieverRun(BaseModel):
+    """The figures of one retriever on one dataset."""
+
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    build_s: float = Field(description="Seconds to build (or load) the index of all documents.")
+    index_cached: bool = False
+    pages: int = 0
+    n_queries: int = 0
+    latency_p50_ms: float = 0.0
+    latency_p95_ms: float = 0.0
+    macro: dict[str, float] = Field(default_factory=dict)
+    micro: dict[str, float] = Field(default_factory=dict)
+    rankings: dict[str, list[int]] = Field(default_factory=dict, exclude=True)
+
+
+class RetrievalEvaluation(BaseModel):
+    """Every retriever's figures on one dataset."""
+
+    dataset: str
+    ks: list[int]
+    n_questions: int
+    n_scored: int
+    n_without_gold: int
+    n_skipped: int = Field(default=0, description="Questions whose document could not be read.")
+    skipped: list[str] = Field(default_factory=list)
+    retrievers: dict[str, RetrieverRun] = Field(default_factory=dict)
+
+
+def _accepts(name: str, parameter: str) -> bool:
+    try:
+        return parameter in inspect.signature(RETRIEVERS.get(name)).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _build(
+    name: str,
+    params: Mapping[str, Any],
+    documents: Sequence[Document],
+    samples: Sequence[Sample],
+    built: Mapping[str, tuple[Retriever, float]],
+    cache_dir: Path | None,
+) -> tuple[Retriever, float, bool]:
+    params = dict(params)
+    if _accepts(name, "samples") and "samples" not in params:
+        params["samples"] = list(samples)
+    shared_s = 0.0
+    if name == "hybrid":  # reuse components built earlier in this evaluation
+        components = []
+        for c in params.get("retrievers", ["bm25", "dense"]):
+            if isinstance(c, str) and c in built:
+                components.append(built[c][0])
+                shared_s += built[c][1]
+            else:
+                components.append(c)
+        params["retrievers"] = components
+    start = time.perf_counter()
+    retriever = build_retriever(name, **params)
+    cached = False
+    folder = _cache_folder(cache_dir, name, params, documents)
+    if folder is not None and (folder / "manifest.json").is_file():
+        try:
+            retriever.load(folder, documents)  # type: ignore[attr-defined]
+            cached = True
+        except (IndexMismatchError, CorruptIndexError) as exc:
+            log.warning("%s: cached index unusable, rebuilding: %s", name, exc)
+    if not cached:
+        retriever.add(documents)
+        if folder is not None:
+            retriever.save(folder)  # type: ignore[attr-defined]
+    return retriever, time.perf_counter() - start + shared_s, cached
+
+
+def _cache_folder(
+    cache_dir: Path | None, name: str, params: Mapping[str, Any], documents: Sequence[Document]
+) -> Path | None:
+    if cache_dir is None or name == "hybrid" or "samples" in params:
+        return None
+    if not callable(getattr(RETRIEVERS.get(name), "open", None)):
+        return None  # no save/load
+    key = stable_hash({"params": params, "docs": sorted(d.sha256 for d in documents)})
+    return cache_dir / "indexes" / f"{name}-{key}"
+
+
+def evaluate_retrievers(
+    samples: Sequence[Sample],
+    documents: Mapping[str, Document],
+    names: Sequence[str],
+    ks: Sequence[int],
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    cache_dir: Path | None = None,
+    dataset: str = "",
+    keep: dict[str, Retriever] | None = None,
+) -> RetrievalEvaluation:
+    """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
+
+    Each question searches only its primary document. Questions whose document is missing from
+    ``documents`` are skipped and listed. ``keep``, when given, receives the built retrievers.
+    """
+    from evaluation.retrieval import evaluate_retrieval
+
+    params = params or {}
+    ks = sorted(set(ks))
+    usable = [s for s in samples if s.primary_doc in documents]
+    skipped = [s.id for s in samples if s.primary_doc not in documents]
+    corpus = list({d.id: d for d in documents.values()}.values())
+    built: dict[str, tuple[Retriever, float]] = {}
+    result = RetrievalEvaluation(
+        dataset=dataset,
+        ks=ks,
+        n_questions=len(samples),
+        n_scored=0,
+        n_without_gold=0,
+        n_skipped=len(skipped),
+        skipped=skipped,
+    )
+    for name in names:
+        own = dict(params.get(name, {}))
+        retriever, seconds, cached = _build(name, own, corpus, usable, built, cache_dir)
+        built[name] = (retriever, seconds)
+        if keep is not None:
+            keep[name] = retriever
+        run = _query(name, retriever, usable, documents, max(ks))
+        report = evaluate_retrieval(((s.id, run.rankings[s.id], s.gold_pages) for s in usable), ks)
+        run.build_s, run.index_cached = seconds, cached
+        run.params = {k: v for k, v in own.items() if k != "samples"}
+        run.pages = sum(len(d.pages) for d in corpus)
+        run.macro, run.micro = report.macro, report.micro
+        result.retrievers[name] = run
+        result.n_scored, result.n_without_gold = report.n_scored, report.n_without_gold
+    return result
+
+
+def _query(
+    name: str,
+    retriever: Retriever,
+    samples: Sequence[Sample],
+    documents: Mapping[str, Document],
+    k: int,
+) -> RetrieverRun:
+    latencies, rankings = [], {}
+    for sample in samples:
+        scope = [documents[sample.primary_doc].id]
+        start = time.perf_counter()
+        hits = retriever.search(sample.question, k, scope)
+        latencies.append(time.perf_counter() - start)
+        rankings[sample.id] = [hit.page for hit in hits]
+    ms = np.asarray(latencies) * 1000 if latencies else np.zeros(1)
+    return RetrieverRun(
+        name=name,
+        build_s=0.0,
+        n_queries=len(latencies),
+        latency_p50_ms=float(np.percentile(ms, 50)),
+        latency_p95_ms=float(np.percentile(ms, 95)),
+        rankings=rankings,
+    )

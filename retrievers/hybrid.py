@@ -1,0 +1,161 @@
+"""The ``hybrid`` retriever: reciprocal rank fusion (RRF) over any retrievers.
+
+Each component retriever ranks the pages in scope (its top ``depth``); a page's fused score is
+
+    score(p) = sum_i  w_i / (k_rrf + rank_i(p))
+
+over the components that returned ``p`` (rank 1 = best; a component that did not return the
+page adds nothing). Weights default to 1 and ``k_rrf`` to 60. Ties rank by document id, then
+page, and scores are compared after rounding to 12 decimals so that equal sums reached in a
+different order cannot flip a tie.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+from indexes.base import check_search_args
+from indexes.errors import CorruptIndexError, IndexMismatchError
+from retrievers.base import Retriever, build_retriever
+from scanrag.schemas import Document, PageHit
+
+Component = str | Mapping[str, Any] | Retriever
+HYBRID_FILE = "hybrid.json"
+
+
+def rrf_fuse(
+    rankings: Sequence[Sequence[PageHit]], weights: Sequence[float], k_rrf: float, k: int
+) -> list[PageHit]:
+    """Fuse ranked hit lists; returns the best ``k`` as new hits with ranks 1..n."""
+    scores: dict[tuple[str, int], float] = {}
+    for hits, weight in zip(rankings, weights, strict=True):
+        for hit in hits:
+            key = (hit.doc_id, hit.page)
+            scores[key] = scores.get(key, 0.0) + weight / (k_rrf + hit.rank)
+    ordered = sorted(scores.items(), key=lambda item: (-round(item[1], 12), item[0]))
+    return [
+        PageHit(doc_id=doc_id, page=page, score=score, rank=rank)
+        for rank, ((doc_id, page), score) in enumerate(ordered[:k], start=1)
+    ]
+
+
+class HybridRetriever:
+    """Reciprocal rank fusion of ``retrievers``.
+
+    ``retrievers`` holds registered names (``"bm25"``), ``{"name": ..., **params}`` mappings or
+    retriever instances; ``weights`` one non-negative weight per component (default all 1);
+    ``k_rrf`` the RRF constant; ``depth`` how many hits each component contributes (at least
+    ``k`` are always requested).
+    """
+
+    name = "hybrid"
+    exhaustive = True
+
+    def __init__(
+        self,
+        retrievers: Sequence[Component] = ("bm25", "dense"),
+        weights: Sequence[float] | None = None,
+        k_rrf: float = 60.0,
+        depth: int = 100,
+    ) -> None:
+        if not retrievers:
+            raise ValueError("hybrid needs at least one component retriever")
+        if weights is None:
+            weights = [1.0] * len(retrievers)
+        if len(weights) != len(retrievers):
+            raise ValueError(f"{len(weights)} weights given for {len(retrievers)} retrievers")
+        if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
+            raise ValueError(f"weights must be >= 0 and not all 0, got {list(weights)}")
+        if k_rrf <= 0 or depth < 1:
+            raise ValueError(f"need k_rrf > 0 and depth >= 1, got {k_rrf}, {depth}")
+        self.components: list[Retriever] = [_build(c) for c in retrievers]
+        self.weights = [float(w) for w in weights]
+        self.k_rrf, self.depth = float(k_rrf), int(depth)
+
+    def add(self, documents: Sequence[Document]) -> None:
+        for component in self.components:
+            component.add(documents)
+
+    def search(
+        self, query: str, k: int, doc_ids: Sequence[str] | str | None = None
+    ) -> list[PageHit]:
+        return self.search_batch([query], k, doc_ids)[0]
+
+    def search_batch(
+        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | str | None = None
+    ) -> list[list[PageHit]]:
+        for query in queries:  # components check the document ids themselves
+            check_search_args(query, k, None, set())
+        depth = max(self.depth, int(k))
+        per_component = [c.search_batch(queries, depth, doc_ids) for c in self.components]
+        return [
+            rrf_fuse([ranked[i] for ranked in per_component], self.weights, self.k_rrf, int(k))
+            for i in range(len(queries))
+        ]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "retrievers": [c.name for c in self.components],
+            "weights": self.weights,
+            "k_rrf": self.k_rrf,
+            "depth": self.depth,
+        }
+
+    def manifest(self) -> dict[str, Any]:
+        return {
+            "retriever": self.name,
+            "kind": "hybrid",
+            "params": self.describe(),
+            "components": [c.manifest() for c in self.components],
+        }
+
+    @property
+    def document_ids(self) -> list[str]:
+        return list(getattr(self.components[0], "document_ids", []))
+
+    def save(self, directory: str | Path) -> Path:
+        """Save every component under ``directory/<i>-<name>`` plus ``hybrid.json``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        for i, component in enumerate(self.components):
+            _require(component, "save").save(directory / f"{i}-{component.name}")
+        (directory / HYBRID_FILE).write_text(json.dumps(self.describe(), indent=2))
+        return directory
+
+    def load(self, directory: str | Path, documents: Sequence[Document] | None = None) -> Self:
+        """Load components saved by ``save``; the fusion settings must match this instance."""
+        directory = Path(directory)
+        try:
+            saved = json.loads((directory / HYBRID_FILE).read_text())
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(f"{directory}: cannot read {HYBRID_FILE}: {exc}") from exc
+        if saved != json.loads(json.dumps(self.describe())):
+            raise IndexMismatchError(
+                f"hybrid index at {directory} was saved as {saved}; this retriever is "
+                f"{self.describe()}"
+            )
+        for i, component in enumerate(self.components):
+            _require(component, "load").load(directory / f"{i}-{component.name}", documents)
+        return self
+
+
+def _build(component: Component) -> Retriever:
+    if isinstance(component, str):
+        return build_retriever(component)
+    if isinstance(component, Mapping):
+        params = dict(component)
+        if "name" not in params:
+            raise ValueError(f"a component mapping needs a 'name' key, got {sorted(params)}")
+        return build_retriever(params.pop("name"), **params)
+    if isinstance(component, Retriever):
+        return component
+    raise TypeError(f"cannot use {component!r} as a hybrid component")
+
+
+def _require(component: Retriever, method: str) -> Any:
+    if not callable(getattr(component, method, None)):
+        raise TypeError(f"component retriever {component.name!r} has no {method}() method")
+    return component

@@ -1,0 +1,130 @@
+"""``scanrag run CONFIG.yaml`` and ``scanrag run --resume RUN_DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any
+
+COMMON_HELP = """common overrides (each is a shortcut for --set):
+  --limit N            datasets.*.limit
+  --model NAME         models.agents.* (every agent role)
+  --executor local|ray runner.executor
+  --concurrency N      runner.concurrency
+  --budget-usd X       runner.budget.usd
+  --budget-tokens N    runner.budget.tokens
+  --no-budget          runner.budget=null
+"""
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by ``run`` and ``demo``."""
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override one config value (YAML syntax), e.g. runner.budget.usd=2.5; repeatable",
+    )
+    parser.add_argument("--limit", type=int, help="at most N samples per dataset")
+    parser.add_argument("--model", help="model for every agent role (e.g. local/smollm2-135m)")
+    parser.add_argument("--executor", choices=["local", "ray"])
+    parser.add_argument("--concurrency", type=int, help="items in flight")
+    parser.add_argument("--budget-usd", type=float, help="stop starting items past this spend")
+    parser.add_argument("--budget-tokens", type=int, help="stop starting items past this usage")
+    parser.add_argument("--no-budget", action="store_true", help="remove the budget")
+    parser.add_argument("--runs-dir", help="where run folders are created (default: runs/)")
+    parser.add_argument("--cache-dir", help="documents, pages, model responses (shared)")
+    parser.add_argument("--no-score", action="store_true", help="skip the scoring stage")
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument("--progress", dest="progress", action="store_true", default=None)
+    progress.add_argument("--no-progress", dest="progress", action="store_false")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run an experiment config (or resume a run)",
+        description="Run every grid cell of an experiment config over its datasets, score the "
+        "trajectories and write runs/<timestamp>_<name>/.",
+        epilog=COMMON_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("config", nargs="?", help="experiment YAML file")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="finish an interrupted run")
+    parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the items that ended in model/internal/retriever errors",
+    )
+    add_common_options(parser)
+    parser.set_defaults(func=handle)
+
+
+def overrides_from_args(
+    args: argparse.Namespace, agent_roles: list[str] | None = None
+) -> list[str]:
+    """Turn the shortcut flags into ``--set`` overrides (shortcuts come last and win)."""
+    out = list(args.overrides or [])
+    simple = {
+        "executor": "runner.executor",
+        "concurrency": "runner.concurrency",
+        "budget_usd": "runner.budget.usd",
+        "budget_tokens": "runner.budget.tokens",
+        "runs_dir": "runner.runs_dir",
+        "cache_dir": "runner.cache_dir",
+        "progress": "runner.progress",
+    }
+    for attr, path in simple.items():
+        value = getattr(args, attr, None)
+        if value is not None:
+            out.append(f"{path}={value}")
+    if getattr(args, "no_budget", False):
+        out.append("runner.budget=null")
+    if getattr(args, "no_score", False):
+        out.append("scoring.enabled=false")
+    return out
+
+
+def stop_on_sigterm() -> None:
+    """Treat SIGTERM like Ctrl-C: the run stops cleanly, writes its summary, stays resumable."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from scanrag.config import ConfigError
+    from scanrag.runner import RunDirError, SetupError, resume_run, start_run
+    from scanrag.runner.summary import render_table
+
+    if bool(args.config) == bool(args.resume):
+        print("error: give a CONFIG file or --resume RUN_DIR (not both)", file=sys.stderr)
+        return 2
+    stop_on_sigterm()
+    try:
+        overrides = overrides_from_args(args)
+        if args.resume:
+            if args.limit is not None or args.model is not None:
+                print("error: --limit/--model cannot change a run being resumed", file=sys.stderr)
+                return 2
+            result = resume_run(args.resume, overrides=overrides, retry_errors=args.retry_errors)
+        else:
+            result = start_run(args.config, overrides=overrides, limit=args.limit, model=args.model)
+    except (ConfigError, SetupError, RunDirError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # e.g. a full disk while the run folder is being set up
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    from rich.console import Console
+
+    Console().print(render_table(result.summary))
+    print(f"run directory: {result.run_dir}")
+    return result.exit_code

@@ -1,0 +1,126 @@
+"""The whole experiment and its grid of run cells."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Self
+
+import yaml
+from pydantic import Field, field_validator, model_validator
+
+from scanrag.config.sections import (
+    NAME_RE,
+    DatasetSpec,
+    GridSpec,
+    ModelsSpec,
+    RetrieverSpec,
+    RunnerSpec,
+    ScoringSpec,
+    StrategySpec,
+    StrictModel,
+    check_name,
+)
+from scanrag.registry import RETRIEVERS
+
+
+@dataclass(frozen=True)
+class RunCell:
+    """One grid cell: a strategy with one retriever alias and one model assignment."""
+
+    run_key: str
+    strategy: StrategySpec
+    retriever: str | None
+    models: dict[str, str]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "run_key": self.run_key,
+            "strategy": self.strategy.name,
+            "label": self.strategy.key,
+            "params": self.strategy.params,
+            "retriever": self.retriever,
+            "models": self.models,
+        }
+
+
+class ExperimentConfig(StrictModel):
+    """The whole experiment."""
+
+    name: str
+    description: str = ""
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="Modules imported before validation; they register extra components.",
+    )
+    datasets: list[DatasetSpec] = Field(min_length=1)
+    retrievers: dict[str, RetrieverSpec] = Field(default_factory=dict)
+    strategies: list[StrategySpec] = Field(min_length=1)
+    models: ModelsSpec = Field(default_factory=ModelsSpec)
+    grid: GridSpec = Field(default_factory=GridSpec)
+    runner: RunnerSpec = Field(default_factory=RunnerSpec)
+    scoring: ScoringSpec = Field(default_factory=ScoringSpec)
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, name: str) -> str:
+        if not NAME_RE.match(name):
+            raise ValueError(f"name {name!r} must match {NAME_RE.pattern} (used in folder names)")
+        return name
+
+    @field_validator("retrievers")
+    @classmethod
+    def _known_retrievers(cls, specs: dict[str, RetrieverSpec]) -> dict[str, RetrieverSpec]:
+        for alias, spec in specs.items():
+            if not NAME_RE.match(alias):
+                raise ValueError(f"retriever alias {alias!r} must match {NAME_RE.pattern}")
+            try:
+                check_name(RETRIEVERS, spec.type or alias)
+            except ValueError as exc:
+                raise ValueError(f"{alias}: {exc}") from None
+        return specs
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> Self:
+        aliases = sorted(self.retrievers)
+        for i, strategy in enumerate(self.strategies):
+            for alias in strategy.retriever_aliases:
+                if alias is not None and alias not in self.retrievers:
+                    listing = ", ".join(aliases) if aliases else "(none defined)"
+                    raise ValueError(
+                        f"strategies.{i}.retriever: {alias!r} is not defined under 'retrievers'; "
+                        f"defined: {listing}"
+                    )
+        keys = [s.key for s in self.strategies]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"strategies: duplicate label(s) {dupes}; give each a unique 'label'")
+        names = [d.name for d in self.datasets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"datasets: duplicate names {names}; give each a unique 'name'")
+        return self
+
+    def cells(self) -> list[RunCell]:
+        """The grid: strategy × retriever alias × swept model roles, in config order."""
+        axes = sorted(self.grid.models.items())
+        combos = list(itertools.product(*[values for _, values in axes])) if axes else [()]
+        cells: list[RunCell] = []
+        for strategy in self.strategies:
+            for alias in strategy.retriever_aliases:
+                for combo in combos:
+                    swept = {role: value for (role, _), value in zip(axes, combo, strict=True)}
+                    models = {**self.models.agents, **strategy.models, **swept}
+                    key = strategy.key + (f"+{alias}" if alias else "")
+                    key += "".join(f"@{role}={value}" for role, value in swept.items())
+                    cells.append(RunCell(key, strategy, alias, models))
+        return cells
+
+    def agent_models(self) -> list[str]:
+        return sorted({m for cell in self.cells() for m in cell.models.values()})
+
+    def judge_models(self) -> dict[str, str]:
+        return dict(self.models.judges)
+
+    def to_yaml(self) -> str:
+        data = self.model_dump(mode="json")
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

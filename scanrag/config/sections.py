@@ -1,0 +1,273 @@
+"""The sections of an experiment config: datasets, retrievers, strategies, models, runner.
+
+Every section forbids unknown keys and names the allowed ones; values that must come from a
+registry (strategy, retriever, scorer, dataset loader names) are checked against it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scanrag.registry import SCORERS, STRATEGIES, Registry
+from scanrag.schemas import TaskType
+
+DEFAULT_MODEL = "local/qwen2.5-0.5b"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration. ``problems`` holds one ``key.path: message`` line each."""
+
+    def __init__(self, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        lines = "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(f"invalid config {source}:\n{lines}")
+
+
+class StrictModel(BaseModel):
+    """A config section: unknown keys are errors that list the allowed ones."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            allowed = set(cls.model_fields)
+            unknown = sorted(str(k) for k in data if k not in allowed)
+            if unknown:
+                keys = ", ".join(repr(k) for k in unknown)
+                raise ValueError(
+                    f"unknown key(s) {keys}; allowed keys: {', '.join(sorted(allowed))}"
+                )
+        return data
+
+
+def check_name(registry: Registry[Any], name: str) -> str:
+    known = registry.names()
+    if name not in known:
+        listing = ", ".join(known) if known else "(none registered)"
+        raise ValueError(
+            f"unknown {registry.kind} {name!r}; known {registry.kind} names: {listing}"
+        )
+    return name
+
+
+def _dataset_loader_names() -> list[str] | None:
+    """Names of the dataset loaders, or ``None`` when the datasets package is not available."""
+    try:
+        from scanrag.datasets.base import LOADERS
+    except ImportError:
+        return None
+    return list(LOADERS.names())
+
+
+class SyntheticSpec(StrictModel):
+    """A generated corpus (``scanrag.synth``), written under the cache dir on first use."""
+
+    seed: int = 0
+    docs: int = Field(default=4, ge=1, le=500)
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Extra generate_corpus arguments: min_pages, max_pages, questions_per_doc, "
+        "scan_docs.",
+    )
+
+
+class DatasetSpec(StrictModel):
+    """One dataset: a file read by a named loader, or a synthetic corpus."""
+
+    name: str | None = None
+    loader: str = "generic"
+    path: Path | None = None
+    pdf_dir: Path | None = None
+    synthetic: SyntheticSpec | None = None
+    limit: int | None = Field(default=None, ge=1)
+    ids: list[str] | None = None
+    tasks: list[TaskType] | None = Field(default=None, description="Keep only these task types.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Loader keyword arguments.")
+
+    @field_validator("loader")
+    @classmethod
+    def _known_loader(cls, loader: str) -> str:
+        known = _dataset_loader_names()
+        if known is not None and loader not in known:
+            raise ValueError(
+                f"unknown dataset loader {loader!r}; known loaders: {', '.join(known)}"
+            )
+        return loader
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.path is None) == (self.synthetic is None):
+            raise ValueError("give exactly one of 'path' (a dataset file) or 'synthetic'")
+        if self.name is None:
+            self.name = "synthetic" if self.synthetic is not None else Path(str(self.path)).stem
+        return self
+
+
+class RetrieverSpec(StrictModel):
+    """A retriever alias: the registry ``type`` (default: the alias) and its parameters."""
+
+    type: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class StrategySpec(StrictModel):
+    """A strategy to run. ``retriever`` names one alias, or a list swept as a grid axis."""
+
+    name: str
+    label: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    retriever: str | list[str] | None = None
+    models: dict[str, str] = Field(
+        default_factory=dict, description="Role → model overrides for this strategy only."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known_strategy(cls, name: str) -> str:
+        return check_name(STRATEGIES, name)
+
+    @field_validator("label")
+    @classmethod
+    def _label_ok(cls, label: str | None) -> str | None:
+        if label is not None and not NAME_RE.match(label):
+            raise ValueError(f"label {label!r} must match {NAME_RE.pattern}")
+        return label
+
+    @property
+    def key(self) -> str:
+        return self.label or self.name
+
+    @property
+    def retriever_aliases(self) -> list[str | None]:
+        if self.retriever is None:
+            return [None]
+        return [self.retriever] if isinstance(self.retriever, str) else list(self.retriever)
+
+
+class ModelsSpec(StrictModel):
+    """Model names per role. ``agents`` roles: reader, planner, ...; ``judges`` roles: answer,
+    region, fact, ... (``default`` applies to any judge role not named)."""
+
+    agents: dict[str, str] = Field(default_factory=lambda: {"reader": DEFAULT_MODEL})
+    judges: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("agents", "judges")
+    @classmethod
+    def _non_empty(cls, roles: dict[str, str]) -> dict[str, str]:
+        empty = [role for role, model in roles.items() if not model.strip()]
+        if empty:
+            raise ValueError(f"empty model name for role(s) {empty}")
+        return roles
+
+
+class GridSpec(StrictModel):
+    """Axes swept for every strategy: agent role → list of models."""
+
+    models: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("models")
+    @classmethod
+    def _non_empty_axes(cls, axes: dict[str, list[str]]) -> dict[str, list[str]]:
+        for role, values in axes.items():
+            if not values:
+                raise ValueError(f"grid axis {role!r} has no values")
+            if len(set(values)) != len(values):
+                raise ValueError(f"grid axis {role!r} repeats a value")
+        return axes
+
+
+class BudgetSpec(StrictModel):
+    """Stop starting new items once the run has spent this much (either limit)."""
+
+    usd: float | None = Field(default=None, gt=0)
+    tokens: int | None = Field(default=None, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.usd is not None or self.tokens is not None
+
+
+class PageCaps(StrictModel):
+    """Limits strategies honour when they put pages into a prompt."""
+
+    max_pages: int | None = Field(default=60, ge=1, description="Pages read by full-doc readers.")
+    max_images: int | None = Field(default=8, ge=1, description="Page images per model call.")
+    max_chars_per_page: int | None = Field(default=None, ge=100)
+
+
+class RaySpec(StrictModel):
+    address: str | None = Field(default=None, description="Cluster address; None starts one.")
+    num_cpus: int | None = Field(default=None, ge=1, description="CPUs for a local ray.init.")
+    cpus_per_item: float = Field(default=1.0, gt=0)
+    max_in_flight: int | None = Field(default=None, ge=1)
+
+
+class LLMSpec(StrictModel):
+    """Settings of the model gateway every call goes through."""
+
+    cache: bool = Field(default=True, description="Serve repeated calls from the disk cache.")
+    cache_scripted: bool = Field(default=False, description="Cache scripted test models too.")
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+
+
+class RunnerSpec(StrictModel):
+    executor: Literal["local", "ray"] = "local"
+    concurrency: int = Field(default=4, ge=1, description="Items in flight (local executor).")
+    per_provider: dict[str, int] = Field(
+        default_factory=dict, description="Concurrent model calls per provider prefix."
+    )
+    budget: BudgetSpec = Field(default_factory=BudgetSpec)
+    cache_dir: Path = Path(".scanrag_cache")
+    runs_dir: Path = Path("runs")
+    render_dpi: int = Field(default=144, ge=36, le=600)
+    page_caps: PageCaps = Field(default_factory=PageCaps)
+    seed: int = 0
+    item_timeout_s: float | None = Field(default=None, gt=0)
+    fsync_interval_s: float = Field(
+        default=0.2,
+        ge=0,
+        description="Group commit: rows reach the disk at most this late (0: fsync every row). "
+        "Every row reaches the kernel at once, so a killed process loses none.",
+    )
+    progress: bool | None = Field(default=None, description="None: only on a terminal.")
+    ray: RaySpec = Field(default_factory=RaySpec)
+    llm: LLMSpec = Field(default_factory=LLMSpec)
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="Passed to every strategy in StrategyContext.settings."
+    )
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _no_budget(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("per_provider")
+    @classmethod
+    def _positive(cls, limits: dict[str, int]) -> dict[str, int]:
+        bad = {k: v for k, v in limits.items() if v < 1}
+        if bad:
+            raise ValueError(f"provider concurrency must be ≥ 1, got {bad}")
+        return limits
+
+
+class ScoringSpec(StrictModel):
+    enabled: bool = True
+    scorers: list[str] | None = Field(default=None, description="None: the evaluation default.")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("scorers")
+    @classmethod
+    def _known_scorers(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or []:
+            check_name(SCORERS, name)
+        return names

@@ -1,0 +1,78 @@
+"""The gateway's persistent response cache: one SQLite file in WAL mode.
+
+Keys are ``ChatRequest.cache_key()`` values; values are the ``ChatResponse`` JSON of the
+original (paid) call. SQLite's locking makes the cache safe for several writers in different
+threads and processes; each operation opens its own short-lived connection, so a cache object
+can be shared across threads, event loops and forks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+
+from scanrag.llm.types import ChatResponse
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """``get``/``put`` of ``ChatResponse`` objects under string keys."""
+
+    FILENAME = "responses.sqlite"
+
+    def __init__(self, directory: Path, timeout_s: float = 60.0) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / self.FILENAME
+        self.timeout_s = timeout_s
+        with closing(self._connect()) as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def get(self, key: str) -> ChatResponse | None:
+        with closing(self._connect()) as conn:
+            row = conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return ChatResponse.model_validate_json(row[0])
+        except ValueError:  # written by an incompatible version: treat as a miss
+            return None
+
+    def put(self, key: str, response: ChatResponse) -> None:
+        data = response.model_dump_json()
+        with closing(self._connect()) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO responses (key, model, response, created) "
+                "VALUES (?, ?, ?, ?)",
+                (key, response.model, data, time.time()),
+            )
+
+    def __contains__(self, key: str) -> bool:
+        with closing(self._connect()) as conn:
+            row = conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def __len__(self) -> int:
+        with closing(self._connect()) as conn:
+            (count,) = conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(count)
+
+    def clear(self) -> None:
+        with closing(self._connect()) as conn:
+            conn.execute("DELETE FROM responses")

@@ -1,0 +1,251 @@
+"""``LLMClient``: the one async entry point for every model call in ScanRAG.
+
+Per call it (1) answers from the on-disk cache when it can, (2) otherwise waits for a slot
+under the per-provider and the global concurrency bounds, (3) calls the provider, retrying
+rate limits, 5xx, timeouts and connection errors with exponential backoff, (4) stores the
+answer in the cache and (5) records model, stage, prompt hash and usage in the ledger.
+
+Cache hits: ``cached=True``; usage has ``calls=1, cached_calls=1``, the original token counts
+(so token statistics match a fresh run) and ``cost_usd=0`` (nothing was paid). The original
+cost is kept in the ledger as ``saved_usd``. Scripted models are not cached unless
+``cache_scripted=True``, since tests expect a fresh answer per call.
+
+Errors: an unknown model or a provider failure (after the retries) raises ``ModelError``
+naming the model; a prompt that does not fit raises ``ContextOverflowError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+
+from scanrag.hashing import stable_hash
+from scanrag.llm.cache import ResponseCache
+from scanrag.llm.ledger import CallRecord, UsageLedger
+from scanrag.llm.providers import Provider, provider_for
+from scanrag.llm.retry import Backoff, ErrorKind, classify
+from scanrag.llm.retry import describe as describe_error
+from scanrag.llm.types import ChatRequest, ChatResponse, ContextOverflowError, ModelError
+from scanrag.schemas import Usage
+
+Sleep = Callable[[float], Awaitable[None]]
+
+DEFAULT_PER_PROVIDER: dict[str, int] = {"local": 1}
+"""A local model runs one call at a time anyway; waiting calls should not hold global slots."""
+
+UNKNOWN_MODEL_HINT = (
+    "use a litellm model string (e.g. 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest'),"
+    " 'local/<name>' for an embedded model ({local}) or 'scripted/<name>' in tests"
+)
+
+
+class _LoopSlots:
+    """The semaphores of one event loop (asyncio primitives are bound to their loop)."""
+
+    def __init__(self, total: int, per_provider: Mapping[str, int]) -> None:
+        self.total = asyncio.Semaphore(total)
+        self.per_provider = {k: asyncio.Semaphore(v) for k, v in per_provider.items()}
+
+
+def prompt_hash_of(request: ChatRequest) -> str:
+    """The request's prompt hash, or a hash of its messages when the caller gave none."""
+    if request.prompt_hash:
+        return request.prompt_hash
+    return stable_hash([m.model_dump(mode="json") for m in request.messages])
+
+
+def _unknown_model_message(model: str, detail: str) -> str:
+    from scanrag.llm.local_models import local_model_names
+
+    local = ", ".join(f"local/{n}" for n in local_model_names())
+    if model.startswith("local/"):
+        return f"unknown local model; known local models: {local}"
+    return f"unknown model ({detail}); " + UNKNOWN_MODEL_HINT.format(local=local)
+
+
+def _final_error(exc: Exception, kind: ErrorKind, model: str, attempts: int) -> ModelError:
+    """The error a failed call ends with (``exc`` itself when it already is the right one)."""
+    detail = describe_error(exc, model)
+    if kind is ErrorKind.OVERFLOW:
+        return exc if isinstance(exc, ContextOverflowError) else ContextOverflowError(model, detail)
+    if kind is ErrorKind.UNKNOWN_MODEL:
+        return ModelError(model, _unknown_model_message(model, detail))
+    if kind is ErrorKind.FATAL:
+        return exc if isinstance(exc, ModelError) else ModelError(model, detail)
+    return ModelError(model, f"failed after {attempts} attempt(s): {detail}", retryable=True)
+
+
+class LLMClient:
+    """Async chat client over litellm, the embedded local models and scripted test models."""
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        max_concurrency: int = 4,
+        per_provider_concurrency: dict[str, int] | None = None,
+        max_retries: int = 4,
+        backoff_base_s: float = 1.0,
+        timeout_s: float = 120,
+        ledger: UsageLedger | None = None,
+        *,
+        backoff_max_s: float = 60.0,
+        jitter: float = 0.25,
+        rng: random.Random | None = None,
+        sleep: Sleep | None = None,
+        cache_scripted: bool = False,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.max_concurrency = max_concurrency
+        self.per_provider = {**DEFAULT_PER_PROVIDER, **(per_provider_concurrency or {})}
+        if any(v < 1 for v in self.per_provider.values()):
+            raise ValueError(f"per-provider concurrency must be at least 1: {self.per_provider}")
+        self.max_retries = max_retries
+        self.timeout_s = timeout_s
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.backoff = Backoff(backoff_base_s, backoff_max_s, jitter, rng or random.Random())
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self.cache_scripted = cache_scripted
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSlots] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._slots_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ public
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        if not request.model.strip():
+            raise ModelError(request.model, _unknown_model_message(request.model, "empty name"))
+        provider = provider_for(request.model)
+        phash = prompt_hash_of(request)
+        key = request.cache_key()
+        use_cache = self.cache is not None and (provider.cacheable or self.cache_scripted)
+        if use_cache:
+            hit = await self._cache_get(key)
+            if hit is not None:
+                return self._served_from_cache(request, hit, key, phash)
+        started = time.perf_counter()
+        try:
+            response, attempts = await self._call_with_retries(provider, request)
+        except ModelError as exc:
+            self._record(request, key, phash, Usage(calls=1), started, error=str(exc))
+            raise
+        response = response.model_copy(
+            update={"prompt_hash": phash, "latency_s": time.perf_counter() - started}
+        )
+        if use_cache:
+            await self._cache_put(key, response)
+        self._record(request, key, phash, response.usage, started, attempts=attempts)
+        return response
+
+    # ------------------------------------------------------------------ cache
+
+    async def _cache_get(self, key: str) -> ChatResponse | None:
+        assert self.cache is not None
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def _cache_put(self, key: str, response: ChatResponse) -> None:
+        assert self.cache is not None
+        await asyncio.to_thread(self.cache.put, key, response)
+
+    def _served_from_cache(
+        self, request: ChatRequest, hit: ChatResponse, key: str, phash: str
+    ) -> ChatResponse:
+        usage = hit.usage.model_copy(update={"calls": 1, "cached_calls": 1, "cost_usd": 0.0})
+        response = hit.model_copy(
+            update={"usage": usage, "cached": True, "latency_s": 0.0, "prompt_hash": phash}
+        )
+        self.ledger.record(
+            CallRecord(
+                model=request.model,
+                stage=request.stage,
+                prompt_hash=phash,
+                cache_key=key,
+                usage=usage,
+                cached=True,
+                saved_usd=hit.usage.cost_usd,
+                attempts=0,
+            )
+        )
+        return response
+
+    # ------------------------------------------------------------------ calling
+
+    def _loop_slots(self) -> _LoopSlots:
+        loop = asyncio.get_running_loop()
+        with self._slots_lock:
+            slots = self._slots.get(loop)
+            if slots is None:
+                slots = _LoopSlots(self.max_concurrency, self.per_provider)
+                self._slots[loop] = slots
+            return slots
+
+    async def _attempt(self, provider: Provider, request: ChatRequest) -> ChatResponse:
+        """One provider call under the provider's and the global concurrency bounds."""
+        slots = self._loop_slots()
+        group = slots.per_provider.get(provider.concurrency_key(request.model))
+        async with group or contextlib.nullcontext(), slots.total:
+            call = provider.complete(request, self.timeout_s)
+            return await asyncio.wait_for(call, self.timeout_s)
+
+    async def _call_with_retries(
+        self, provider: Provider, request: ChatRequest
+    ) -> tuple[ChatResponse, int]:
+        for attempt in range(self.max_retries + 1):
+            try:
+                return await self._attempt(provider, request), attempt + 1
+            except Exception as exc:
+                kind = classify(exc)
+                if kind is not ErrorKind.RETRY or attempt >= self.max_retries:
+                    error = _final_error(exc, kind, request.model, attempt + 1)
+                    if error is exc:
+                        raise
+                    raise error from exc
+                await self._sleep(self.backoff.delay(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ accounting
+
+    def _record(
+        self,
+        request: ChatRequest,
+        key: str,
+        phash: str,
+        usage: Usage,
+        started: float,
+        *,
+        attempts: int = 1,
+        error: str | None = None,
+    ) -> None:
+        self.ledger.record(
+            CallRecord(
+                model=request.model,
+                stage=request.stage,
+                prompt_hash=phash,
+                cache_key=key,
+                usage=usage,
+                latency_s=time.perf_counter() - started,
+                attempts=attempts,
+                error=error,
+            )
+        )
+
+    def describe(self) -> dict[str, object]:
+        """Settings for run manifests."""
+        return {
+            "cache": str(self.cache.path) if self.cache else None,
+            "max_concurrency": self.max_concurrency,
+            "per_provider_concurrency": dict(self.per_provider),
+            "max_retries": self.max_retries,
+            "timeout_s": self.timeout_s,
+        }
+
+
+__all__ = ["LLMClient", "prompt_hash_of"]

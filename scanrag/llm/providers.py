@@ -1,0 +1,232 @@
+"""Providers behind the gateway, chosen by the model string's prefix.
+
+``scripted/<name>`` goes to a registered :class:`ScriptedModel`; every other model string goes
+to litellm (``local/<name>`` reaches the embedded llama-cpp models through litellm's custom
+provider mechanism). New prefixes plug in with :func:`register_provider`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import mimetypes
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from scanrag.llm.scripted import get_scripted
+from scanrag.llm.types import ChatRequest, ChatResponse, ImagePart, Message, ModelError
+from scanrag.schemas import Usage
+
+
+class Provider(Protocol):
+    """One way of answering chat requests. ``cacheable`` says whether the gateway caches it."""
+
+    cacheable: bool
+
+    def concurrency_key(self, model: str) -> str: ...
+
+    async def complete(self, request: ChatRequest, timeout_s: float) -> ChatResponse: ...
+
+
+def prefix_of(model: str) -> str | None:
+    head, sep, _ = model.partition("/")
+    return head if sep else None
+
+
+_FACTORIES: dict[str, Callable[[], Provider]] = {}
+_INSTANCES: dict[str, Provider] = {}
+_LOCK = threading.Lock()
+DEFAULT = "*"
+
+
+def register_provider(prefix: str, factory: Callable[[], Provider]) -> None:
+    """Route ``<prefix>/...`` model strings to the provider ``factory()`` builds (once)."""
+    with _LOCK:
+        _FACTORIES[prefix] = factory
+        _INSTANCES.pop(prefix, None)
+
+
+def provider_for(model: str) -> Provider:
+    prefix = prefix_of(model)
+    key = prefix if prefix in _FACTORIES else DEFAULT
+    with _LOCK:
+        if key not in _INSTANCES:
+            _INSTANCES[key] = _FACTORIES[key]()
+        return _INSTANCES[key]
+
+
+# ----------------------------------------------------------------------------- scripted
+
+
+class ScriptedProvider:
+    """``scripted/<name>``: the :class:`ScriptedModel` registered under ``name``."""
+
+    cacheable = False
+
+    def concurrency_key(self, model: str) -> str:
+        return "scripted"
+
+    async def complete(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
+        name = request.model.partition("/")[2]
+        return await get_scripted(name).chat(request)
+
+
+# ----------------------------------------------------------------------------- litellm
+
+SCHEMA_INSTRUCTION = (
+    "Answer with one JSON object and nothing else (no prose, no code fences). "
+    "It must validate against this JSON schema:\n{schema}"
+)
+
+
+def image_data_url(part: ImagePart, model: str) -> str:
+    path = Path(part.path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(model, f"cannot read image {path}: {exc.strerror or exc}") from exc
+    mime = mimetypes.guess_type(path.name)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def to_openai_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
+    """Our messages in the OpenAI chat format litellm takes; images become data URLs."""
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if isinstance(msg.content, str):
+            out.append({"role": msg.role, "content": msg.content})
+            continue
+        parts: list[dict[str, Any]] = []
+        for part in msg.content:
+            if isinstance(part, ImagePart):
+                url = {"url": image_data_url(part, model), "detail": part.detail}
+                parts.append({"type": "image_url", "image_url": url})
+            else:
+                parts.append({"type": "text", "text": part.text})
+        out.append({"role": msg.role, "content": parts})
+    return out
+
+
+def with_schema_instruction(
+    messages: list[dict[str, Any]], schema: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Ask for schema-shaped JSON in the system message (for providers without JSON mode)."""
+    note = SCHEMA_INSTRUCTION.format(schema=json.dumps(schema, sort_keys=True))
+    if messages and messages[0]["role"] == "system" and isinstance(messages[0]["content"], str):
+        first = {"role": "system", "content": f"{messages[0]['content']}\n\n{note}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": note}, *messages]
+
+
+def _setup_litellm() -> Any:
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+    import litellm
+
+    # litellm's response types trigger a harmless pydantic warning on first use
+    warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return litellm
+
+
+class LiteLLMProvider:
+    """Any model string litellm accepts, plus ``local/<name>`` (embedded llama-cpp models)."""
+
+    cacheable = True
+
+    def __init__(self) -> None:
+        self.litellm = _setup_litellm()
+        self._local_installed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def concurrency_key(self, model: str) -> str:
+        prefix = prefix_of(model)
+        if prefix:
+            return prefix
+        try:
+            return str(self.litellm.get_llm_provider(model)[1])
+        except Exception:  # an unknown bare name: its call will fail with a clear error
+            return model
+
+    def _ensure_local(self, model: str) -> None:
+        from scanrag.llm.local_models import LOCAL_MODELS
+
+        with self._lock:
+            if not set(LOCAL_MODELS) <= self._local_installed:
+                from scanrag.llm import local_litellm
+
+                local_litellm.install()
+                self._local_installed = set(LOCAL_MODELS)
+
+    def supports_schema(self, model: str) -> bool:
+        if prefix_of(model) == "local":
+            return True
+        try:
+            return bool(self.litellm.supports_response_schema(model=model))
+        except Exception:
+            return False
+
+    def build_kwargs(self, request: ChatRequest, timeout_s: float) -> dict[str, Any]:
+        messages = to_openai_messages(request.messages, request.model)
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "timeout": timeout_s,
+            "drop_params": True,
+            "max_retries": 0,  # the gateway retries; the provider SDK must not retry as well
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        schema = request.json_schema
+        if schema is not None:
+            if self.supports_schema(request.model):
+                name = str(schema.get("title") or "response")
+                spec = {"name": name, "schema": schema}
+                kwargs["response_format"] = {"type": "json_schema", "json_schema": spec}
+            else:
+                messages = with_schema_instruction(messages, schema)
+        kwargs["messages"] = messages
+        kwargs.update(request.extra)
+        return kwargs
+
+    def cost(self, response: Any) -> float:
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")
+        if cost is None:
+            try:
+                cost = self.litellm.completion_cost(completion_response=response)
+            except Exception:  # a model without a known price
+                cost = 0.0
+        return float(cost or 0.0)
+
+    async def complete(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
+        if prefix_of(request.model) == "local":
+            self._ensure_local(request.model)
+        kwargs = self.build_kwargs(request, timeout_s)
+        response = await self.litellm.acompletion(**kwargs)
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return ChatResponse(
+            text=choice.message.content or "",
+            model=request.model,
+            usage=Usage(
+                calls=1,
+                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                cost_usd=self.cost(response),
+            ),
+            finish_reason=choice.finish_reason,
+        )
+
+
+register_provider("scripted", ScriptedProvider)
+register_provider(DEFAULT, LiteLLMProvider)

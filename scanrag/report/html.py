@@ -1,0 +1,113 @@
+"""Small HTML building blocks for the static report: escaping, tables, images, the page shell.
+
+Every text that comes from a run (questions, answers, model output, judge replies) goes
+through :func:`esc`. Pages carry their CSS inline and reference images by relative path, so
+the report works offline from the file system with no external resource. Each ``<img>`` sets
+``data-loaded`` on load (``"1"``) or on error (``"error"``), which makes a loaded image
+visible in a DOM dump.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px;
+       color: #1d1d1f; background: #fff; max-width: 1400px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 16px; margin: 18px 0 6px; } h4 { font-size: 14px; margin: 12px 0 4px; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { border: 1px solid #d0d0d0; padding: 4px 8px; vertical-align: top; text-align: left; }
+th { background: #f3f3f5; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.baseline td { background: #fffbe6; }
+.ok { color: #0a7d00; font-weight: 600; } .bad { color: #c00000; font-weight: 600; }
+.na { color: #888; } .muted { color: #666; font-size: 12px; }
+.pages { display: flex; flex-wrap: wrap; gap: 12px; }
+figure { margin: 0; } figure img { border: 1px solid #ccc; max-width: 420px; display: block; }
+figcaption { font-size: 12px; color: #555; }
+.plots img { max-width: 100%; border: 1px solid #eee; }
+pre { background: #f6f6f8; padding: 6px; white-space: pre-wrap; word-break: break-word;
+      max-height: 320px; overflow: auto; font-size: 12px; }
+section.group { border: 1px solid #e2e2e2; border-radius: 6px; padding: 8px 14px;
+                margin: 14px 0; }
+.label-Attributable { color: #0a7d00; } .label-Contradicted { color: #c00000; }
+.label-Not-Attributable { color: #b35900; }
+.warn { background: #fff4e5; border-left: 4px solid #f0a000; padding: 6px 10px; }
+nav a { margin-right: 12px; }
+.scroll { overflow-x: auto; } .ci { color: #666; font-size: 11px; } .sig { color: #b00000; }
+#comparison th { max-width: 130px; }
+"""
+
+
+def esc(value: Any) -> str:
+    """Escaped text; ``None`` becomes an em dash."""
+    return "—" if value is None else html.escape(str(value), quote=True)
+
+
+def short(text: str | None, limit: int) -> str:
+    if text is None:
+        return ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compact_json(value: Any, limit: int = 1200) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str, indent=1)
+    except (TypeError, ValueError):
+        text = str(value)
+    return short(text, limit)
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    table_id: str | None = None,
+    row_classes: Sequence[str] | None = None,
+    breakable: bool = False,
+) -> str:
+    """A table from plain-text headers and cells that are already HTML. ``breakable`` lets
+    long dotted headers (``answer.accuracy``) wrap after each dot."""
+    attr = f' id="{esc(table_id)}"' if table_id else ""
+    wrap = (lambda h: esc(h).replace(".", ".<wbr>").replace("_", "_<wbr>")) if breakable else esc
+    head = "".join(f"<th>{wrap(h)}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        cls = row_classes[i] if row_classes and row_classes[i] else ""
+        cls_attr = f' class="{esc(cls)}"' if cls else ""
+        body.append(f"<tr{cls_attr}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>")
+    return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def num(text: str) -> str:
+    """A numeric cell (right-aligned): returns the inner HTML with a marker class."""
+    return f'<span class="num">{esc(text)}</span>'
+
+
+def img(src: str, alt: str, *, cls: str | None = None) -> str:
+    cls_attr = f' class="{esc(cls)}"' if cls else ""
+    return (
+        f'<img src="{esc(src)}" alt="{esc(alt)}"{cls_attr} loading="eager" '
+        "onload=\"this.dataset.loaded='1'\" onerror=\"this.dataset.loaded='error'\">"
+    )
+
+
+def verdict(correct: bool | None) -> str:
+    if correct is None:
+        return '<span class="na" title="not scored">·</span>'
+    if correct:
+        return '<span class="ok" title="correct">✓</span>'
+    return '<span class="bad" title="wrong">✗</span>'
+
+
+def page(title: str, body: str, *, nav: str = "") -> str:
+    """A complete HTML document with inline CSS and no external resources."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+        f"<body>{nav}{body}</body></html>\n"
+    )

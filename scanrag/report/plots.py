@@ -1,0 +1,313 @@
+"""The report's matplotlib figures (PNG files, Agg rendering through ``Figure`` objects).
+
+* ``layout.png`` — answer accuracy per bin of each evidence-layout factor (the layout
+  scorer's ``bins`` table when the run has it, else the same bins computed here from the gold
+  pages with the layout scorer's functions);
+* ``funnel.png`` — the stage funnel over answerable items with gold pages: the share whose
+  gold pages were all found, then also every gold region covered, every gold fact consistent,
+  and the answer correct. A stage with no score rows for a group is left out of its bars; an
+  item a stage does not apply to (no gold regions) passes through it;
+* ``recall_at_k.png`` — macro recall@k of each group's retrieval (its ``retrieve`` steps, hits
+  in rank order, later steps appended) against the gold pages, plus any retriever evaluation
+  stored in the run folder as ``retrieval.json`` (dashed);
+* ``oracle_ablation.png`` — accuracy of the standard strategies next to oracle pages →
+  + oracle regions → + oracle facts, with 95% intervals.
+
+Each function returns the file written, or ``None`` when the runs hold nothing to plot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scanrag.report.data import Group, RunData
+from scanrag.report.measures import correctness, row_group
+
+ORACLES = ("oracle_pages", "oracle_regions", "oracle_facts")
+MAX_K = 20
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _colors(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    return [cmap(i % 10) for i in range(n)]
+
+
+def _save(fig: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def _answerable(group: Group) -> list[str]:
+    samples = group.run.samples
+    return [
+        sid
+        for sid in sorted(group.trajectories)
+        if sid in samples and samples[sid].answerable and samples[sid].gold_pages
+    ]
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def layout_bins(group: Group) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{factor: {bin: {n, answered, correct, accuracy}}}`` for one group."""
+    stored = group.table("layout.bins")
+    if isinstance(stored, dict) and stored:
+        return stored
+    from evaluation.docscope.layout import BINS, FACTORS, bin_label, layout_factors
+
+    correct = correctness(group)
+    bins: dict[str, dict[str, dict[str, Any]]] = {
+        f: {label: {"n": 0, "answered": 0, "correct": 0} for _, label in BINS[f]} for f in FACTORS
+    }
+    for sid in _answerable(group):
+        sample = group.run.samples[sid]
+        pages = sample.metadata.get("num_pages")
+        factors = layout_factors(sample.gold_pages, pages if isinstance(pages, int) else None)
+        for factor, value in factors.items():
+            if value is None:
+                continue
+            cell = bins[factor][bin_label(factor, value)]
+            cell["n"] += 1
+            if sid in correct:
+                cell["answered"] += 1
+                cell["correct"] += int(correct[sid])
+    for table in bins.values():
+        for cell in table.values():
+            cell["accuracy"] = cell["correct"] / cell["answered"] if cell["answered"] else None
+    return bins
+
+
+def plot_layout(groups: Sequence[Group], path: Path) -> Path | None:
+    data = {g.label: layout_bins(g) for g in groups}
+    factors = [
+        f
+        for f in ("count", "span", "max_gap", "mean_pairwise", "clusters", "position")
+        if any(c.get("answered") for d in data.values() for c in d.get(f, {}).values())
+    ]
+    if not factors:
+        return None
+    fig = _figure(12, 6.5)
+    axes = fig.subplots(2, 3, squeeze=False).ravel()
+    colors = _colors(len(groups))
+    for ax, factor in zip(axes, factors, strict=False):
+        labels = list(next(iter(data.values())).get(factor, {}))
+        used = [lab for lab in labels if any(d[factor][lab].get("answered") for d in data.values())]
+        for color, (name, bins) in zip(colors, data.items(), strict=True):
+            ys = [bins[factor][lab].get("accuracy") for lab in used]
+            xs = [i for i, y in enumerate(ys) if y is not None]
+            ax.plot(xs, [ys[i] for i in xs], marker="o", color=color, label=name)
+        ax.set_xticks(range(len(used)), used, fontsize=8)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_title(factor.replace("_", " "))
+        ax.set_ylabel("accuracy")
+    for ax in axes[len(factors) :]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.suptitle("Answer accuracy by evidence-layout factor of the gold pages")
+    return _save(fig, path)
+
+
+# --------------------------------------------------------------------------- funnel
+
+
+def funnel(group: Group) -> list[tuple[str, float]]:
+    """``[(stage, share of items still passing)]`` for the stages this group was scored on."""
+    from evaluation.docscope.completeness import (
+        fact_check,
+        geometric_check,
+        page_check,
+        region_check,
+    )
+
+    items = _answerable(group)
+    if not items:
+        return []
+    rg = row_group(group)
+    correct = correctness(group)
+    region_rows = rg.rows("region")
+    use_judge = any(region_check(r) is not None for r in region_rows.values())
+    stages: list[tuple[str, dict[str, bool | None]]] = [
+        ("pages", {s: page_check(rg.rows("pages").get(s)) for s in items}),
+        (
+            "regions" if use_judge else "regions (geometric)",
+            {
+                s: region_check(region_rows.get(s))
+                if use_judge
+                else geometric_check(rg.rows("region_geometry").get(s))
+                for s in items
+            },
+        ),
+        ("facts", {s: fact_check(rg.rows("fact").get(s)) for s in items}),
+        ("answer", {s: correct.get(s) for s in items}),
+    ]
+    alive = set(items)
+    out: list[tuple[str, float]] = []
+    for name, checks in stages:
+        if all(v is None for v in checks.values()):
+            continue
+        alive = {s for s in alive if checks[s] is not False}
+        out.append((name, len(alive) / len(items)))
+    return out
+
+
+def plot_funnel(groups: Sequence[Group], path: Path) -> Path | None:
+    data = {g.label: funnel(g) for g in groups}
+    data = {k: v for k, v in data.items() if v}
+    if not data:
+        return None
+    stages: list[str] = []
+    for values in data.values():
+        stages += [s for s, _ in values if s not in stages]
+    fig = _figure(max(6, 1.6 * len(stages) + 0.4 * len(data)), 4.5)
+    ax = fig.subplots()
+    width = 0.8 / len(data)
+    for i, (color, (name, values)) in enumerate(zip(_colors(len(data)), data.items(), strict=True)):
+        lookup = dict(values)
+        xs = [j + i * width for j, s in enumerate(stages) if s in lookup]
+        ys = [lookup[s] for s in stages if s in lookup]
+        ax.bar(xs, ys, width=width, color=color, label=name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(stages))], stages)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("share of answerable items still passing")
+    ax.set_title("Stage funnel: page → region → fact → answer")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+# --------------------------------------------------------------------------- recall@k
+
+
+def rankings(group: Group) -> dict[str, list[int]]:
+    """Pages each trajectory retrieved, in rank order, from its ``retrieve`` steps."""
+    out: dict[str, list[int]] = {}
+    for sid, traj in group.trajectories.items():
+        ranked: list[int] = []
+        found = False
+        for step in traj.steps:
+            if step.kind != "retrieve":
+                continue
+            hits = step.data.get("hits")
+            if not isinstance(hits, list):
+                continue
+            found = True
+            ordered = sorted(
+                (h for h in hits if isinstance(h, dict) and isinstance(h.get("page"), int)),
+                key=lambda h: h.get("rank", 0),
+            )
+            ranked += [h["page"] for h in ordered if h["page"] not in ranked]
+        if found:
+            out[sid] = ranked
+    return out
+
+
+def recall_curve(group: Group) -> dict[int, float]:
+    """Macro recall@k for k = 1..(longest ranking, at most 20); empty without retrieval."""
+    from evaluation.retrieval import evaluate_retrieval
+
+    ranked = rankings(group)
+    items = [s for s in _answerable(group) if s in ranked]
+    if not items:
+        return {}
+    longest = max((len(ranked[s]) for s in items), default=0)
+    ks = list(range(1, min(MAX_K, max(1, longest)) + 1))
+    runs = [(s, ranked[s], group.run.samples[s].gold_pages) for s in items]
+    report = evaluate_retrieval(runs, ks)
+    return {k: report.macro[f"recall@{k}"] for k in ks}
+
+
+def stored_retrieval(run: RunData) -> dict[str, dict[int, float]]:
+    """Curves from ``retrieval.json`` (``scanrag retrieve eval --json`` output), if present."""
+    path = run.path / "retrieval.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        run.warnings.append("retrieval.json is not readable JSON; ignored")
+        return {}
+    out: dict[str, dict[int, float]] = {}
+    for name, entry in (data.get("retrievers") or {}).items():
+        macro = entry.get("macro") if isinstance(entry, dict) else None
+        curve = {
+            int(k.split("@")[1]): float(v)
+            for k, v in (macro or {}).items()
+            if k.startswith("recall@") and k.split("@")[1].isdigit()
+        }
+        if curve:
+            out[f"{run.name}: {name} (retrieval eval)"] = dict(sorted(curve.items()))
+    return out
+
+
+def plot_recall(groups: Sequence[Group], runs: Sequence[RunData], path: Path) -> Path | None:
+    curves = {g.label: c for g in groups if (c := recall_curve(g))}
+    stored: dict[str, dict[int, float]] = {}
+    for run in runs:
+        stored.update(stored_retrieval(run))
+    if not curves and not stored:
+        return None
+    fig = _figure(7, 4.5)
+    ax = fig.subplots()
+    for color, (name, curve) in zip(_colors(len(curves)), curves.items(), strict=True):
+        ax.plot(list(curve), list(curve.values()), marker="o", color=color, label=name)
+    for name, curve in stored.items():
+        ax.plot(list(curve), list(curve.values()), linestyle="--", marker=".", label=name)
+    ax.set_xlabel("k (retrieved pages)")
+    ax.set_ylabel("macro recall@k")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Retrieval recall@k against the gold pages")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+# --------------------------------------------------------------------------- oracle ablation
+
+
+def ablation_groups(groups: Sequence[Group], baseline: Group | None) -> list[Group]:
+    """Standard groups (the baseline alone when it is one), then the oracles in order."""
+    oracles = [g for name in ORACLES for g in groups if g.strategy == name]
+    if not oracles:
+        return []
+    if baseline is not None and baseline.strategy not in ORACLES:
+        standard = [baseline]
+    else:
+        standard = [g for g in groups if g.strategy not in ORACLES]
+    return standard + oracles
+
+
+def plot_oracle(
+    groups: Sequence[Group], baseline: Group | None, metric: str | None, path: Path
+) -> Path | None:
+    chosen = ablation_groups(groups, baseline)
+    if not chosen or metric is None:
+        return None
+    values = [(g, g.metric(metric)) for g in chosen]
+    values = [(g, m) for g, m in values if m is not None and m.value is not None]
+    if not any(g.strategy in ORACLES for g, _ in values):
+        return None
+    fig = _figure(max(6, 1.1 * len(values)), 4.5)
+    ax = fig.subplots()
+    xs = list(range(len(values)))
+    heights = [m.value for _, m in values]
+    low = [m.value - m.low if m.low is not None else 0 for _, m in values]
+    high = [m.high - m.value if m.high is not None else 0 for _, m in values]
+    shades = {"oracle_pages": "#6baed6", "oracle_regions": "#3182bd", "oracle_facts": "#08519c"}
+    colors = [shades.get(g.strategy, "#969696") for g, _ in values]
+    ax.bar(xs, heights, color=colors, yerr=[low, high], capsize=4)
+    ax.set_xticks(xs, [g.label for g, _ in values], rotation=20, ha="right", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(metric)
+    ax.set_title("Oracle ablation: standard → oracle pages → + regions → + facts")
+    return _save(fig, path)

@@ -1,0 +1,200 @@
+"""The trajectory viewer: one static page per question, one section per grid cell.
+
+A section shows the cell's answer and status, its page images with the gold boxes in green and
+the predicted boxes in red (gold pages first, then predicted ones), each answer sentence with
+its faithfulness verdict when a faithfulness row exists, every scorer's status with the
+judges' reasons, the parsed citations and the recorded steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from scanrag.report.data import Group
+from scanrag.report.html import compact_json, esc, img, short, table, verdict
+from scanrag.report.images import PageImages
+from scanrag.schemas import Sample, Trajectory
+
+REASON_KEYS = ("reason", "reasons", "explanation", "rationale", "justification", "execution")
+
+
+def judge_reasons(parsed: Any) -> list[str]:
+    """Readable reasons found anywhere in a judge's parsed reply, tagged with the item's id
+    and label (``GOLD[1] covered: ...``, ``consistent=True: ...``)."""
+    out: list[str] = []
+    if isinstance(parsed, dict):
+        tags = [
+            str(parsed[k]) for k in ("id", "label", "verdict") if parsed.get(k) not in (None, "")
+        ]
+        if "consistent" in parsed:
+            tags.append(f"consistent={parsed['consistent']}")
+        for key in REASON_KEYS:
+            value = parsed.get(key)
+            if isinstance(value, str) and value.strip():
+                out.append((" ".join(tags) + ": " if tags else "") + value.strip())
+        for value in parsed.values():
+            if isinstance(value, (dict, list)):
+                out += judge_reasons(value)
+    elif isinstance(parsed, list):
+        for item in parsed:
+            out += judge_reasons(item)
+    return out
+
+
+def _pages_to_show(sample: Sample, trajectory: Trajectory, limit: int) -> list[int]:
+    pages = list(dict.fromkeys([*sample.gold_pages, *sorted(trajectory.pages)]))
+    return pages[:limit]
+
+
+def _images(
+    group: Group, sample: Sample, traj: Trajectory, images: PageImages, qname: str, limit: int
+) -> str:
+    from evaluation.docscope.common import doc_scope, gold_regions_by_page, predicted_boxes
+
+    scope = doc_scope(traj, sample)
+    gold_by_page = gold_regions_by_page(sample, scope)
+    figures = []
+    for page in _pages_to_show(sample, traj, limit):
+        gold = [r.bbox for r in gold_by_page.get(page, [])]
+        predicted = predicted_boxes(traj, page, scope)
+        name = f"{qname}_{group.label}_p{page}"
+        src = images.overlay(group.run, sample.primary_doc, page, gold, predicted.valid, name)
+        role = ("gold" if page in sample.gold_pages else "") + (
+            " predicted" if page in traj.pages else ""
+        )
+        caption = (
+            f"page {page} ({role.strip() or 'shown'}): {len(gold)} gold box(es) green, "
+            f"{len(predicted.valid)} predicted red"
+            + (f", {predicted.invalid} invalid" if predicted.invalid else "")
+        )
+        body = img(f"../{src}", f"page {page}", cls="overlay") if src else "(not rendered)"
+        figures.append(f"<figure>{body}<figcaption>{esc(caption)}</figcaption></figure>")
+    if not figures:
+        return '<p class="muted">No gold or predicted pages to show.</p>'
+    return f'<div class="pages">{"".join(figures)}</div>'
+
+
+def _sentences(group: Group, sample_id: str) -> str:
+    row = group.row("faithfulness", sample_id)
+    if row is None:
+        return ""
+    sentences = row.details.get("sentences") or []
+    if not sentences:
+        return f'<p class="muted">faithfulness: {esc(row.status)} {esc(row.reason or "")}</p>'
+    items = []
+    for s in sentences:
+        label = s.get("label")
+        cls = f"label-{str(label).replace(' ', '-')}" if label else "na"
+        extra = f" ({s['error_type']})" if s.get("error_type") else ""
+        status = "" if label else f" — {s.get('status')}"
+        items.append(
+            f'<li><span class="{esc(cls)}">[{esc(label or "not judged")}{esc(extra)}]</span> '
+            f"{esc(s.get('text'))}{esc(status)}</li>"
+        )
+    return "<h4>Answer sentences and faithfulness</h4><ol>" + "".join(items) + "</ol>"
+
+
+def _scores(group: Group, sample_id: str) -> str:
+    rows = []
+    for scorer in sorted(group.rows):
+        row = group.rows[scorer].get(sample_id)
+        if row is None:
+            continue
+        metrics = ", ".join(
+            f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in row.metrics.items()
+            if v is not None
+        )
+        reasons = [r for record in row.judges for r in judge_reasons(record.parsed)]
+        reasons += [f"{r.key or r.role}: {r.error}" for r in row.judges if r.error]
+        text = "<br>".join(esc(short(r, 600)) for r in reasons[:12]) or esc(row.reason or "")
+        rows.append([esc(scorer), esc(row.status), esc(metrics), text])
+    if not rows:
+        return '<p class="muted">No score rows for this item.</p>'
+    return "<h4>Scores and judge reasons</h4>" + table(
+        ["scorer", "status", "metrics", "reasons"], rows
+    )
+
+
+def _citations(traj: Trajectory) -> str:
+    if not traj.citations:
+        return ""
+    rows = [
+        [
+            esc(short(c.sentence, 300)),
+            esc(c.page),
+            esc(c.bbox),
+            '<span class="ok">valid</span>'
+            if c.valid
+            else f'<span class="bad">{esc(c.reason)}</span>',
+        ]
+        for c in traj.citations[:40]
+    ]
+    return "<h4>Citations</h4>" + table(["sentence", "page", "bbox", "valid"], rows)
+
+
+def _steps(traj: Trajectory) -> str:
+    if not traj.steps:
+        return ""
+    items = [
+        f"<details><summary>{esc(s.index)}. {esc(s.kind)} "
+        f'<span class="muted">({s.seconds:.2f} s)</span></summary>'
+        f"<pre>{esc(compact_json(s.data))}</pre></details>"
+        for s in traj.steps[:60]
+    ]
+    return "<h4>Steps</h4>" + "".join(items)
+
+
+def group_section(
+    group: Group,
+    sample: Sample,
+    correct: bool | None,
+    images: PageImages,
+    qname: str,
+    max_pages: int,
+) -> str:
+    traj = group.trajectories.get(sample.id)
+    if traj is None:
+        return ""
+    facts = [
+        ("status", esc(traj.status) + (f": {esc('; '.join(traj.errors))}" if traj.errors else "")),
+        ("answer", f"{verdict(correct)} {esc(traj.answer)}"),
+        ("predicted pages", esc(", ".join(map(str, traj.pages)) or "none")),
+        ("regions / facts", esc(f"{len(traj.regions)} / {len(traj.facts)}")),
+    ]
+    header = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
+    return (
+        f'<section class="group"><h3>{esc(group.label)}</h3><table>{header}</table>'
+        + _images(group, sample, traj, images, qname, max_pages)
+        + _sentences(group, sample.id)
+        + _scores(group, sample.id)
+        + _citations(traj)
+        + _steps(traj)
+        + "</section>"
+    )
+
+
+def question_body(
+    sample: Sample,
+    groups: Sequence[Group],
+    correct: dict[str, dict[str, bool]],
+    images: PageImages,
+    qname: str,
+    max_pages: int,
+) -> str:
+    info = [
+        ("question", esc(sample.question)),
+        ("gold answer", esc(sample.answer) + ("" if sample.answerable else " (unanswerable)")),
+        ("document", esc(", ".join(sample.doc_ids))),
+        ("gold pages", esc(", ".join(map(str, sample.gold_pages)) or "none")),
+        ("task", esc(sample.task) + (f" / {esc(sample.category)}" if sample.category else "")),
+    ]
+    if sample.gold_explanation:
+        info.append(("gold explanation", esc(sample.gold_explanation)))
+    header = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in info)
+    sections = "".join(
+        group_section(g, sample, correct.get(g.label, {}).get(sample.id), images, qname, max_pages)
+        for g in groups
+    )
+    return f"<h1>{esc(sample.id)}</h1><table>{header}</table>{sections}"

@@ -1,0 +1,116 @@
+"""The experiment runner: ``start_run`` a config, ``resume_run`` an interrupted run.
+
+Stages: ingest (document cache) → index (each retriever built once) → run (bounded concurrency,
+per-provider limits in the model client) → score (evaluation stage) → summary. Everything the
+runner drives is resolved by name through the registries; nothing from ``retrievers``,
+``agents``, ``graphs`` or ``evaluation`` is imported at module level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from scanrag.config import ConfigError, ExperimentConfig, load_config, parse_override, read_yaml
+from scanrag.llm.types import ChatModel
+from scanrag.protocols import Strategy
+from scanrag.runner.components import SetupError, build_strategies
+from scanrag.runner.engine import Runner, RunResult
+from scanrag.runner.manifest import Scrubber
+from scanrag.runner.progress import Log, RunProgress, stderr_log
+from scanrag.runner.store import DiskFullError, JsonlLog, RunDir, RunDirError, write_atomic
+
+# On resume only these sections may change: anything else would change what the rows mean.
+RESUMABLE_SECTIONS = ("runner", "scoring")
+
+__all__ = [
+    "DiskFullError",
+    "JsonlLog",
+    "RunDir",
+    "RunDirError",
+    "RunResult",
+    "Runner",
+    "SetupError",
+    "resume_run",
+    "start_run",
+]
+
+
+def start_run(
+    config: ExperimentConfig | str | Path,
+    *,
+    overrides: Iterable[str] = (),
+    limit: int | None = None,
+    model: str | None = None,
+    llm: ChatModel | None = None,
+    judge_llm: ChatModel | None = None,
+    progress: RunProgress | None = None,
+    log: Log | None = stderr_log,
+) -> RunResult:
+    """Create ``<runs_dir>/<timestamp>_<name>/`` and run the experiment in it.
+
+    ``llm`` replaces the gateway client (tests pass a ``ScriptedModel``). Strategy parameters
+    are checked before the run folder is created.
+    """
+    if not isinstance(config, ExperimentConfig):
+        config = load_config(config, overrides, limit=limit, model=model)
+    elif list(overrides) or limit is not None or model is not None:
+        raise ValueError("overrides/limit/model apply to a config file, not a loaded config")
+    strategies: dict[str, Strategy] = build_strategies(config.cells())
+    run_dir = RunDir.create(config.runner.runs_dir, config.name)
+    scrubber = Scrubber()
+    write_atomic(run_dir.file(RunDir.CONFIG), scrubber.text(config.to_yaml()))
+    if log is not None:
+        log(f"run directory: {run_dir.path}")
+    runner = Runner(
+        config,
+        run_dir,
+        strategies=strategies,
+        llm=llm,
+        judge_llm=judge_llm,
+        progress=progress,
+        log=log,
+    )
+    return runner.execute()
+
+
+def resume_run(
+    run_dir: str | Path,
+    *,
+    overrides: Iterable[str] = (),
+    retry_errors: bool = False,
+    llm: ChatModel | None = None,
+    judge_llm: ChatModel | None = None,
+    progress: RunProgress | None = None,
+    log: Log | None = stderr_log,
+) -> RunResult:
+    """Finish an interrupted run: rows already written are kept, only missing ones are run.
+
+    ``overrides`` may change the ``runner`` and ``scoring`` sections (budget, concurrency,
+    executor...), nothing that would change what the existing rows mean.
+    """
+    run = RunDir.open(run_dir)
+    overrides = list(overrides)
+    for text in overrides:
+        path, _ = parse_override(text)
+        if path[0] not in RESUMABLE_SECTIONS:
+            allowed = ", ".join(f"{s}.*" for s in RESUMABLE_SECTIONS)
+            raise ConfigError(
+                "--set", [f"{'.'.join(path)}: cannot change on resume; {allowed} can"]
+            )
+    config_path = run.file(RunDir.CONFIG)
+    read_yaml(config_path)
+    config = load_config(config_path, overrides)
+    if overrides:
+        write_atomic(config_path, Scrubber().text(config.to_yaml()))
+    runner = Runner(
+        config,
+        run,
+        llm=llm,
+        judge_llm=judge_llm,
+        progress=progress,
+        log=log,
+        resuming=True,
+        retry_errors=retry_errors,
+    )
+    return runner.execute()

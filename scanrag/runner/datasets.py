@@ -1,0 +1,84 @@
+"""The samples of a run: loaded once, frozen into the run directory, reloaded on resume.
+
+A fresh run loads every dataset of the config, writes all samples to ``samples.jsonl`` in the
+generic format (so ``scanrag score`` reads them) and which dataset each came from to
+``datasets.json``. A resume reads those two files back instead of the dataset sources, so it
+runs exactly the samples the run started with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scanrag.config import ExperimentConfig
+from scanrag.runner.components import (
+    LoadedDataset,
+    SetupError,
+    check_unique_ids,
+    ensure_synthetic,
+    load_dataset_spec,
+)
+from scanrag.runner.store import RunDir, write_json
+
+DATASETS_FILE = "datasets.json"
+
+
+def load_fresh(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
+    cache_dir = Path(config.runner.cache_dir)
+    datasets = [load_dataset_spec(spec, cache_dir) for spec in config.datasets]
+    check_unique_ids(datasets)
+    from scanrag.datasets import write_generic
+
+    write_generic([s for d in datasets for s in d.samples], run_dir.file(RunDir.SAMPLES))
+    write_json(run_dir.file(DATASETS_FILE), [describe(d) for d in datasets])
+    return datasets
+
+
+def describe(dataset: LoadedDataset) -> dict[str, Any]:
+    return {
+        "name": dataset.name,
+        "source": dataset.source,
+        "loader": dataset.loader,
+        "pdf_dir": str(dataset.pdf_dir),
+        "report": dataset.report,
+        "sample_ids": [s.id for s in dataset.samples],
+        "input_errors": dict(dataset.bad),
+    }
+
+
+def reload(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
+    """The run's datasets from its own files (a fresh load if the first session died early)."""
+    index_path = run_dir.file(DATASETS_FILE)
+    samples_path = run_dir.file(RunDir.SAMPLES)
+    if not index_path.is_file() or not samples_path.is_file():
+        return load_fresh(config, run_dir)
+    from scanrag.datasets import load_generic, validate_against_pdfs
+
+    entries = json.loads(index_path.read_text(encoding="utf-8"))
+    by_id = {s.id: s for s in load_generic(samples_path, validate=False).samples}
+    specs = {spec.name: spec for spec in config.datasets}
+    datasets = []
+    for entry in entries:
+        pdf_dir = Path(entry["pdf_dir"])
+        spec = specs.get(entry["name"])
+        if not pdf_dir.is_dir() and spec is not None and spec.synthetic is not None:
+            pdf_dir = ensure_synthetic(Path(config.runner.cache_dir), spec.synthetic) / "pdfs"
+        missing = [i for i in entry["sample_ids"] if i not in by_id]
+        if missing:
+            raise SetupError(f"{samples_path} lacks samples {missing[:5]} of {entry['name']!r}")
+        samples = [by_id[i] for i in entry["sample_ids"]]
+        _, dropped = validate_against_pdfs(samples, pdf_dir)
+        datasets.append(
+            LoadedDataset(
+                name=entry["name"],
+                pdf_dir=pdf_dir,
+                samples=samples,
+                report=entry.get("report") or {},
+                source=entry.get("source"),
+                loader=entry.get("loader"),
+                bad={d.id: d.reason for d in dropped if d.id is not None},
+            )
+        )
+    return datasets

@@ -1,0 +1,341 @@
+"""The experiment runner: ingest → index → run → score → summary, resumable at every step.
+
+A run lives in ``runs/<YYYYmmdd-HHMMSS>_<name>/``. Rows are keyed by ``(run_key, sample_id)``;
+a resume re-reads the rows already written and only runs (and scores) what is missing, so no
+row is lost or written twice. Per-item failures are rows with a status, never a crash; a spent
+budget, a full disk or Ctrl-C stop the session cleanly with a resumable run directory.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scanrag.config import ExperimentConfig, RunCell
+from scanrag.llm.types import ChatModel
+from scanrag.protocols import Strategy
+from scanrag.runner import datasets as run_datasets
+from scanrag.runner.components import (
+    LoadedDataset,
+    build_llm,
+    build_strategies,
+    ingest_paths,
+    mark_document_failures,
+    strategy_settings,
+)
+from scanrag.runner.executors import Executor, RunJob, item_models, make_executor
+from scanrag.runner.items import WorkItem
+from scanrag.runner.manifest import Scrubber, now_iso
+from scanrag.runner.manifest_build import build_manifest, update_manifest
+from scanrag.runner.progress import Log, RunProgress, stderr_log
+from scanrag.runner.scoring import score_stage
+from scanrag.runner.store import (
+    DiskFullError,
+    JsonlLog,
+    RunDir,
+    disk_full_reason,
+    row_key,
+    write_json,
+)
+from scanrag.runner.summary import build_summary, usage_of_rows
+from scanrag.runner.usage import Budget, UsageTally
+from scanrag.schemas import Status, Trajectory, Usage
+
+RETRYABLE = frozenset({Status.MODEL_ERROR, Status.INTERNAL_ERROR, Status.RETRIEVER_ERROR})
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    complete: bool
+    stop_reason: str | None
+    summary: dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when complete, 3 when stopped by the budget, 4 for a full disk, 130 on Ctrl-C."""
+        if self.complete:
+            return 0
+        reason = self.stop_reason or ""
+        if reason.startswith("budget"):
+            return 3
+        if reason.startswith("disk full"):
+            return 4
+        return 130 if reason == "interrupted" else 1
+
+
+class Runner:
+    """One session of a run (a fresh start or a resume)."""
+
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        run_dir: RunDir,
+        *,
+        strategies: dict[str, Strategy] | None = None,
+        llm: ChatModel | None = None,
+        progress: RunProgress | None = None,
+        log: Log | None = stderr_log,
+        resuming: bool = False,
+        retry_errors: bool = False,
+        judge_llm: ChatModel | None = None,
+    ) -> None:
+        self.config = config
+        self.run_dir = run_dir
+        self.cells: list[RunCell] = config.cells()
+        self.strategies = strategies
+        self.llm = llm
+        self.judge_llm = judge_llm
+        self.log: Callable[[str], None] = log or (lambda _m: None)
+        self.progress = progress or RunProgress(config.runner.progress, log=log)
+        self.resuming = resuming
+        self.retry_errors = retry_errors
+        self.scrubber = Scrubber()
+        interval = config.runner.fsync_interval_s
+        self.trajectories = JsonlLog(
+            run_dir.file(RunDir.TRAJECTORIES), self.scrubber.text, fsync_interval_s=interval
+        )
+        self.scores = JsonlLog(
+            run_dir.file(RunDir.SCORES), self.scrubber.text, fsync_interval_s=interval
+        )
+        self.budget = Budget(config.runner.budget.usd, config.runner.budget.tokens)
+        self.datasets: list[LoadedDataset] = []
+        self.job: RunJob | None = None
+        self.score_pending: int | None = None
+        self.session: dict[str, Any] = {
+            "started": now_iso(),
+            "resumed": resuming,
+            "executor": config.runner.executor,
+            "pid": os.getpid(),
+            "argv": self.scrubber.data(sys.argv[1:]),
+        }
+
+    # ------------------------------------------------------------------ entry point
+
+    def execute(self) -> RunResult:
+        self.run_dir.acquire()
+        executor: Executor | None = None
+        try:
+            executor = make_executor(self.config)
+            return self._execute(executor)
+        finally:
+            self.trajectories.close()
+            self.scores.close()
+            if executor is not None:
+                executor.close()
+            self.run_dir.release()
+
+    def _execute(self, executor: Executor) -> RunResult:
+        self._repair_logs()
+        datasets = self.datasets = self._datasets()
+        strategies = self.strategies or build_strategies(self.cells)
+        if self.retry_errors:
+            self._drop_failed_rows()
+        prior = usage_of_rows(self.trajectories.rows()).add(usage_of_rows(self.scores.rows()))
+        job = RunJob(
+            config=self.config,
+            run_dir=self.run_dir.path,
+            strategies=strategies,
+            datasets={d.name: d for d in datasets},
+            settings=strategy_settings(self.config),
+        )
+        self.job = job
+        manifest = build_manifest(self.config, self.run_dir, self.cells, strategies, datasets)
+        for warning in manifest.get("warnings", []):
+            if str(warning.get("at", "")) >= self.session["started"]:
+                self.log(f"warning: {warning['message']}")
+        manifest = self._record_session(manifest)
+        stop: str | None = None
+        try:
+            pending = self._pending(datasets)
+            if pending:
+                self._ingest(job)
+                job.llm = self._client(executor)
+                retriever_errors = self._index(job, executor, pending)
+                manifest = update_manifest(manifest, job, retriever_errors)
+                write_json(self.run_dir.file(RunDir.MANIFEST), self.scrubber.data(manifest))
+                items = self._plan(job, pending, retriever_errors)
+                stop = self._run(job, executor, items, prior)
+            if stop is None and self.config.scoring.enabled:
+                stop = self._score(job, prior)
+        except DiskFullError as exc:
+            stop = disk_full_reason(exc)
+        except KeyboardInterrupt:
+            stop = "interrupted"
+        return self._finish(stop, manifest)
+
+    # ------------------------------------------------------------------ stages
+
+    def _repair_logs(self) -> None:
+        for log in (self.trajectories, self.scores):
+            removed = log.repair()
+            if removed:
+                self.log(f"repaired {log.path.name}: removed a torn last line ({removed} bytes)")
+
+    def _drop_failed_rows(self) -> None:
+        failed = {row_key(r) for r in self.trajectories.rows() if r.get("status") in RETRYABLE}
+        if not failed:
+            return
+        self.trajectories.rewrite(lambda r: row_key(r) not in failed)
+        self.scores.rewrite(lambda r: row_key(r) not in failed)
+        self.log(f"retrying {len(failed)} failed item(s)")
+
+    def _datasets(self) -> list[LoadedDataset]:
+        if self.resuming:
+            return run_datasets.reload(self.config, self.run_dir)
+        return run_datasets.load_fresh(self.config, self.run_dir)
+
+    def _pending(
+        self, datasets: Sequence[LoadedDataset]
+    ) -> list[tuple[RunCell, LoadedDataset, Any]]:
+        """(cell, dataset, sample) triples without a trajectory row, sample-major order."""
+        done = {row_key(r) for r in self.trajectories.rows()}
+        pending = []
+        for dataset in datasets:
+            for sample in dataset.samples:
+                for cell in self.cells:
+                    if (cell.run_key, sample.id) not in done:
+                        pending.append((cell, dataset, sample))
+        return pending
+
+    def _ingest(self, job: RunJob) -> None:
+        paths = sorted({d.pdf_dir / n for d in job.datasets.values() for n in d.doc_names()})
+        cache = Path(self.config.runner.cache_dir) / "documents"
+        with self.progress.stage("ingest", len(paths)) as stage:
+            result = ingest_paths(paths, cache, on_done=lambda _p: stage.advance())
+        job.documents = result.documents
+        mark_document_failures(list(job.datasets.values()), result)
+        for reason in result.failures.values():
+            self.log(f"ingest failed: {reason}")
+        from scanrag.documents import PageRenderer
+
+        job.renderer = PageRenderer(
+            Path(self.config.runner.cache_dir) / "pages", dpi=self.config.runner.render_dpi
+        )
+
+    def _index(self, job: RunJob, executor: Executor, pending: Sequence[Any]) -> dict[str, str]:
+        aliases = sorted({cell.retriever for cell, _, _ in pending if cell.retriever})
+        if not aliases:
+            return {}
+        with self.progress.stage("index", len(aliases)) as stage:
+            errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+        for message in errors.values():
+            self.log(message)
+        return errors
+
+    def _plan(
+        self, job: RunJob, pending: Sequence[Any], retriever_errors: dict[str, str]
+    ) -> list[WorkItem]:
+        items = []
+        for cell, dataset, sample in pending:
+            error = None
+            if sample.id in dataset.bad:
+                error = (Status.INPUT_ERROR, dataset.bad[sample.id])
+            elif cell.retriever in retriever_errors:
+                error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
+            items.append(
+                WorkItem(
+                    run_key=cell.run_key,
+                    strategy=cell.strategy.name,
+                    sample=sample,
+                    dataset=dataset.name,
+                    models=item_models(cell.models),
+                    retriever=cell.retriever,
+                    error=error,
+                )
+            )
+        return items
+
+    def _gate(self, prior: Usage, *tallies: UsageTally) -> Callable[[], str | None]:
+        def gate() -> str | None:
+            if not self.budget.enabled:
+                return None
+            spent = prior
+            for tally in tallies:
+                spent = spent.add(tally.total())
+            return self.budget.exceeded(spent)
+
+        return gate
+
+    def _client(self, executor: Executor) -> ChatModel | None:
+        """The model client: the injected one, else the gateway (built in each Ray worker)."""
+        if self.llm is not None or executor.name != "local":
+            return self.llm
+        return build_llm(self.config)
+
+    def _run(
+        self, job: RunJob, executor: Executor, items: list[WorkItem], prior: Usage
+    ) -> str | None:
+        with self.progress.stage("run", len(items)) as stage:
+
+            def sink(trajectory: Trajectory) -> None:
+                self.trajectories.append(trajectory)
+                stage.advance(usage=trajectory.total_usage)
+
+            stop = executor.run_items(job, items, sink, self._gate(prior, job.run_tally))
+        self.session["usage_run"] = job.run_tally.to_json()
+        return stop
+
+    def _score(self, job: RunJob, prior: Usage) -> str | None:
+        tally = UsageTally()
+        outcome = score_stage(
+            job,
+            self.trajectories,
+            self.scores,
+            progress=self.progress,
+            llm=self.judge_llm or self.llm or job.llm,
+            tally=tally,
+            gate=self._gate(prior, job.run_tally, tally),
+            make_llm=lambda: build_llm(self.config),
+        )
+        self.score_pending = outcome.pending
+        self.session["usage_score"] = tally.to_json()
+        if outcome.failures:
+            self.session["scoring_failures"] = outcome.failures
+            self.log(f"scoring: {outcome.failures} pair(s) failed; a resume retries them")
+        return outcome.stop_reason
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _record_session(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        manifest.setdefault("sessions", []).append(self.session)
+        write_json(self.run_dir.file(RunDir.MANIFEST), self.scrubber.data(manifest))
+        return manifest
+
+    def _finish(self, stop: str | None, manifest: dict[str, Any]) -> RunResult:
+        ledger = getattr(self.job.llm if self.job else None, "ledger", None)
+        if ledger is not None and callable(getattr(ledger, "snapshot", None)):
+            snapshot = dict(ledger.snapshot())
+            snapshot.pop("records", None)
+            self.session["ledger"] = snapshot
+        self.session["finished"] = now_iso()
+        self.session["stop_reason"] = stop
+        self.session["stages"] = self.progress.stages
+        summary = build_summary(
+            self.config,
+            self.run_dir,
+            self.cells,
+            stop,
+            manifest,
+            samples={s.id: s for d in self.datasets for s in d.samples},
+            score_pending=self.score_pending,
+        )
+        try:
+            write_json(self.run_dir.file(RunDir.MANIFEST), self.scrubber.data(manifest))
+            write_json(self.run_dir.file(RunDir.SUMMARY), self.scrubber.data(summary))
+        except (DiskFullError, OSError) as exc:
+            self.log(f"could not write the summary: {exc}")
+            if stop is None:
+                stop = disk_full_reason(exc)
+        if stop is not None:
+            self.log(f"stopped: {stop}")
+        elif not summary["complete"]:
+            pending = summary["counts"].get("score_pending")
+            self.log(f"incomplete: {pending} (trajectory, scorer) pair(s) still unscored")
+        if not summary["complete"]:
+            self.log(f"resume with: scanrag run --resume {self.run_dir.path}")
+        return RunResult(self.run_dir.path, stop is None and summary["complete"], stop, summary)

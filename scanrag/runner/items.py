@@ -1,0 +1,102 @@
+"""One unit of work — a (grid cell, sample) pair — and how it turns into a trajectory.
+
+``execute_item`` is shared by every executor. It never raises for a per-item failure: a
+strategy exception, a model error or a timeout becomes a trajectory with the matching status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from scanrag.llm.types import ModelError
+from scanrag.protocols import Strategy, StrategyContext
+from scanrag.runner.usage import MeteredModel, UsageTally
+from scanrag.schemas import Sample, Status, Trajectory
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """A sample to run through one grid cell; ``error`` pre-fails it (bad input, no index)."""
+
+    run_key: str
+    strategy: str
+    sample: Sample
+    dataset: str
+    models: tuple[tuple[str, str], ...] = ()
+    retriever: str | None = None
+    error: tuple[Status, str] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.run_key, self.sample.id)
+
+
+def base_trajectory(item: WorkItem) -> Trajectory:
+    return Trajectory(
+        sample_id=item.sample.id,
+        strategy=item.strategy,
+        run_key=item.run_key,
+        doc_ids=list(item.sample.doc_ids),
+        models=dict(item.models),
+    )
+
+
+def finish(item: WorkItem, trajectory: Trajectory, seconds: float, tally: UsageTally) -> Trajectory:
+    """Stamp the runner's bookkeeping onto a trajectory."""
+    trajectory.run_key = item.run_key
+    trajectory.sample_id = item.sample.id
+    if not trajectory.models:
+        trajectory.models = dict(item.models)
+    if not trajectory.usage:
+        trajectory.usage = tally.snapshot()
+    trajectory.timings.setdefault("total", round(seconds, 4))
+    trajectory.metadata.setdefault("dataset", item.dataset)
+    if item.retriever is not None:
+        trajectory.metadata.setdefault("retriever", item.retriever)
+    return trajectory
+
+
+async def execute_item(
+    item: WorkItem,
+    strategy: Strategy | None,
+    ctx: StrategyContext | None,
+    *,
+    run_tally: UsageTally | None = None,
+    timeout_s: float | None = None,
+) -> tuple[Trajectory, UsageTally]:
+    """Run ``item``; returns its trajectory and the usage its model calls incurred."""
+    tally = UsageTally()
+    started = time.perf_counter()
+    if item.error is not None or strategy is None or ctx is None:
+        status, message = item.error or (Status.INTERNAL_ERROR, "no strategy for this item")
+        trajectory = base_trajectory(item).fail(status, message)
+        return finish(item, trajectory, 0.0, tally), tally
+    tallies = [tally] if run_tally is None else [tally, run_tally]
+    ctx.llm = MeteredModel(ctx.llm, tallies)
+    try:
+        trajectory = await asyncio.wait_for(strategy.run(item.sample, ctx), timeout_s)
+        if not isinstance(trajectory, Trajectory):
+            raise TypeError(f"strategy returned {type(trajectory).__name__}, not a Trajectory")
+    except TimeoutError:
+        trajectory = base_trajectory(item).fail(
+            Status.MODEL_ERROR, f"item timed out after {timeout_s:g}s"
+        )
+    except ModelError as exc:
+        trajectory = base_trajectory(item).fail(Status.MODEL_ERROR, str(exc))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        trajectory = base_trajectory(item).fail(
+            Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+        )
+        trajectory.metadata["traceback"] = _short_traceback(exc)
+    return finish(item, trajectory, time.perf_counter() - started, tally), tally
+
+
+def _short_traceback(exc: BaseException, limit: int = 6) -> str:
+    lines: list[Any] = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-limit)
+    return "".join(lines)[-4000:]

@@ -1,0 +1,130 @@
+"""Assembles ``manifest.json`` from the config and what the stages built."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from scanrag import __version__
+from scanrag.config import ExperimentConfig, RunCell
+from scanrag.hashing import stable_hash
+from scanrag.protocols import Strategy
+from scanrag.runner.components import LoadedDataset, describe_strategy, retriever_type
+from scanrag.runner.datasets import describe
+from scanrag.runner.executors import RunJob
+from scanrag.runner.manifest import environment, now_iso
+from scanrag.runner.store import RunDir, RunDirError
+
+
+def _cell_entry(cell: RunCell, strategy: Strategy | None) -> dict[str, Any]:
+    described = describe_strategy(strategy) if strategy is not None else {}
+    hashes = described.get("prompt_hashes") or described.get("prompts") or {}
+    return {**cell.describe(), "describe": described, "prompt_hashes": hashes}
+
+
+def build_manifest(
+    config: ExperimentConfig,
+    run_dir: RunDir,
+    cells: Sequence[RunCell],
+    strategies: dict[str, Strategy],
+    datasets: Sequence[LoadedDataset],
+) -> dict[str, Any]:
+    """The manifest of this run; a resume keeps the earlier one's history and adds to it."""
+    previous = _read(run_dir)
+    config_json = config.model_dump(mode="json")
+    manifest: dict[str, Any] = {
+        "name": config.name,
+        "run_dir": str(run_dir.path),
+        "created": previous.get("created") or now_iso(),
+        "scanrag_version": __version__,
+        "config_hash": stable_hash(config_json),
+        "environment": previous.get("environment") or environment(),
+        "models": {
+            "agents": config.agent_models(),
+            "judges": config.judge_models(),
+        },
+        "render_dpi": config.runner.render_dpi,
+        "page_caps": config.runner.page_caps.model_dump(),
+        "budget": config.runner.budget.model_dump(),
+        "executor": config.runner.executor,
+        "seed": config.runner.seed,
+        "cells": [_cell_entry(c, strategies.get(c.run_key)) for c in cells],
+        "datasets": [_dataset_entry(d) for d in datasets],
+        "retrievers": previous.get("retrievers", {}),
+        "documents": previous.get("documents", []),
+        "sessions": previous.get("sessions", []),
+        "warnings": list(previous.get("warnings", [])),
+    }
+    if previous:
+        manifest["environment_now"] = environment()
+        changed = prompt_changes(previous.get("cells") or [], manifest["cells"])
+        if changed:
+            manifest["warnings"].append(
+                {
+                    "at": now_iso(),
+                    "message": f"prompt hashes changed since the run started for {changed}; "
+                    "rows written before and after this resume come from different prompts",
+                }
+            )
+    return manifest
+
+
+def prompt_changes(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> list[str]:
+    """Run keys whose prompt hashes differ between two manifests' cells."""
+    old = {c.get("run_key"): c.get("prompt_hashes") for c in before}
+    return sorted(
+        str(c["run_key"])
+        for c in after
+        if c.get("run_key") in old and old[c.get("run_key")] != c.get("prompt_hashes")
+    )
+
+
+def _dataset_entry(dataset: LoadedDataset) -> dict[str, Any]:
+    entry = describe(dataset)
+    entry["samples"] = len(entry.pop("sample_ids"))
+    return entry
+
+
+def update_manifest(
+    manifest: dict[str, Any], job: RunJob, retriever_errors: dict[str, str]
+) -> dict[str, Any]:
+    """Add the documents and retriever manifests once ingest and index have run."""
+    manifest["documents"] = [
+        {
+            "path": str(path),
+            "id": doc.id,
+            "sha256": doc.sha256,
+            "pages": doc.num_pages,
+            "ocr_pages": len(doc.ocr_pages),
+        }
+        for path, doc in sorted(job.documents.items())
+    ]
+    retrievers = dict(manifest.get("retrievers") or {})
+    for alias, retriever in job.retrievers.items():
+        try:
+            described = dict(retriever.manifest())
+        except Exception as exc:
+            described = {"error": f"manifest() failed: {exc}"}
+        retrievers[alias] = {
+            "type": retriever_type(job.config, alias),
+            "params": job.config.retrievers[alias].params,
+            "manifest": described,
+        }
+    for alias, message in retriever_errors.items():
+        retrievers[alias] = {"type": retriever_type(job.config, alias), "error": message}
+    manifest["retrievers"] = retrievers
+    for entry, dataset in zip(manifest["datasets"], job.datasets.values(), strict=False):
+        entry["input_errors"] = dict(dataset.bad)
+    return manifest
+
+
+def _read(run_dir: RunDir) -> dict[str, Any]:
+    path = run_dir.file(RunDir.MANIFEST)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunDirError(f"{path}: unreadable manifest ({exc})") from exc
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,308 @@
+"""The ``ray`` executor: questions and index building spread over a Ray cluster.
+
+Scheduling is Ray's own: each retriever is built inside its own actor (placed by Ray, built in
+parallel), and each work item is a ``ray.remote`` task asking for ``runner.ray.cpus_per_item``
+CPUs. Tasks reach their retriever through the actor handle. The driver keeps a bounded window
+of tasks in flight, writes each finished trajectory as it arrives (so rows are durable and a
+resume works exactly as with the local executor) and consults the budget before submitting.
+
+Workers import ``scanrag`` and the config's ``plugins``; documents come from the shared
+document cache the ingest stage filled (``runner.cache_dir`` must be visible to every node).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scanrag.config import ExperimentConfig
+from scanrag.hashing import stable_hash
+from scanrag.llm.types import ChatModel
+from scanrag.protocols import StrategyContext
+from scanrag.runner.components import build_llm, build_retriever, build_strategies
+from scanrag.runner.executors import Gate, RunJob, Sink
+from scanrag.runner.items import WorkItem, base_trajectory, execute_item, finish
+from scanrag.runner.store import DiskFullError, disk_full_reason
+from scanrag.runner.usage import UsageTally, usage_from_json
+from scanrag.schemas import Document, PageHit, Sample, Status, Trajectory
+
+
+@dataclass
+class Shared:
+    """What every task needs, put into the object store once per session."""
+
+    key: str
+    config: ExperimentConfig
+    run_dir: str
+    settings: dict[str, Any]
+    pdf_dirs: dict[str, str]
+    llm: ChatModel | None = None
+    all_docs: list[str] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- worker side
+
+_STATE: dict[str, Any] = {}
+_STATE_LOCK = threading.Lock()
+
+
+class _WorkerState:
+    def __init__(self, shared: Shared) -> None:
+        for module in shared.config.plugins:
+            importlib.import_module(module)
+        from scanrag.documents import DocumentStore, PageRenderer
+
+        cache = Path(shared.config.runner.cache_dir)
+        self.store = DocumentStore(cache / "documents")
+        self.renderer = PageRenderer(cache / "pages", dpi=shared.config.runner.render_dpi)
+        self.strategies = build_strategies(shared.config.cells())
+        self.documents: dict[Path, Document] = {}
+
+    def document(self, path: Path) -> Document:
+        if path not in self.documents:
+            if len(self.documents) >= 64:
+                self.documents.pop(next(iter(self.documents)))
+            self.documents[path] = self.store.load_or_ingest(path)
+        return self.documents[path]
+
+
+def _state(shared: Shared) -> _WorkerState:
+    with _STATE_LOCK:
+        if shared.key not in _STATE:
+            _STATE.clear()
+            _STATE[shared.key] = _WorkerState(shared)
+        state: _WorkerState = _STATE[shared.key]
+        return state
+
+
+class RemoteRetriever:
+    """A ``Retriever`` whose index lives in a Ray actor."""
+
+    def __init__(self, name: str, handle: Any) -> None:
+        self.name = name
+        self._handle = handle
+
+    def add(self, documents: Sequence[Document]) -> None:
+        raise RuntimeError("a remote retriever is built by its actor; add() is not available")
+
+    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
+        import ray
+
+        hits: list[PageHit] = ray.get(self._handle.search.remote(query, k, doc_ids))
+        return hits
+
+    def search_batch(
+        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None = None
+    ) -> list[list[PageHit]]:
+        import ray
+
+        hits: list[list[PageHit]] = ray.get(self._handle.search_batch.remote(queries, k, doc_ids))
+        return hits
+
+    def manifest(self) -> dict[str, Any]:
+        import ray
+
+        manifest: dict[str, Any] = ray.get(self._handle.manifest.remote())
+        return manifest
+
+
+def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, dict[str, Any]]:
+    """Body of the remote task: one work item → (trajectory JSON, usage per stage)."""
+    state = _state(shared)
+    pdf_dir = Path(shared.pdf_dirs[item.dataset])
+    sample = item.sample
+    documents = {n: state.document(pdf_dir / n) for n in (*sample.doc_ids, *sample.cited_doc_ids)}
+    ctx = StrategyContext(
+        llm=shared.llm or build_llm(shared.config),
+        documents=documents,
+        models=dict(item.models),
+        retriever=RemoteRetriever(item.retriever or "", retriever) if retriever else None,
+        renderer=state.renderer,
+        checkpoint_dir=Path(shared.run_dir) / "checkpoints",
+        settings={**shared.settings, "run_key": item.run_key},
+    )
+    trajectory, tally = asyncio.run(
+        execute_item(
+            item,
+            state.strategies.get(item.run_key),
+            ctx,
+            timeout_s=shared.config.runner.item_timeout_s,
+        )
+    )
+    usage = {k: v.model_dump() for k, v in tally.snapshot().items()}
+    return trajectory.model_dump_json(), usage
+
+
+class RetrieverHost:
+    """Actor body: builds one retriever over the run's documents and answers searches."""
+
+    def __init__(self, shared: Shared, alias: str) -> None:
+        state = _state(shared)
+        documents = [state.document(Path(p)) for p in shared.all_docs]
+        index_dir = Path(shared.run_dir) / "indexes" / alias
+        self.retriever = build_retriever(shared.config, alias, documents, shared.samples, index_dir)
+
+    def ready(self) -> bool:
+        return True
+
+    def search(self, query: str, k: int, doc_ids: Sequence[str] | None) -> list[PageHit]:
+        return self.retriever.search(query, k, doc_ids)
+
+    def search_batch(
+        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None
+    ) -> list[list[PageHit]]:
+        return self.retriever.search_batch(queries, k, doc_ids)
+
+    def manifest(self) -> dict[str, Any]:
+        return dict(self.retriever.manifest())
+
+
+# ----------------------------------------------------------------------------- driver side
+
+
+class RayExecutor:
+    """Runs items as Ray tasks; see the module docstring."""
+
+    name = "ray"
+
+    def __init__(self, config: ExperimentConfig) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise RuntimeError("the ray executor needs Ray: pip install 'scanrag[ray]'") from exc
+        self.config = config
+        self.ray = ray
+        self._owns_cluster = False
+        if not ray.is_initialized():
+            spec = config.runner.ray
+            ray.init(
+                address=spec.address,
+                num_cpus=spec.num_cpus if spec.address is None else None,
+                include_dashboard=False,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+            )
+            self._owns_cluster = True
+        self._task: Any = ray.remote(run_item_task).options(
+            num_cpus=config.runner.ray.cpus_per_item, max_retries=1
+        )
+        self._host: Any = ray.remote(RetrieverHost)
+        self._actors: dict[str, Any] = {}
+        self._shared_ref: Any = None
+
+    def _shared(self, job: RunJob) -> Any:
+        if self._shared_ref is None:
+            shared = Shared(
+                key=f"{job.run_dir}:{stable_hash(job.config.model_dump(mode='json'))}",
+                config=job.config,
+                run_dir=str(job.run_dir),
+                settings=job.settings,
+                pdf_dirs={name: str(d.pdf_dir) for name, d in job.datasets.items()},
+                llm=job.llm,
+                all_docs=sorted(str(p) for p in job.documents),
+                samples=job.all_samples(),
+            )
+            self._shared_ref = self.ray.put(shared)
+        return self._shared_ref
+
+    def build_retrievers(
+        self, job: RunJob, aliases: Sequence[str], on_done: Callable[[str], None]
+    ) -> dict[str, str]:
+        shared = self._shared(job)
+        pending: dict[str, Any] = {a: self._host.remote(shared, a) for a in aliases}
+        waits = {actor.ready.remote(): alias for alias, actor in pending.items()}
+        errors: dict[str, str] = {}
+        while waits:
+            ready, _ = self.ray.wait(list(waits), num_returns=1)
+            alias = waits.pop(ready[0])
+            try:
+                self.ray.get(ready[0])
+                self._actors[alias] = pending[alias]
+                job.retrievers[alias] = RemoteRetriever(alias, pending[alias])
+            except Exception as exc:
+                errors[alias] = f"retriever {alias!r} could not be built: {_cause(exc)}"
+            on_done(alias)
+        return errors
+
+    def run_items(
+        self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
+    ) -> str | None:
+        shared = self._shared(job)
+        window = self._window()
+        in_flight: dict[Any, WorkItem] = {}
+        queue = iter(items)
+        stop: str | None = None
+        try:
+            while True:
+                while stop is None and len(in_flight) < window:
+                    stop = gate()
+                    item = next(queue, None) if stop is None else None
+                    if item is None:
+                        break
+                    if item.error is not None:
+                        trajectory = finish(item, _failed(item, *item.error), 0.0, UsageTally())
+                        sink(trajectory)
+                        continue
+                    handle = self._actors.get(item.retriever) if item.retriever else None
+                    in_flight[self._task.remote(shared, item, handle)] = item
+                if not in_flight:
+                    return stop
+                ready, _ = self.ray.wait(list(in_flight), num_returns=1)
+                for ref in ready:
+                    sink(self._collect(job, ref, in_flight.pop(ref)))
+        except DiskFullError as exc:
+            self._cancel(in_flight)
+            return disk_full_reason(exc)
+        except BaseException:
+            self._cancel(in_flight)
+            raise
+
+    def _collect(self, job: RunJob, ref: Any, item: WorkItem) -> Trajectory:
+        try:
+            text, usage = self.ray.get(ref)
+        except Exception as exc:
+            message = f"ray task failed: {_cause(exc)}"
+            return finish(item, _failed(item, Status.INTERNAL_ERROR, message), 0.0, UsageTally())
+        job.run_tally.merge(usage_from_json(usage))
+        return Trajectory.model_validate_json(text)
+
+    def _window(self) -> int:
+        spec = self.config.runner.ray
+        if spec.max_in_flight is not None:
+            return spec.max_in_flight
+        cpus = float(self.ray.cluster_resources().get("CPU", 1.0))
+        return max(1, int(cpus / spec.cpus_per_item) * 2)
+
+    def _cancel(self, in_flight: dict[Any, WorkItem]) -> None:
+        for ref in in_flight:
+            try:
+                self.ray.cancel(ref)
+            except Exception:
+                continue
+
+    def close(self) -> None:
+        for actor in self._actors.values():
+            try:
+                self.ray.kill(actor)
+            except Exception:
+                continue
+        self._actors.clear()
+        self._shared_ref = None
+        if self._owns_cluster:
+            self.ray.shutdown()
+
+
+def _failed(item: WorkItem, status: Status, message: str) -> Trajectory:
+    return base_trajectory(item).fail(status, message)
+
+
+def _cause(exc: BaseException) -> str:
+    cause = getattr(exc, "cause", None) or exc
+    text = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {text[-1] if text else ''}"

@@ -1,0 +1,166 @@
+"""``summary.json`` and the table printed at the end of a run.
+
+Counts and usage are recomputed from the rows on disk, so the summary is right whatever number
+of sessions wrote them. Metrics per grid cell come from the evaluation stage's ``summarize``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from scanrag.config import ExperimentConfig, RunCell
+from scanrag.runner.store import JsonlLog, RunDir, row_key
+from scanrag.runner.usage import usage_from_json
+from scanrag.schemas import Sample, Usage
+
+
+def usage_of_rows(rows: Iterable[dict[str, Any]]) -> Usage:
+    """Total usage of trajectory or score rows (their per-stage ``usage`` mappings)."""
+    total = Usage()
+    for row in rows:
+        usage = row.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        if "calls" in usage and not isinstance(usage.get("calls"), dict):
+            total = total.add(Usage.model_validate(usage))
+            continue
+        for stage_usage in usage_from_json(usage).values():
+            total = total.add(stage_usage)
+    return total
+
+
+def _usage_by_stage(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    stages: dict[str, Usage] = defaultdict(Usage)
+    for row in rows:
+        usage = row.get("usage")
+        if isinstance(usage, dict) and not (
+            "calls" in usage and not isinstance(usage["calls"], dict)
+        ):
+            for stage, stage_usage in usage_from_json(usage).items():
+                stages[stage] = stages[stage].add(stage_usage)
+    data = {k: v.model_dump() for k, v in sorted(stages.items())}
+    total = Usage()
+    for v in stages.values():
+        total = total.add(v)
+    data["total"] = total.model_dump()
+    return data
+
+
+def _metrics(score_rows: list[dict[str, Any]], samples: Mapping[str, Sample]) -> dict[str, Any]:
+    if not score_rows:
+        return {"headline": {}, "all": {}, "detail": None}
+    from scanrag.runner.scoring import summarize_rows
+
+    return summarize_rows(score_rows, samples)
+
+
+def build_summary(
+    config: ExperimentConfig,
+    run_dir: RunDir,
+    cells: Sequence[RunCell],
+    stop_reason: str | None,
+    manifest: dict[str, Any],
+    *,
+    samples: Mapping[str, Sample] | None = None,
+    score_pending: int | None = None,
+) -> dict[str, Any]:
+    """The run's summary, recomputed from the rows on disk.
+
+    ``score_pending`` is the number of (trajectory, scorer) pairs still without a row after
+    the score stage (``None`` when scoring did not run this session).
+    """
+    trajectories = list(JsonlLog(run_dir.file(RunDir.TRAJECTORIES)).rows())
+    scores = list(JsonlLog(run_dir.file(RunDir.SCORES)).rows())
+    n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", []))
+    planned = n_samples * len(cells)
+    by_cell: dict[str, Counter[str]] = defaultdict(Counter)
+    seconds: dict[str, float] = defaultdict(float)
+    spent: dict[str, Usage] = defaultdict(Usage)
+    for row in trajectories:
+        key = row_key(row)[0]
+        by_cell[key][str(row.get("status", "ok"))] += 1
+        seconds[key] += float((row.get("timings") or {}).get("total", 0.0))
+        spent[key] = spent[key].add(usage_of_rows([row]))
+    scored_keys = {row_key(r) for r in scores}
+    done_keys = {row_key(r) for r in trajectories}
+    complete = stop_reason is None and len(done_keys) >= planned
+    if config.scoring.enabled:
+        complete = complete and score_pending == 0
+    metrics = _metrics(scores, samples or {})
+    cells_out = {}
+    for cell in cells:
+        counts = by_cell.get(cell.run_key, Counter())
+        n = sum(counts.values())
+        cells_out[cell.run_key] = {
+            "strategy": cell.strategy.name,
+            "retriever": cell.retriever,
+            "models": cell.models,
+            "items": n,
+            "status": dict(sorted(counts.items())),
+            "seconds_per_item": round(seconds[cell.run_key] / n, 3) if n else None,
+            "usage": spent[cell.run_key].model_dump(),
+            "usd_per_item": round(spent[cell.run_key].cost_usd / n, 6) if n else None,
+        }
+    return {
+        "name": config.name,
+        "run_dir": str(run_dir.path),
+        "complete": complete,
+        "stop_reason": stop_reason,
+        "resume": None if complete else f"scanrag run --resume {run_dir.path}",
+        "counts": {
+            "samples": n_samples,
+            "cells": len(cells),
+            "planned": planned,
+            "trajectories": len(done_keys),
+            "scored": len(scored_keys & done_keys),
+            "score_rows": len(scores),
+            "score_pending": score_pending,
+        },
+        "cells": cells_out,
+        "metrics": metrics["all"],
+        "headline": metrics["headline"],
+        "scoring": metrics["detail"],
+        "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
+        "sessions": manifest.get("sessions", []),
+    }
+
+
+def render_table(summary: dict[str, Any]) -> Any:
+    """A rich table: one row per grid cell with status counts, key metrics, cost and time."""
+    from rich.table import Table
+
+    metrics: dict[str, dict[str, Any]] = summary.get("headline") or {}
+    if not any(metrics.values()):
+        metrics = summary.get("metrics") or {}
+    metric_names: list[str] = []
+    for values in metrics.values():
+        for name, value in values.items():
+            if isinstance(value, int | float) and name not in metric_names:
+                metric_names.append(name)
+    metric_names = metric_names[:8]
+    table = Table(title=f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)")
+    table.add_column("run key", overflow="fold")
+    table.add_column("items", justify="right")
+    table.add_column("ok", justify="right")
+    for name in metric_names:
+        table.add_column(name, justify="right")
+    table.add_column("s/item", justify="right")
+    table.add_column("$/item", justify="right")
+    for key, cell in summary["cells"].items():
+        values = metrics.get(key, {})
+        row = [key, str(cell["items"]), str(cell["status"].get("ok", 0))]
+        row += [_fmt(values.get(name)) for name in metric_names]
+        row.append(_fmt(cell["seconds_per_item"]))
+        row.append(_fmt(cell["usd_per_item"]))
+        table.add_row(*row)
+    return table
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

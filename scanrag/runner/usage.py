@@ -1,0 +1,102 @@
+"""Usage accounting for the runner: per-stage tallies, a metering model wrapper, the budget.
+
+Every model call a strategy or a judge makes goes through :class:`MeteredModel`, which adds the
+response's usage to one or more :class:`UsageTally` objects under the request's ``stage``.
+Responses served from the gateway cache count as cached calls and cost nothing; only fresh
+tokens and dollars count against the :class:`Budget`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from scanrag.llm.types import ChatModel, ChatRequest, ChatResponse
+from scanrag.schemas import Usage
+
+
+class UsageTally:
+    """Thread-safe usage per model stage (``reader``, ``planner``, ``judge.answer`` ...)."""
+
+    def __init__(self, by_stage: Mapping[str, Usage] | None = None) -> None:
+        self._lock = threading.Lock()
+        self.by_stage: dict[str, Usage] = dict(by_stage or {})
+
+    def add(self, stage: str, usage: Usage) -> None:
+        with self._lock:
+            self.by_stage[stage] = self.by_stage.get(stage, Usage()).add(usage)
+
+    def merge(self, by_stage: Mapping[str, Usage]) -> None:
+        for stage, usage in by_stage.items():
+            self.add(stage, usage)
+
+    def total(self) -> Usage:
+        with self._lock:
+            total = Usage()
+            for usage in self.by_stage.values():
+                total = total.add(usage)
+            return total
+
+    def snapshot(self) -> dict[str, Usage]:
+        with self._lock:
+            return dict(self.by_stage)
+
+    def to_json(self) -> dict[str, Any]:
+        snap = self.snapshot()
+        data: dict[str, Any] = {k: v.model_dump() for k, v in sorted(snap.items())}
+        data["total"] = self.total().model_dump()
+        return data
+
+
+def billable(usage: Usage, cached: bool) -> Usage:
+    """The usage a response adds to the budget: none of its tokens or cost when cached."""
+    if not cached:
+        return usage
+    return Usage(calls=usage.calls or 1, cached_calls=max(usage.cached_calls, 1))
+
+
+class MeteredModel:
+    """A ``ChatModel`` that records every response's usage into the given tallies."""
+
+    def __init__(self, inner: ChatModel, tallies: Iterable[UsageTally]) -> None:
+        self.inner = inner
+        self.tallies = list(tallies)
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        response = await self.inner.chat(request)
+        usage = billable(response.usage, response.cached)
+        for tally in self.tallies:
+            tally.add(request.stage, usage)
+        return response
+
+    def __getattr__(self, name: str) -> Any:  # expose the gateway's extras (ledger, cache...)
+        return getattr(self.inner, name)
+
+
+class Budget:
+    """Optional limits in USD and tokens over the whole run (earlier sessions included)."""
+
+    def __init__(self, usd: float | None = None, tokens: int | None = None) -> None:
+        self.usd = usd
+        self.tokens = tokens
+
+    @property
+    def enabled(self) -> bool:
+        return self.usd is not None or self.tokens is not None
+
+    def exceeded(self, spent: Usage) -> str | None:
+        """Why the budget is used up, or ``None`` while there is room left."""
+        if self.usd is not None and spent.cost_usd >= self.usd:
+            return f"budget reached: spent ${spent.cost_usd:.4f} of ${self.usd:.4f}"
+        if self.tokens is not None and spent.total_tokens >= self.tokens:
+            return f"budget reached: used {spent.total_tokens} of {self.tokens} tokens"
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"usd": self.usd, "tokens": self.tokens}
+
+
+def usage_from_json(data: Mapping[str, Any] | None) -> dict[str, Usage]:
+    """Per-stage usage from a JSON mapping (a trajectory's ``usage`` field)."""
+    return {k: Usage.model_validate(v) for k, v in (data or {}).items() if k != "total"}

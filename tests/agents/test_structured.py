@@ -1,0 +1,214 @@
+"""The JSON output path, and its agreement with the free-text citation path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents.citations import parse_citations
+from agents.evidence import ParseContext, ParsedOutput, apply_output, format_citation
+from agents.structured import TASK_FIELDS, extract_json, parse_structured, schema_for
+from scanrag.schemas import Status, Trajectory
+
+COMPARED = ("pages", "regions", "facts", "answer", "citations")
+
+# (sentence, page, doc_page, bbox, element_type)
+Content = list[tuple[str, int, str | None, list[float] | None]]
+
+
+def _as_text(content: Content, answer: str) -> str:
+    lines = [f"{s} {format_citation(p, d, b)}." for s, p, d, b in content]
+    return "\n".join(lines) + f"\n<answer>{answer}</answer>"
+
+
+def _as_json(content: Content, answer: str) -> str:
+    facts = []
+    for s, p, d, b in content:
+        fact: dict[str, Any] = {"page": p, "text": s}
+        if d is not None:
+            fact["doc_page"] = d
+        if b is not None:
+            fact["bbox"] = b
+        facts.append(fact)
+    regions = [{"page": p, "bbox": b} for _, p, _, b in content if b is not None]
+    return json.dumps({"pages": [], "regions": regions, "facts": facts, "answer": answer})
+
+
+def _fields(parsed: ParsedOutput) -> dict[str, Any]:
+    dumped = parsed.model_dump(mode="json")
+    return {key: dumped[key] for key in COMPARED}
+
+
+def test_both_paths_agree_on_a_fixed_reply() -> None:
+    content: Content = [
+        ("Revenue reached 4 million in 2021", 3, "1", [0.1, 0.2, 0.9, 0.3]),
+        ("Costs fell by 8 percent", 4, "2", [0.1, 0.5, 0.9, 0.55]),
+        ("The note has no box", 5, None, None),
+        ("This box is off the page", 5, "3", [0.1, 0.2, 1.3, 0.3]),
+        ("This page does not exist", 40, "38", [0.1, 0.1, 0.2, 0.2]),
+    ]
+    context = ParseContext.with_pages(10)
+    free = parse_citations(_as_text(content, "4 million"), context)
+    structured = parse_structured(_as_json(content, "4 million"), context)
+    assert _fields(free) == _fields(structured)
+    assert free.pages == [3, 4, 5]
+    assert [c.valid for c in free.citations] == [True, True, True, False, False]
+    assert len(free.regions) == 2 and free.answer == "4 million"
+
+
+_WORDS = st.sampled_from(["revenue", "grew", "the", "board", "costs", "fell", "in", "2021", "42"])
+_SENTENCE = st.lists(_WORDS, min_size=1, max_size=6).map(lambda ws: " ".join(ws).capitalize())
+_COORD = st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.5, -0.2])
+_BBOX = st.none() | st.lists(_COORD, min_size=4, max_size=4)
+_ITEM = st.tuples(_SENTENCE, st.integers(1, 15), st.none() | st.sampled_from(["1", "iv"]), _BBOX)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_ITEM, min_size=0, max_size=6), _SENTENCE, st.integers(1, 12))
+def test_both_paths_agree_on_generated_content(
+    content: Content, answer: str, num_pages: int
+) -> None:
+    context = ParseContext.with_pages(num_pages)
+    free = parse_citations(_as_text(content, answer), context)
+    structured = parse_structured(_as_json(content, answer), context)
+    assert _fields(free) == _fields(structured)
+
+
+def test_fenced_json_with_extra_prose_is_read() -> None:
+    text = 'Here you go:\n```json\n{"answer": "7", "pages": [2]}\n```\nThanks.'
+    parsed = parse_structured(text, ParseContext.with_pages(3))
+    assert parsed.answer == "7" and parsed.pages == [2] and parsed.parser == "json"
+
+
+def test_truncated_json_is_closed_and_noted() -> None:
+    text = '{"pages": [2, 3], "facts": [{"page": 2, "text": "Revenue was 5'
+    parsed = parse_structured(text, ParseContext.with_pages(5))
+    assert parsed.notes["json_repaired"] is True
+    assert parsed.pages == [2, 3] and parsed.facts[0].text == "Revenue was 5"
+
+
+def test_extract_json_drops_a_dangling_key() -> None:
+    data, repaired = extract_json('{"answer": "x", "pag')
+    assert data == {"answer": "x"} and repaired
+
+
+def test_bad_items_become_invalid_citations_in_order() -> None:
+    text = json.dumps(
+        {
+            "facts": [
+                {"page": 2, "text": "Fine"},
+                {"page": "two", "text": "Bad page"},
+                {"text": "No page at all"},
+            ],
+            "regions": [{"page": 2, "bbox": "0.1 0.2"}],
+            "answer": "ok",
+        }
+    )
+    parsed = parse_structured(text, ParseContext.with_pages(3))
+    assert [(c.sentence, c.valid) for c in parsed.citations] == [
+        ("Fine", True),
+        ("Bad page", False),
+        ("No page at all", False),
+        ("", False),
+    ]
+    assert all(c.reason for c in parsed.citations[1:])
+    assert len(parsed.notes["invalid_items"]) == 3
+
+
+def test_explicit_pages_out_of_range_are_noted() -> None:
+    parsed = parse_structured(
+        '{"pages": [1, 9, "x", 0], "answer": "a"}', ParseContext.with_pages(4)
+    )
+    assert parsed.pages == [1]
+    assert parsed.notes["invalid_pages"] == ["x", 0, 9]
+
+
+def test_region_without_fact_is_a_textless_citation() -> None:
+    text = '{"regions": [{"page": 2, "bbox": [0, 0, 1, 0.5], "element_type": "table"}]}'
+    parsed = parse_structured(text, ParseContext.with_pages(3))
+    assert parsed.regions[0].element_type == "table"
+    assert parsed.citations[0].sentence == "" and parsed.facts == []
+    assert parsed.pages == [2]
+
+
+@pytest.mark.parametrize(
+    "text", ["", "no json here at all, just words", "{not: json", "[1, 2, 3]", "{{{{"]
+)
+def test_garbage_is_unparsed_with_raw_kept(text: str) -> None:
+    parsed = parse_structured(text, ParseContext.with_pages(3))
+    trajectory = apply_output(Trajectory(sample_id="s", strategy="t"), parsed, text)
+    assert trajectory.status == Status.UNPARSED
+    assert trajectory.raw_output == text
+
+
+def test_free_text_reply_on_the_json_path_still_parses() -> None:
+    parsed = parse_structured("It grew [page=2]. <answer>yes</answer>", ParseContext.with_pages(3))
+    assert parsed.parser == "json->citations" and parsed.answer == "yes" and parsed.pages == [2]
+
+
+def test_task_fields_issues_chain_verdict() -> None:
+    text = json.dumps(
+        {
+            "issues": [
+                {
+                    "description": "Total is wrong",
+                    "family": "cf",
+                    "locations": [{"page": 4, "bbox": [0.1, 0.1, 0.9, 0.3]}],
+                    "reasoning_steps": ["rows sum to 10", " ", "total says 12"],
+                }
+            ],
+            "evidence_chain": [{"anchor": "Fig. 2", "text": "curve", "page": 3}],
+            "verdict": "yes",
+            "answer": ["a", "b"],
+        }
+    )
+    parsed = parse_structured(text, ParseContext.with_pages(5))
+    issue = parsed.issues[0]
+    assert issue.family == "CF" and issue.pages == [4] and len(issue.locations) == 1
+    assert issue.reasoning_steps == ["rows sum to 10", "total says 12"]
+    assert parsed.pages == [4] and parsed.facts[0].text == "Total is wrong"
+    assert parsed.evidence_chain[0].anchor == "Fig. 2" and parsed.verdict is True
+    assert parsed.answer == "a, b"
+
+
+@pytest.mark.parametrize("task", sorted(TASK_FIELDS))
+def test_schema_per_task_lists_its_fields(task: str) -> None:
+    schema = schema_for(task)
+    listed, required = TASK_FIELDS[task]
+    assert list(schema["properties"]) == list(listed)
+    assert schema["required"] == list(required)
+    refs = json.dumps(schema["properties"])
+    assert set(schema.get("$defs", {})) == {d for d in schema.get("$defs", {}) if d in refs}
+
+
+def test_unknown_task_gets_the_qa_schema() -> None:
+    assert schema_for("nonsense")["properties"].keys() == schema_for("qa")["properties"].keys()
+
+
+_KEYS = ["pages", "facts", "regions", "answer", "issues", "page", "bbox", "text"]
+_KEYS += ["evidence_chain", "verdict", "locations", "anchor"]
+_SCALARS = st.none() | st.booleans() | st.integers(-3, 50) | st.floats() | st.text(max_size=8)
+_JSONISH = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_JSONISH, st.booleans())
+def test_fuzzed_json_never_raises(value: Any, truncate: bool) -> None:
+    text = json.dumps(value)
+    if truncate:
+        text = text[: len(text) // 2]
+    parsed = parse_structured(text, ParseContext.with_pages(10))
+    trajectory = apply_output(Trajectory(sample_id="f", strategy="fuzz"), parsed, text)
+    assert trajectory.raw_output == text
+    assert set(parsed.pages) <= set(range(1, 11))
+    assert all(c.reason for c in parsed.citations if not c.valid)

@@ -1,0 +1,79 @@
+"""Geometric region metrics per gold box, pooled over items; edge cases by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.base import RowGroup, StatsOptions
+from evaluation.docscope.region_geometry import RegionGeometryScorer
+from scanrag.schemas import BBox, Citation, Region
+
+NO_CI = StatsOptions(n_resamples=0)
+
+
+def reg(page: int, *v: float) -> Region:
+    return Region(page=page, bbox=BBox.from_list(v))
+
+
+def test_per_gold_box_scores_and_pooled_means(make_sample, make_traj) -> None:
+    scorer = RegionGeometryScorer()
+    sample = make_sample(
+        gold_pages=[1, 2, 3],
+        gold_regions=[
+            reg(1, 0, 0, 0.4, 0.4),
+            reg(1, 0.6, 0.6, 0.8, 0.8),
+            reg(2, 0.1, 0.1, 0.2, 0.2),
+            reg(3, 0, 0, 0.5, 0.5),
+        ],
+    )
+    traj = make_traj(
+        pages=[1, 2],  # page 3 missed: its gold box is outside P̂ and not scored
+        regions=[reg(1, 0.2, 0, 0.6, 0.4), reg(1, 0, 0.2, 0.4, 0.6), reg(2, 0.1, 0.1, 0.2, 0.2)],
+    )
+    row = scorer.compute(traj, sample)
+    units = {u["unit"]: u for u in row.details["units"]}
+    assert set(units) == {"page1/gold0", "page1/gold1", "page2/gold0"}
+    g0 = units["page1/gold0"]  # G∩U 0.12, U 0.28, G 0.16 (see test_geometry)
+    assert (g0["iou"], g0["iom"], g0["gt_recall"]) == pytest.approx((0.375, 0.75, 0.75))
+    assert (units["page1/gold1"]["iou"], units["page1/gold1"]["gt_recall"]) == (0.0, 0.0)
+    assert units["page2/gold0"]["iou"] == pytest.approx(1.0)
+    assert row.counts["gold"] == 3 and row.counts["gold_all"] == 4
+    assert row.counts["covered_geo"] == 1  # only the exact box reaches GT-recall 0.9
+    assert row.metrics["gt_recall"] == pytest.approx((0.75 + 0 + 1) / 3)
+
+    other = scorer.compute(
+        make_traj(sample_id="q2", pages=[1]),  # right page, no predicted box at all
+        make_sample(id="q2", gold_pages=[1], gold_regions=[reg(1, 0.1, 0.1, 0.3, 0.3)]),
+    )
+    assert other.metrics == {"iou": 0.0, "iom": 0.0, "gt_recall": 0.0}
+    out = scorer.aggregate([row, other], RowGroup("c", "s"), NO_CI).metrics
+    assert out["gt_recall"].value == pytest.approx((0.75 + 0 + 1 + 0) / 4)  # pooled over boxes
+    assert out["iom"].value == pytest.approx((0.75 + 0 + 1 + 0) / 4)
+    assert out["covered_rate"].value == pytest.approx(1 / 4)
+
+
+def test_invalid_boxes_are_not_in_the_union(make_sample, make_traj) -> None:
+    sample = make_sample(gold_pages=[1], gold_regions=[reg(1, 0.1, 0.1, 0.3, 0.3)])
+    traj = make_traj(
+        pages=[1], citations=[Citation(sentence="x", page=1, bbox=[-0.5, 0, 2, 2], valid=False)]
+    )
+    row = RegionGeometryScorer().compute(traj, sample)
+    assert row.metrics["gt_recall"] == 0.0
+
+
+def test_citation_boxes_are_used_when_a_trajectory_has_no_regions(make_sample, make_traj) -> None:
+    sample = make_sample(gold_pages=[1], gold_regions=[reg(1, 0.1, 0.1, 0.3, 0.3)])
+    traj = make_traj(
+        pages=[1], citations=[Citation(sentence="x", page=1, bbox=[0.1, 0.1, 0.3, 0.3])]
+    )
+    assert RegionGeometryScorer().compute(traj, sample).metrics["iou"] == pytest.approx(1.0)
+
+
+def test_no_correct_page_and_skips(make_sample, make_traj) -> None:
+    scorer = RegionGeometryScorer()
+    sample = make_sample(gold_pages=[1], gold_regions=[reg(1, 0.1, 0.1, 0.3, 0.3)])
+    row = scorer.compute(make_traj(pages=[2], regions=[reg(2, 0, 0, 1, 1)]), sample)
+    assert row.status == "ok" and row.counts["gold"] == 0 and row.metrics["iou"] is None
+    assert scorer.compute(make_traj(), make_sample()).status == "skipped"
+    with pytest.raises(ValueError):
+        RegionGeometryScorer(covered_threshold=0)

@@ -1,0 +1,48 @@
+"""DocumentSource: PDF lookup by folder, page counts, rendering, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evaluation.documents import DocumentError, DocumentNotFoundError, DocumentSource
+
+
+def make_pdf(path: Path, pages: int) -> Path:
+    import pymupdf
+
+    doc = pymupdf.open()
+    for _ in range(pages):
+        doc.new_page(width=100, height=150)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_lookup_count_and_render(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    make_pdf(second / "x.pdf", 4)
+    explicit = make_pdf(tmp_path / "elsewhere.pdf", 2)
+    source = DocumentSource(
+        [first, second], paths={"y.pdf": explicit}, cache_dir=tmp_path / "c", dpi=36
+    )
+    assert source.pdf_path("x.pdf") == second / "x.pdf"
+    assert source.num_pages("x.pdf") == 4 and source.num_pages("y.pdf") == 2
+    png = source.render("x.pdf", 3)
+    assert png.is_file() and png.suffix == ".png"
+    assert source.document("x.pdf").id == source.document("x.pdf").sha256[:16]
+
+
+def test_errors_are_typed(tmp_path: Path) -> None:
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4 not really a pdf")
+    source = DocumentSource([tmp_path])
+    with pytest.raises(DocumentNotFoundError, match="missing.pdf"):
+        source.pdf_path("missing.pdf")
+    with pytest.raises(DocumentError):
+        source.document("bad.pdf")
+    make_pdf(tmp_path / "ok.pdf", 1)
+    with pytest.raises(ValueError, match="cache_dir"):
+        source.render("ok.pdf", 1)

@@ -1,0 +1,184 @@
+"""The scoring stage: only missing pairs are scored, failures never lose work, summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluation.base import PureScorer, Scorer, StatsOptions
+from evaluation.judging import JudgeConfig, JudgeContext
+from evaluation.schemas import ScoreRow
+from evaluation.stage import (
+    ScoringError,
+    latest_rows,
+    read_rows,
+    score_run,
+    score_trajectories,
+    summarize,
+    summarize_dicts,
+)
+from scanrag.hashing import file_sha256
+from scanrag.llm import ModelError, ScriptedModel
+from scanrag.registry import SCORERS
+from scanrag.schemas import Document, Sample, Trajectory
+
+NO_CI = StatsOptions(n_resamples=0)
+
+
+def sample(i: int, **kw) -> Sample:
+    data = {"id": f"q{i}", "doc_ids": ["d.pdf"], "question": "?", "answer": "12", "gold_pages": [1]}
+    return Sample(**(data | kw))
+
+
+def traj(i: int, key: str = "cell", **kw) -> Trajectory:
+    data = {"sample_id": f"q{i}", "strategy": "s", "run_key": key, "pages": [1], "answer": "12"}
+    return Trajectory(**(data | kw))
+
+
+def ctx(llm: ScriptedModel) -> JudgeContext:
+    return JudgeContext(llm=llm, config=JudgeConfig(default_model="scripted/j"))
+
+
+class Boom(PureScorer):
+    name = "boom_test"
+
+    def compute(
+        self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        if trajectory.sample_id == "q1":
+            raise RuntimeError("scorer bug")
+        return self.new_row(trajectory, sample, metrics={"x": 1.0})
+
+
+@pytest.fixture
+def boom() -> Iterator[None]:
+    SCORERS.register("boom_test")(Boom)
+    yield
+    SCORERS.unregister("boom_test")
+
+
+async def test_second_run_scores_nothing_and_a_lost_row_is_redone() -> None:
+    llm = ScriptedModel(responder=lambda r: '{"consistent": true}')
+    samples = [sample(i) for i in range(3)]
+    trajs = [traj(i, answer="twelve") for i in range(3)]
+    written: list[ScoreRow] = []
+    rows = await score_run(trajs, samples, ["pages", "answer"], ctx(llm), on_row=written.append)
+    assert len(rows) == 6 and written == rows and len(llm.requests) == 3
+    again = await score_run(trajs, samples, ["pages", "answer"], ctx(llm), rows)
+    assert again == [] and len(llm.requests) == 3
+    kept = [r for r in rows if not (r.sample_id == "q2" and r.scorer == "answer")]
+    redo = await score_run(trajs, samples, ["pages", "answer"], ctx(llm), kept)
+    assert [(r.sample_id, r.scorer) for r in redo] == [("q2", "answer")]
+    assert len(llm.requests) == 4
+
+
+async def test_json_rows_count_as_existing() -> None:
+    rows = await score_run([traj(0)], [sample(0)], ["pages"])
+    dumped = [r.model_dump(mode="json") for r in rows]
+    assert await score_run([traj(0)], [sample(0)], ["pages"], None, dumped) == []
+
+
+async def test_retry_failed_rescores_failed_rows() -> None:
+    llm = ScriptedModel([ModelError("j", "down"), '{"consistent": true}'])
+    first = await score_run([traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm))
+    assert first[0].status == "judge_error"
+    same = await score_run([traj(0)], [sample(0)], ["answer"], ctx(llm), first)
+    assert same == []
+    retried = await score_run(
+        [traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm), first, retry_failed=True
+    )
+    assert retried[0].status == "ok" and retried[0].metrics["correct"] == 1.0
+    assert latest_rows([*first, *retried])[("cell", "q0", "answer")].status == "ok"
+
+
+async def test_a_raising_scorer_loses_no_other_row(boom: None) -> None:
+    written: list[ScoreRow] = []
+    samples = [sample(i) for i in range(3)]
+    with pytest.raises(ScoringError) as info:
+        await score_run(
+            [traj(i) for i in range(3)], samples, ["boom_test", "pages"], on_row=written.append
+        )
+    assert list(info.value.failures) == [("cell", "q1", "boom_test")]
+    assert "scorer bug" in str(info.value)
+    assert len(written) == 5  # every other pair was scored and handed over
+
+
+async def test_unknown_sample_and_task_filter() -> None:
+    find = sample(1, task="find")
+    rows = await score_run([traj(0), traj(1), traj(9)], [sample(0), find], ["pages"])
+    by_id = {r.sample_id: r for r in rows}
+    assert set(by_id) == {"q0", "q9"}  # the "find" sample is not a DocScope item
+    assert by_id["q9"].status == "skipped" and "no sample" in (by_id["q9"].reason or "")
+
+
+async def test_last_trajectory_per_key_wins() -> None:
+    rows = await score_run([traj(0, pages=[5]), traj(0, pages=[1])], [sample(0)], ["pages"])
+    assert len(rows) == 1 and rows[0].metrics["f1"] == 1.0
+
+
+async def test_summarize_groups_and_prefixes() -> None:
+    samples = [sample(i) for i in range(4)]
+    trajs = [traj(i, "a", pages=[1]) for i in range(4)] + [
+        traj(i, "b", pages=[2]) for i in range(4)
+    ]
+    rows = await score_run(trajs, samples, ["pages", "answer_rules", "layout"])
+    summary = summarize(rows, samples, stats=NO_CI)
+    assert set(summary.groups) == {"a", "b"}
+    a, b = summary.groups["a"], summary.groups["b"]
+    assert a.metrics["pages.f1"].value == 1.0 and b.metrics["pages.f1"].value == 0.0
+    assert a.metrics["answer_rules.accuracy"].value == 1.0
+    assert "completeness.complete_rate" in a.metrics  # aggregate-only scorer joins in
+    assert a.items == 4 and a.status["pages"] == {"ok": 4}
+    assert a.tables["layout.bins"]["count"]["1"]["accuracy"] == 1.0
+    flat = summary.flat(headline_only=True)
+    assert flat["a"]["pages.f1"] == 1.0 and "pages.macro_f1" not in flat["a"]
+    data = summarize_dicts([r.model_dump(mode="json") for r in rows], stats=NO_CI)
+    assert data["groups"]["b"]["metrics"]["pages.recall"]["value"] == 0.0
+
+
+def test_summarize_counts_rows_of_unregistered_scorers() -> None:
+    row = ScoreRow(sample_id="q", strategy="s", scorer="gone_scorer", metrics={"x": 1.0})
+    summary = summarize([row], stats=NO_CI)
+    assert summary.groups["s"].status == {"gone_scorer": {"ok": 1}}
+    assert summary.groups["s"].metrics == {}
+
+
+def test_read_rows_ignores_a_torn_tail(tmp_path: Path) -> None:
+    row = ScoreRow(sample_id="q", strategy="s", scorer="pages")
+    path = tmp_path / "scores.jsonl"
+    path.write_text(row.model_dump_json() + "\n" + '{"sample_id": "q2", "stra')
+    assert [r.sample_id for r in read_rows(path)] == ["q"]
+    assert read_rows(tmp_path / "missing.jsonl") == []
+
+
+def test_scorer_base_refuses_rows_for_aggregate_only() -> None:
+    assert isinstance(SCORERS.create("completeness"), Scorer)
+    with pytest.raises(ValueError):
+        ScoreRow.model_validate({"sample_id": "q", "strategy": "s", "scorer": "x", "status": "bad"})
+
+
+async def test_runner_entry_point_builds_the_context(tmp_path: Path) -> None:
+    import pymupdf
+
+    pdf = tmp_path / "d.pdf"
+    doc = pymupdf.open()
+    doc.new_page()
+    doc.save(pdf)
+    sha = file_sha256(pdf)
+    ingested = Document(id=sha[:16], name="d.pdf", path=str(pdf), sha256=sha, num_pages=1)
+    llm = ScriptedModel(responder=lambda r: '{"consistent": false}')
+    rows = await score_trajectories(
+        [traj(0, answer="thirteen")],
+        [sample(0, gold_pages=[1])],
+        llm=llm,
+        judges={"default": "scripted/j"},
+        scorers=["answer", "layout"],
+        params={"layout": {}, "unrelated": 3},
+        documents={pdf: ingested},
+        cache_dir=tmp_path / "cache",
+    )
+    by = {r.scorer: r for r in rows}
+    assert by["answer"].metrics["correct"] == 0.0 and llm.requests[0].model == "scripted/j"
+    assert by["layout"].metrics["position"] == 1.0  # page count found through `documents`

@@ -1,0 +1,100 @@
+"""BM25 index: golden scores, empty pages, incremental rebuild, scoping, persistence."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexes.bm25 import BM25Index
+from indexes.tokenize import TokenizerConfig
+
+
+@pytest.fixture
+def golden_index(bm25_golden, make_document):
+    index = BM25Index(**bm25_golden["params"])
+    index.add([make_document("tiny.pdf", bm25_golden["pages"])])
+    return index
+
+
+@pytest.mark.parametrize("query", ["apple banana", "the", "Cherry DATE", "zebra", "banana"])
+def test_scores_match_hand_computed_golden(golden_index, bm25_golden, query):
+    expected = bm25_golden["scores"][query]
+    hits = golden_index.search(query, k=10)
+    assert len(hits) == 5
+    by_page = {hit.page: hit.score for hit in hits}
+    assert [by_page[p] for p in range(1, 6)] == pytest.approx(expected, abs=1e-12)
+    # ranking: score descending, ties by page
+    want = sorted(range(1, 6), key=lambda p: (-round(expected[p - 1], 12), p))
+    assert [hit.page for hit in hits] == want
+    assert [hit.rank for hit in hits] == [1, 2, 3, 4, 5]
+
+
+def test_empty_page_scores_zero_and_is_kept(golden_index):
+    hits = golden_index.search("apple", k=5)
+    assert {hit.page: hit.score for hit in hits}[4] == 0.0
+
+
+def test_all_empty_store_does_not_crash(make_document):
+    index = BM25Index()
+    index.add([make_document("blank.pdf", ["", "  ", "!!!"])])
+    hits = index.search("anything", k=5)
+    assert [(h.page, h.score) for h in hits] == [(1, 0.0), (2, 0.0), (3, 0.0)]
+
+
+def test_incremental_add_equals_one_shot_build(corpus):
+    one_shot, step = BM25Index(), BM25Index()
+    one_shot.add(corpus)
+    for document in corpus:
+        step.add([document])
+    for query in ("revenue", "light plants", "cell"):
+        assert step.search(query, 10) == one_shot.search(query, 10)
+
+
+def test_incremental_add_changes_existing_scores(corpus):
+    """Statistics are store-wide, so adding a document re-weights pages already indexed."""
+    index = BM25Index()
+    index.add(corpus[:1])
+    before = index.search("revenue", 1, doc_ids=[corpus[0].id])[0].score
+    index.add(corpus[2:])  # more pages mention revenue: its idf drops
+    after = index.search("revenue", 1, doc_ids=[corpus[0].id])[0].score
+    assert after < before
+
+
+def test_scoped_scores_use_store_statistics(corpus):
+    index = BM25Index()
+    index.add(corpus)
+    everything = {(h.doc_id, h.page): h.score for h in index.search("revenue", 20)}
+    scoped = index.search("revenue", 20, doc_ids=[corpus[2].id])
+    assert {h.doc_id for h in scoped} == {corpus[2].id}
+    for hit in scoped:
+        assert hit.score == pytest.approx(everything[(hit.doc_id, hit.page)])
+
+
+def test_tokenizer_options_change_terms(make_document):
+    document = make_document("t.pdf", ["The THE the cat", "dog", "bird"])
+    default = BM25Index()
+    default.add([document])
+    stop = BM25Index(tokenizer={"stopwords": "english"})
+    stop.add([document])
+    assert default.search("the", 2)[0].score > 0
+    assert all(h.score == 0 for h in stop.search("the", 2))
+    assert stop.params()["tokenizer"]["stopwords"] == "english"
+
+
+def test_invalid_parameters_rejected():
+    with pytest.raises(ValueError, match="k1"):
+        BM25Index(k1=0)
+    with pytest.raises(ValueError, match="b must"):
+        BM25Index(b=1.5)
+    with pytest.raises(ValueError, match="pattern"):
+        BM25Index(tokenizer={"pattern": "("})
+
+
+def test_save_load_round_trip(tmp_path, corpus):
+    index = BM25Index(k1=1.2, tokenizer=TokenizerConfig(min_length=2))
+    index.add(corpus)
+    index.save(tmp_path / "bm25")
+    loaded = BM25Index.open(tmp_path / "bm25")
+    assert loaded.params() == index.params()
+    assert loaded.document_ids == index.document_ids
+    for query in ("revenue", "light"):
+        assert loaded.search(query, 10) == index.search(query, 10)

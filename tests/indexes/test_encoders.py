@@ -1,0 +1,121 @@
+"""Encoder helpers: device selection, model resolution, presets, token windows."""
+
+from __future__ import annotations
+
+import faiss
+import pytest
+import torch
+
+from indexes.encoders import (
+    DEFAULT_MODEL,
+    PRESETS,
+    model_fingerprint,
+    preset_for,
+    resolve_model,
+    select_devices,
+    token_windows,
+)
+from indexes.errors import ModelLoadError
+
+
+@pytest.fixture
+def gpu_faiss(monkeypatch):
+    """Pretend the installed faiss has GPU support and sees ``gpus`` GPUs."""
+
+    def install(gpus: int) -> None:
+        monkeypatch.setattr(faiss, "StandardGpuResources", object, raising=False)
+        monkeypatch.setattr(faiss, "index_cpu_to_gpu", lambda res, dev, idx: idx, raising=False)
+        monkeypatch.setattr(faiss, "get_num_gpus", lambda: gpus, raising=False)
+
+    return install
+
+
+def test_cpu_when_no_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    choice = select_devices()
+    assert choice.encoder == "cpu" and choice.faiss_gpu is False
+
+
+def test_cuda_and_gpu_faiss_when_both_present(monkeypatch, gpu_faiss):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    gpu_faiss(1)
+    choice = select_devices("auto")
+    assert choice.encoder == "cuda" and choice.faiss_gpu is True
+
+
+def test_cuda_with_cpu_only_faiss(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.delattr(faiss, "StandardGpuResources", raising=False)
+    choice = select_devices()
+    assert choice.encoder == "cuda" and choice.faiss_gpu is False
+
+
+def test_gpu_faiss_without_visible_gpu(monkeypatch, gpu_faiss):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    gpu_faiss(0)
+    assert select_devices().faiss_gpu is False
+
+
+def test_forced_cpu_keeps_faiss_on_cpu(monkeypatch, gpu_faiss):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    gpu_faiss(2)
+    choice = select_devices("cpu")
+    assert choice.encoder == "cpu" and choice.faiss_gpu is False
+
+
+def test_bundled_model_resolves_to_package_dir():
+    path, local = resolve_model(DEFAULT_MODEL)
+    assert local and path.endswith("model")
+    assert resolve_model("sentence-transformers/all-MiniLM-L6-v2") == (path, True)
+
+
+def test_hub_names_and_local_dirs(tmp_path):
+    assert resolve_model("BAAI/bge-small-en-v1.5") == ("BAAI/bge-small-en-v1.5", False)
+    assert resolve_model(str(tmp_path)) == (str(tmp_path.resolve()), True)
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        resolve_model(str(tmp_path / "missing"))
+
+
+def test_presets():
+    assert preset_for("BAAI/bge-small-en-v1.5").query_prefix.startswith("Represent this")
+    assert preset_for("BAAI/bge-small-en-v1.5").passage_prefix == ""
+    contriever = preset_for("facebook/contriever-msmarco")
+    assert contriever.pooling == "mean" and contriever.normalize is False
+    assert preset_for("intfloat/e5-base-v2").passage_prefix == "passage: "
+    assert preset_for("some/unknown-model") == PRESETS[DEFAULT_MODEL]
+
+
+def test_fingerprint_follows_file_contents(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    first = model_fingerprint(str(tmp_path))
+    assert model_fingerprint(str(tmp_path)) == first
+    (tmp_path / "config.json").write_text('{"a": 1}')
+    assert model_fingerprint(str(tmp_path)) != first
+    assert model_fingerprint("not-cached/model-xyz") == "unknown"
+
+
+class WhitespaceTokenizer:
+    """Tokens are whitespace-separated words, with character offsets."""
+
+    def __call__(self, texts, add_special_tokens, return_offsets_mapping, verbose):
+        import re
+
+        return {"offset_mapping": [[m.span() for m in re.finditer(r"\S+", t)] for t in texts]}
+
+
+def test_token_windows_split_with_overlap():
+    text = "w1 w2  w3 w4 w5 w6 w7"
+    pieces = token_windows([text, "short one"], WhitespaceTokenizer(), window=3, overlap=1)
+    assert pieces[0] == ["w1 w2  w3", "w3 w4 w5", "w5 w6 w7"]
+    assert pieces[1] == ["short one"]
+
+
+def test_token_windows_last_piece_may_be_short():
+    pieces = token_windows(["a b c d e"], WhitespaceTokenizer(), window=2, overlap=0)
+    assert pieces == [["a b", "c d", "e"]]
+
+
+@pytest.mark.parametrize(("window", "overlap"), [(0, 0), (3, 3), (3, -1)])
+def test_token_windows_bad_settings(window, overlap):
+    with pytest.raises(ValueError):
+        token_windows(["a"], WhitespaceTokenizer(), window, overlap)

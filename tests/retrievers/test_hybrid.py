@@ -1,0 +1,128 @@
+"""Reciprocal rank fusion, checked by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrievers.bm25 import BM25Retriever
+from retrievers.hybrid import HybridRetriever, rrf_fuse
+from scanrag.schemas import PageHit
+
+
+def _hits(*keys: tuple[str, int]) -> list[PageHit]:
+    return [PageHit(doc_id=d, page=p, score=0.0, rank=r) for r, (d, p) in enumerate(keys, 1)]
+
+
+class Fixed:
+    """A retriever returning a fixed ranking, recording the k it was asked for."""
+
+    exhaustive = True
+
+    def __init__(self, name: str, keys: list[tuple[str, int]]) -> None:
+        self.name, self.keys, self.asked = name, keys, []
+
+    def add(self, documents) -> None:
+        pass
+
+    def search(self, query, k, doc_ids=None):
+        self.asked.append(k)
+        return [] if not query.strip() else _hits(*self.keys[:k])
+
+    def search_batch(self, queries, k, doc_ids=None):
+        return [self.search(q, k, doc_ids) for q in queries]
+
+    def manifest(self):
+        return {"retriever": self.name}
+
+
+def test_weighted_fusion_by_hand():
+    a = _hits(("d", 1), ("d", 2), ("d", 3))
+    b = _hits(("d", 3), ("d", 1))
+    fused = rrf_fuse([a, b], weights=[1.0, 2.0], k_rrf=60, k=10)
+    expected = {
+        ("d", 1): 1 / 61 + 2 / 62,  # 0.048651
+        ("d", 2): 1 / 62,  # 0.016129
+        ("d", 3): 1 / 63 + 2 / 61,  # 0.048660
+    }
+    assert [(h.doc_id, h.page) for h in fused] == [("d", 3), ("d", 1), ("d", 2)]
+    for hit in fused:
+        assert hit.score == pytest.approx(expected[(hit.doc_id, hit.page)], abs=1e-15)
+    assert [h.rank for h in fused] == [1, 2, 3]
+
+
+def test_equal_sums_tie_break_by_doc_then_page():
+    a = _hits(("y", 2), ("x", 5))
+    b = _hits(("x", 5), ("y", 2))
+    fused = rrf_fuse([a, b], [1.0, 1.0], 60, 10)
+    assert fused[0].score == fused[1].score == pytest.approx(1 / 61 + 1 / 62)
+    assert [(h.doc_id, h.page) for h in fused] == [("x", 5), ("y", 2)]
+
+
+def test_k_rrf_and_cut():
+    fused = rrf_fuse([_hits(("d", 1), ("d", 2), ("d", 3))], [1.0], k_rrf=1, k=2)
+    assert [h.score for h in fused] == pytest.approx([1 / 2, 1 / 3])
+
+
+def test_retriever_asks_components_for_depth_and_fuses():
+    a = Fixed("a", [("d", 1), ("d", 2), ("d", 3), ("d", 4)])
+    b = Fixed("b", [("d", 4), ("d", 3)])
+    hybrid = HybridRetriever([a, b], weights=[1, 3], k_rrf=10, depth=3)
+    hits = hybrid.search("q", 2)
+    assert a.asked == [3] and b.asked == [3]
+    # d4: 3/11 = 0.2727 (a's depth-3 list does not reach it); d3: 1/13 + 3/12 = 0.3269
+    assert [(h.page, round(h.score, 4)) for h in hits] == [(3, 0.3269), (4, 0.2727)]
+    hybrid.search("q", 5)
+    assert a.asked[-1] == 5  # k above depth: components asked for k
+
+
+def test_blank_query_and_bad_k():
+    hybrid = HybridRetriever([Fixed("a", [("d", 1)])])
+    assert hybrid.search(" ", 3) == []
+    with pytest.raises(ValueError):
+        hybrid.search("q", 0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"retrievers": []}, "at least one"),
+        ({"weights": [1.0]}, "1 weights given for 2"),
+        ({"weights": [0, 0]}, "not all 0"),
+        ({"weights": [-1, 1]}, ">= 0"),
+        ({"k_rrf": 0}, "k_rrf"),
+        ({"depth": 0}, "depth"),
+    ],
+)
+def test_invalid_settings(kwargs, message):
+    settings = {"retrievers": [Fixed("a", []), Fixed("b", [])], **kwargs}
+    with pytest.raises(ValueError, match=message):
+        HybridRetriever(**settings)
+
+
+def test_components_by_name_mapping_or_instance():
+    bm25 = BM25Retriever()
+    hybrid = HybridRetriever(["bm25", {"name": "bm25", "k1": 1.2}, bm25])
+    assert [c.name for c in hybrid.components] == ["bm25", "bm25", "bm25"]
+    assert hybrid.components[1].index.k1 == 1.2 and hybrid.components[2] is bm25
+    with pytest.raises(ValueError, match="'name'"):
+        HybridRetriever([{"k1": 1.0}])
+    with pytest.raises(TypeError):
+        HybridRetriever([42])
+
+
+def test_save_load_round_trip(tmp_path, corpus):
+    hybrid = HybridRetriever(["bm25", "example_tfidf"], weights=[1, 2])
+    hybrid.add(corpus)
+    hybrid.save(tmp_path / "h")
+    again = HybridRetriever(["bm25", "example_tfidf"], weights=[1, 2]).load(tmp_path / "h", corpus)
+    query = "revenue in Europe"
+    assert again.search(query, 5) == hybrid.search(query, 5)
+    from indexes.errors import IndexMismatchError
+
+    with pytest.raises(IndexMismatchError, match="hybrid index"):
+        HybridRetriever(["bm25", "example_tfidf"]).load(tmp_path / "h")
+
+
+def test_component_without_save_is_reported(tmp_path):
+    with pytest.raises(TypeError, match="no save"):
+        HybridRetriever([Fixed("a", [])]).save(tmp_path / "h")

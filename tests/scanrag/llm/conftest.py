@@ -1,0 +1,73 @@
+"""Fixtures of the LLM gateway tests: scripted models and clients that never really sleep."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scanrag.llm import ChatRequest, Message, ScriptedModel, clear_scripted, register_scripted
+from scanrag.llm.gateway import LLMClient
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scripted() -> Iterator[None]:
+    clear_scripted()
+    yield
+    clear_scripted()
+
+
+class SleepRecorder:
+    """Stands in for ``asyncio.sleep``: records the requested waits, yields control only."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    return SleepRecorder()
+
+
+@pytest.fixture
+def make_client(tmp_path: Path, sleeps: SleepRecorder) -> Callable[..., LLMClient]:
+    """``make_client(**overrides)``: a client with no jitter, recorded sleeps, cache in tmp."""
+
+    def make(**kw: Any) -> LLMClient:
+        params: dict[str, Any] = {
+            "cache_dir": tmp_path / "llm-cache",
+            "jitter": 0.0,
+            "sleep": sleeps,
+            "rng": random.Random(0),
+        }
+        params.update(kw)
+        return LLMClient(**params)
+
+    return make
+
+
+@pytest.fixture
+def scripted() -> Callable[..., ScriptedModel]:
+    """``scripted(name, *replies, **kw)`` registers a ScriptedModel as ``scripted/<name>``."""
+
+    def make(name: str, *replies: Any, **kw: Any) -> ScriptedModel:
+        return register_scripted(name, ScriptedModel(replies, name=f"scripted/{name}", **kw))
+
+    return make
+
+
+def ask(model: str, text: str = "What is on page 3?", **kw: Any) -> ChatRequest:
+    return ChatRequest(model=model, messages=[Message(role="user", content=text)], **kw)
+
+
+@pytest.fixture
+def request_for() -> Callable[..., ChatRequest]:
+    return ask
