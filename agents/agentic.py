@@ -36,11 +36,19 @@ class AgentParams:
     plan_first: bool = True
     planner_max_tokens: int = 64
     assessor_max_tokens: int = 96
+    max_searches: int | None = None  # searches in all, fruitless ones included; 2 × max_steps
 
     def __post_init__(self) -> None:
         for name in ("k", "pages_per_step", "max_steps", "planner_max_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_searches is not None and self.max_searches < 1:
+            raise ValueError(f"max_searches must be >= 1, got {self.max_searches}")
+
+    @property
+    def searches(self) -> int:
+        """The search budget in force."""
+        return 2 * self.max_steps if self.max_searches is None else self.max_searches
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,7 +5,8 @@ the answer sits in ``<answer> ... </answer>``. The parser pairs each citation wi
 (sentence, list item or table row) just before it — consecutive citations share that unit —
 and hands the pairs to :class:`agents.evidence.EvidenceBuilder`, which validates them.
 
-Tolerated variants: any key case and spacing, ``:`` for ``=``, a bbox in ``(...)`` or without
+Tolerated variants: any key case and spacing, ``:`` for ``=``, keys in any order (``[doc_page=
+"3", page=5, ...]``), the alias ``pg``, a citation in ``(...)``, a bbox in ``(...)`` or without
 brackets, a missing closing bracket (of the bbox list or of the citation), a doc_page with
 single, typographic or no quotes, extra keys ``type=`` (element type) and ``doc=`` (which
 document). Prose page references such as "p. 5" or "page 12" are not citations: they are listed
@@ -26,7 +27,13 @@ from agents.textmask import FILL, clean_unit, mask, unit_start
 
 PARSER = "citations"
 
-_OPEN = re.compile(r"\[\s*(?=page\s*[=:])", re.IGNORECASE)
+# A citation opens with "[" (or "(") and a citation key: page first as the grammar says, or
+# any other key first ("[doc_page=..., page=...]", "[pg=5 ...]", "(page=5, bbox=...)").
+_OPEN = re.compile(
+    r"[\[(]\s*(?=(?:page|pg|doc[_ ]?page|printed_page|page_label|bbox|box|bounding_box)\s*[=:])",
+    re.IGNORECASE,
+)
+_CLOSE = {"[": "]", "(": ")"}
 _KEY = re.compile(r"([A-Za-z][A-Za-z_\- ]{0,24}?)\s*[=:]\s*")
 _NEXT_KEY = re.compile(r"\s+([A-Za-z_]+)\s*[=:]")
 _NUMBER = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
@@ -76,6 +83,7 @@ class _Reader:
     def __init__(self, masked: str, start: int) -> None:
         self.s = masked
         self.start = start
+        self.close = _CLOSE[masked[start]]
         self.pos = start + 1
         self.limit = min(len(masked), start + _MAX_CITATION)
         self.values: dict[str, Any] = {}
@@ -93,7 +101,7 @@ class _Reader:
             if self.pos >= self.limit or self.s[self.pos] == "\n":
                 self.notes.append("citation not closed")
                 return self.pos
-            if self.s[self.pos] == "]":
+            if self.s[self.pos] == self.close:
                 return self.pos + 1
             key_match = _KEY.match(self.s, self.pos, self.limit)
             if key_match is None:
@@ -125,7 +133,7 @@ class _Reader:
             self.pos = end
             return value.strip()
         end = self.pos
-        while end < self.limit and self.s[end] not in ",;]\n":
+        while end < self.limit and self.s[end] not in ",;\n" and self.s[end] != self.close:
             if self.s[end] in " \t" and self._key_follows(end):
                 break
             end += 1

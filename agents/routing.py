@@ -21,13 +21,26 @@ def after_prepare(failed: bool) -> str:
     return FINISH if failed else PROCEED
 
 
-def after_retrieve(failed: bool, new_pages: int, iteration: int, max_steps: int) -> str:
-    """Agentic loop after a search: read new pages, search again, or answer with what we have."""
+def after_retrieve(
+    failed: bool,
+    new_pages: int,
+    iteration: int,
+    max_steps: int,
+    searches: int = 0,
+    max_searches: int | None = None,
+) -> str:
+    """Agentic loop after a search: read new pages, search again, or answer with what we have.
+
+    A search that finds nothing new still spends budget: once ``searches`` reaches
+    ``max_searches`` (default ``2 * max_steps``) the agent answers instead of planning again,
+    so a document whose pages have all been read cannot keep the loop going.
+    """
     if failed:
         return "finish"
     if new_pages > 0:
         return "read"
-    return "plan" if iteration < max_steps else "answer"
+    limit = 2 * max_steps if max_searches is None else max_searches
+    return "plan" if iteration < max_steps and searches < limit else "answer"
 
 
 def after_read(iteration: int, max_steps: int) -> str:

@@ -78,6 +78,11 @@ class ScoreRow(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     judges: list[JudgeRecord] = Field(default_factory=list)
     usage: dict[str, Usage] = Field(default_factory=dict)
+    basis: str | None = Field(
+        default=None,
+        description="Hash of what the row was computed from (trajectory, sample, scorer "
+        "parameters, judge models); a row whose basis no longer matches is scored again.",
+    )
 
     @property
     def group(self) -> str:

@@ -13,6 +13,7 @@ it never calls a judge.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import traceback
 from collections import defaultdict
@@ -20,9 +21,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from evaluation.base import RowGroup, Scorer, StatsOptions, get_scorer, status_counts
-from evaluation.judging import JudgeContext
+from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
+from scanrag.hashing import stable_hash
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
 
@@ -83,14 +87,55 @@ def build_scorers(
     return {name: get_scorer(name, **dict(params.get(name, {}))) for name in names}
 
 
+def _plain(value: Any) -> Any:
+    """A JSON-able stand-in for a scorer attribute that is stable across processes."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if value is None or isinstance(value, str | int | float | bool | list | tuple | dict):
+        return value
+    return type(value).__qualname__  # no repr: it may carry a memory address
+
+
+def row_basis(
+    trajectory: Trajectory,
+    sample: Sample | None,
+    scorer: Scorer,
+    judges: JudgeConfig | None = None,
+) -> str:
+    """What a row is computed from: the trajectory and sample contents, the scorer with its
+    parameters, and the judge model configured for each of the scorer's roles.
+
+    Re-scoring compares it with the basis stored on the existing row, so a re-run trajectory,
+    a changed gold, other scorer parameters or another judge model (a vision judge added
+    after a ``skipped`` region row, say) are scored again, and nothing else is.
+    """
+    config = judges if judges is not None else JudgeConfig()
+    params = {k: _plain(v) for k, v in vars(scorer).items() if not k.startswith("_")}
+    return stable_hash(
+        {
+            "trajectory": trajectory.model_dump(mode="json"),
+            "sample": sample.model_dump(mode="json") if sample is not None else None,
+            "scorer": scorer.name,
+            "params": params,
+            "judges": {role: config.model_for(role) for role in scorer.roles},
+        },
+        length=24,
+    )
+
+
 def pending_pairs(
     trajectories: Sequence[Trajectory],
     samples: Mapping[str, Sample],
     scorers: Mapping[str, Scorer],
     existing: Mapping[RowKey, ScoreRow],
     retry_failed: bool = False,
+    judges: JudgeConfig | None = None,
 ) -> list[tuple[Trajectory, Sample | None, Scorer]]:
-    """The (trajectory, sample, scorer) triples that still need a row."""
+    """The (trajectory, sample, scorer) triples that still need a row: no row yet, a row
+    whose basis (:func:`row_basis`) is stale, or, with ``retry_failed``, a failed or partial
+    row. Rows written before bases were recorded (``basis=None``) count as current."""
     todo = []
     for traj in trajectories:
         sample = samples.get(traj.sample_id)
@@ -99,10 +144,13 @@ def pending_pairs(
             if not scorer.item_level or (sample is not None and not scorer.applies(sample)):
                 continue
             prior = existing.get((group, traj.sample_id, name))
-            if prior is not None and not (
-                retry_failed and (prior.failed or prior.status == "partial")
-            ):
-                continue
+            if prior is not None:
+                stale = prior.basis is not None and prior.basis != row_basis(
+                    traj, sample, scorer, judges
+                )
+                retry = retry_failed and (prior.failed or prior.status == "partial")
+                if not (stale or retry):
+                    continue
             todo.append((traj, sample, scorer))
     return todo
 
@@ -121,8 +169,9 @@ async def score_run(
 ) -> list[ScoreRow]:
     """Score every (trajectory, scorer) pair missing from ``existing_rows``; return new rows.
 
-    ``retry_failed`` also re-scores pairs whose existing row failed or is partial (the new
-    row supersedes the old one: readers keep the last row per key). A trajectory whose
+    ``retry_failed`` also re-scores pairs whose existing row failed or is partial, and a row
+    whose basis is stale is always re-scored (the new row supersedes the old one: readers
+    keep the last row per key). A trajectory whose
     sample is unknown gets a ``skipped`` row per scorer. Raises :class:`ScoringError` after
     all other pairs are done when a scorer raised.
     """
@@ -137,6 +186,7 @@ async def score_run(
         scorers,
         latest_rows(existing_rows),
         retry_failed,
+        ctx.config,
     )
     gate = asyncio.Semaphore(concurrency)
     done: list[ScoreRow] = []
@@ -160,6 +210,7 @@ async def score_run(
             except Exception:
                 failures[key] = traceback.format_exc()
                 return
+        row.basis = row_basis(traj, sample, scorer, ctx.config)
         if on_row is not None:
             on_row(row)
         done.append(row)

@@ -50,6 +50,7 @@ class AgenticRagStrategy(GraphStrategy):
         plan_first: bool = True,
         planner_max_tokens: int = 64,
         assessor_max_tokens: int = 96,
+        max_searches: int | None = None,
         **reader: Any,
     ) -> None:
         super().__init__(**reader)
@@ -57,6 +58,7 @@ class AgenticRagStrategy(GraphStrategy):
             k=k,
             pages_per_step=pages_per_step,
             max_steps=max_steps,
+            max_searches=max_searches,
             plan_first=plan_first,
             planner_max_tokens=planner_max_tokens,
             assessor_max_tokens=assessor_max_tokens,
@@ -112,6 +114,8 @@ class AgenticRagStrategy(GraphStrategy):
                 len(state.get("pending", [])),
                 state.get("iteration", 0),
                 p.max_steps,
+                len(state.get("tried", [])),
+                p.searches,
             )
 
         def after_read(state: AgentState) -> str:
@@ -154,7 +158,8 @@ class AgenticRagStrategy(GraphStrategy):
         except InputProblemError as exc:
             return scope.trajectory.fail(Status.INPUT_ERROR, str(exc))
         scope.parse_ctx = ParseContext.for_documents(scope.primary, scope.others)
-        limit = 12 + 8 * self.agent.max_steps
+        # every node path is bounded by the read and search budgets; this is a safety net
+        limit = 12 + 8 * self.agent.max_steps + 2 * self.agent.searches
         config: RunnableConfig = {
             "configurable": {"thread_id": self.thread_id(scope)},
             "recursion_limit": limit,

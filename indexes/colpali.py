@@ -16,6 +16,10 @@ Payload files: ``vectors.npy`` (float16 tokens × dim), ``offsets.npy`` (page �
 ``grids.npy`` (rows, cols per page), ``patch_tokens.npy`` and ``patch_offsets.npy`` (per page,
 the stored token behind each grid cell, row-major). A page image that cannot be rendered makes
 ``add`` fail with the renderer's error and leaves the index unchanged.
+
+Memory: the stored vectors take ``2 × dim`` bytes per token (about 200 KB per ColQwen2 page of
+~780 tokens); whole-store searches also keep padded copies of them on the scoring device
+(float32 on the CPU, so twice as much again; float16 on a GPU).
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ class ColPaliIndex(PageIndex):
     processor resizes pages to its own input size afterwards); ``max_visual_tokens`` caps the
     patches per page for Qwen-based models. ``device``, ``batch_size`` (pages per encoder
     call), ``score_batch_pages``, ``region_threshold``, ``max_regions``, ``render_dir`` (page
-    image cache; a temporary folder by default) and ``renderer`` do not change what is stored.
+    image cache; by default a temporary folder whose images are deleted once encoded) and
+    ``renderer`` do not change what is stored.
     """
 
     kind = "colpali"
@@ -146,6 +151,8 @@ class ColPaliIndex(PageIndex):
                 path = renderer.render(document, number, self.dpi)
                 with Image.open(path) as image:
                     batch.append(image.convert("RGB"))
+                if self._tmp is not None:  # a private render folder: keep it empty
+                    path.unlink(missing_ok=True)
                 if len(batch) == self.batch_size:
                     yield batch
                     batch = []
@@ -229,7 +236,7 @@ class ColPaliIndex(PageIndex):
 
     # -- persistence ------------------------------------------------------------------------
     def _save_payload(self, directory: Path) -> None:
-        arrays = (
+        arrays: tuple[np.ndarray, ...] = (
             self.store.vectors,
             self.store.offsets,
             self._grids,

@@ -78,8 +78,10 @@ def tiled_layout(batch: Mapping[str, Any], i: int, processor: Any) -> tuple[np.n
     ids = [int(t) for t in batch["input_ids"][i]]
     tiles_r, tiles_c = _tile_counts(ids, processor.tokenizer)
     if tiles_r * tiles_c == 0:  # not split: the global view is the whole page
+        if len(positions) != seq:
+            raise ValueError(f"{len(positions)} image tokens but no <row_r_col_c> tile tags")
         tiles_r = tiles_c = 1
-        local = positions[:seq]
+        local = positions
     else:
         local = positions[: tiles_r * tiles_c * seq]
     if side * side != seq or len(local) != tiles_r * tiles_c * seq:

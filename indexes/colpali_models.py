@@ -13,6 +13,7 @@ Page vectors are returned as float16 for storage; query vectors as float32.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from indexes.colpali_layouts import (
+    EMPTY_GRID,
     Layout,
     PatchGrid,
     page_grid,
@@ -32,6 +34,7 @@ from indexes.colpali_layouts import (
 from indexes.encoders import model_fingerprint
 from indexes.errors import ModelLoadError
 
+log = logging.getLogger(__name__)
 DEFAULT_COLPALI_MODEL = "vidore/colqwen2-v1.0"
 
 
@@ -46,6 +49,7 @@ class ModelFamily:
     patterns: tuple[str, ...] = ()
     model_types: tuple[str, ...] = ()
     max_visual_tokens: bool = False  # processor accepts ``max_num_visual_tokens``
+    forward_options: tuple[tuple[str, Any], ...] = ()  # extra keyword arguments of forward
 
 
 FAMILIES: dict[str, ModelFamily] = {}
@@ -58,8 +62,15 @@ def register_family(family: ModelFamily) -> ModelFamily:
 
 
 for _family in (
+    # PaliGemma computes vocabulary logits we never use: keep them for one position only
     ModelFamily(
-        "colpali", "ColPali", "ColPaliProcessor", square_layout, ("colpali",), ("paligemma",)
+        "colpali",
+        "ColPali",
+        "ColPaliProcessor",
+        square_layout,
+        ("colpali",),
+        ("paligemma",),
+        forward_options=(("logits_to_keep", 1),),
     ),
     ModelFamily(
         "colidefics3",
@@ -184,9 +195,9 @@ class ColPaliEncoder:
     def _forward(self, batch: Any) -> Any:
         import torch
 
-        batch = batch.to(self.device)
+        inputs = {k: v for k, v in batch.to(self.device).items() if k != "labels"}
         with torch.inference_mode():
-            return self.model(**batch)
+            return self.model(**inputs, **dict(self.family.forward_options))
 
     def encode_images(self, images: Sequence[Any]) -> list[EncodedPage]:
         """One ``EncodedPage`` per PIL image (padding tokens dropped)."""
@@ -195,7 +206,11 @@ class ColPaliEncoder:
         out = self._forward(batch).float().cpu().numpy()
         pages = []
         for i, kept in enumerate(masks):
-            grid = page_grid(self.family.layout, batch, i, self.processor, kept)
+            try:
+                grid = page_grid(self.family.layout, batch, i, self.processor, kept)
+            except (ValueError, KeyError, IndexError) as exc:  # scoring still works
+                log.warning("%s: no patch grid for a page, so no regions: %s", self.model_name, exc)
+                grid = EMPTY_GRID
             pages.append(EncodedPage(out[i][kept].astype(np.float16), grid))
         return pages
 

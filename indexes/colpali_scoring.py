@@ -10,8 +10,11 @@ Pages are scored in batches: a batch is a zero-padded (pages, max_tokens, dim) t
 mask, so one matrix product scores a whole batch and padding never wins a max. On the CPU the
 math runs in float32; on CUDA in the storage dtype (float16, accumulated in float32 by cuBLAS).
 Batches covering the whole store are built once and kept on the scoring device until pages are
-added (on the CPU that cache holds float32, twice the size of the stored vectors). Each query is
-scored on its own, so a query's scores never depend on which other queries share the call.
+added (on the CPU that cache holds float32, twice the size of the stored vectors). The token
+vectors of several queries are stacked (up to ``QUERY_ROWS`` rows) so each page batch is read
+once per group of queries rather than once per query. Stacking only changes which rows share a
+matrix product: every score is still the sum over its own query's tokens (a BLAS may round
+differently for another batch shape, in the last bits at most).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+QUERY_ROWS = 128  # query token rows multiplied against a page batch at once
 
 
 class PackedVectors:
@@ -124,6 +129,27 @@ class MaxSimScorer:
             self._cached_pages = last
         yield from self._cache
 
+    def _query_groups(self, queries: Sequence[np.ndarray]) -> list[tuple[Any, Any, list[int]]]:
+        """Queries stacked into groups of at most ``QUERY_ROWS`` token rows (a longer query is a
+        group of its own): (stacked tokens, first row of each query, query indices)."""
+        import torch
+
+        grouped: list[list[int]] = [[]]
+        rows = 0
+        for i, query in enumerate(queries):
+            if grouped[-1] and rows + len(query) > QUERY_ROWS:
+                grouped.append([])
+                rows = 0
+            grouped[-1].append(i)
+            rows += len(query)
+        groups = []
+        for members in grouped:
+            stacked = np.concatenate([np.asarray(queries[i], np.float32) for i in members])
+            starts = np.cumsum([0] + [len(queries[i]) for i in members[:-1]])
+            tokens = torch.from_numpy(stacked).to(self.device).to(self.compute_dtype)
+            groups.append((tokens, starts, members))
+        return groups
+
     def scores(
         self, queries: Sequence[np.ndarray], store: PackedVectors, rows: np.ndarray | None = None
     ) -> np.ndarray:
@@ -132,10 +158,11 @@ class MaxSimScorer:
 
         count = len(store) if rows is None else len(rows)
         out = np.zeros((len(queries), count), dtype=np.float32)
+        if any(len(q) == 0 for q in queries):
+            raise ValueError("every query needs at least one token vector")
         if count == 0 or not queries:
             return out
-        qs = [torch.from_numpy(np.asarray(q, np.float32)).to(self.device) for q in queries]
-        qs = [q.to(self.compute_dtype) for q in qs]
+        groups = self._query_groups(queries)
         col = 0
         with torch.inference_mode():
             for pages, mask in self._batches(store, rows):
@@ -144,12 +171,12 @@ class MaxSimScorer:
                     col += n
                     continue
                 flat = pages.reshape(n * width, store.dim).T
-                for j, q in enumerate(qs):
-                    sims = (q @ flat).view(q.shape[0], n, width)
+                for tokens, starts, members in groups:
+                    sims = (tokens @ flat).view(tokens.shape[0], n, width)
                     if mask is not None:
                         sims = sims + mask
                     best = sims.amax(dim=2).float()
                     best = torch.where(torch.isfinite(best), best, torch.zeros_like(best))
-                    out[j, col : col + n] = best.sum(dim=0).cpu().numpy()
+                    out[members, col : col + n] = np.add.reduceat(best.cpu().numpy(), starts)
                 col += n
         return out

@@ -242,7 +242,6 @@ def build_tiny_colidefics3(directory: str | Path, *, seed: int = 0, tile: int = 
         },
         scale_factor=2,
         image_token_id=vocab["<image>"],
-        vocab_size=len(tokenizer),
     )
     model = _seeded(seed, lambda: ColIdefics3(config))
     return _save(directory, model, processor)

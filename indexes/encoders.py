@@ -139,8 +139,8 @@ def load_encoder(model: str, device: str, pooling: Pooling = "auto") -> Any:
     if key in _ENCODERS:
         return _ENCODERS[key]
     target, local = resolve_model(model)
-    if local and model in BUNDLED_ALIASES:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # A local folder (the bundled model included) loads with local_files_only: the hub stays
+    # usable for other models in this process, and nothing here reaches for it.
     try:
         encoder = _build(target, local, device, pooling)
     except Exception as exc:  # re-raised with the model's name

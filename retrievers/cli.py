@@ -113,9 +113,13 @@ def run_eval(args: argparse.Namespace) -> int:
     payload["dropped_rows"] = len(dataset.report.dropped)
     if args.json:
         print(json.dumps(payload, indent=2))
-    else:
+    elif result.retrievers:
         _print_table(payload)
-    return 0
+    for name, error in result.failed.items():
+        print(f"error: retriever {name!r} failed: {error}", file=sys.stderr)
+    if not result.failed:
+        return 0
+    return 1 if result.retrievers else 2
 
 
 def _ingest(

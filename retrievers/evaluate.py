@@ -55,6 +55,11 @@ class RetrievalEvaluation(BaseModel):
     n_skipped: int = Field(default=0, description="Questions whose document could not be read.")
     skipped: list[str] = Field(default_factory=list)
     retrievers: dict[str, RetrieverRun] = Field(default_factory=dict)
+    failed: dict[str, str] = Field(
+        default_factory=dict,
+        description="Retrievers that could not be built or queried (bad model name or "
+        "parameter...), with the error; the others are still evaluated.",
+    )
 
 
 def _accepts(name: str, parameter: str) -> bool:
@@ -126,7 +131,9 @@ def evaluate_retrievers(
     """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
 
     Each question searches only its primary document. Questions whose document is missing from
-    ``documents`` are skipped and listed. ``keep``, when given, receives the built retrievers.
+    ``documents`` are skipped and listed; a retriever that raises while building or searching
+    is listed in ``failed`` with its error and the others go on. ``keep``, when given,
+    receives the built retrievers.
     """
     from evaluation.retrieval import evaluate_retrieval
 
@@ -147,11 +154,16 @@ def evaluate_retrievers(
     )
     for name in names:
         own = dict(params.get(name, {}))
-        retriever, seconds, cached = _build(name, own, corpus, usable, built, cache_dir)
+        try:
+            retriever, seconds, cached = _build(name, own, corpus, usable, built, cache_dir)
+            run = _query(name, retriever, usable, documents, max(ks))
+        except Exception as exc:  # one broken retriever must not stop the comparison
+            result.failed[name] = f"{type(exc).__name__}: {exc}"
+            log.warning("retriever %s failed: %s", name, result.failed[name])
+            continue
         built[name] = (retriever, seconds)
         if keep is not None:
             keep[name] = retriever
-        run = _query(name, retriever, usable, documents, max(ks))
         report = evaluate_retrieval(((s.id, run.rankings[s.id], s.gold_pages) for s in usable), ks)
         run.build_s, run.index_cached = seconds, cached
         run.params = {k: v for k, v in own.items() if k != "samples"}

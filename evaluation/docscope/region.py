@@ -8,9 +8,11 @@ not_covered without a call. With h = covered (strict) or covered + imprecise (le
 n_pred the number of predicted boxes on the page (invalid ones included), summed over items
 and pages: R = Σh / Σ|G|, P = Σ min(h, n_pred) / Σ n_pred, F1 = 2PR / (P + R).
 
-Pages of P̂ without gold regions contribute nothing (neither their boxes nor gold). A page
-whose render or judgment failed is excluded from every sum and counted; the item is then
-``partial`` (or failed, when no page of it could be scored). Without a vision-capable judge
+Every page of P̂ enters the sums (DocScope eq. 2): a correctly retrieved page without gold
+regions adds its predicted boxes to Σ n_pred and nothing to Σ|G| (h = 0, no judge call), so
+boxes drawn there lower precision. A page whose render or judgment failed is excluded from
+every sum and counted; the item is then ``partial`` (or failed, when no page of it could be
+scored). Without a vision-capable judge
 model the item is ``skipped``; :mod:`evaluation.docscope.region_geometry` still scores it.
 Each judged gold box is listed in ``details["units"]`` as ``page<p>/gold<i>`` (0-based index
 on the page) with its label and geometric scores, for judge-agreement studies.
@@ -139,6 +141,7 @@ class _PageOutcome(BaseModel):
     labels: list[str] = []
     n_pred: int = 0
     gated: bool = False
+    no_gold: bool = False  # a page of P̂ without gold regions: only its n_pred counts
     record: JudgeRecord | None = None
 
 
@@ -158,11 +161,19 @@ class RegionScorer(Scorer):
         if judge is None or judge.model_for(ROLE) is None:
             reason = judge.why_not(ROLE) if judge is not None else "no judge context"
             return self.skip(trajectory, sample, reason)
-        pages = [p for p in correct_pages(trajectory, sample) if gold_by_page.get(p)]
-        outcomes = await asyncio.gather(
-            *(self._page(trajectory, sample, p, gold_by_page[p], scope, judge) for p in pages)
+        pages = correct_pages(trajectory, sample)
+        judged = [p for p in pages if gold_by_page.get(p)]
+        outcomes = list(
+            await asyncio.gather(
+                *(self._page(trajectory, sample, p, gold_by_page[p], scope, judge) for p in judged)
+            )
         )
-        return self._row(trajectory, sample, gold_by_page, list(outcomes), scope)
+        for page in pages:
+            if not gold_by_page.get(page):  # boxes on a right page with nothing to find
+                n_pred = predicted_boxes(trajectory, page, scope).n_pred
+                outcomes.append(_PageOutcome(page=page, status="ok", n_pred=n_pred, no_gold=True))
+        outcomes.sort(key=lambda o: o.page)
+        return self._row(trajectory, sample, gold_by_page, outcomes, scope)
 
     async def _page(
         self,
@@ -243,6 +254,7 @@ class RegionScorer(Scorer):
                 row.add_judge(outcome.record)
             info: dict[str, Any] = {"status": outcome.status, "n_pred": outcome.n_pred}
             info["gated"] = outcome.gated
+            info["no_gold"] = outcome.no_gold
             pages_info[str(outcome.page)] = info
             if outcome.status != "ok":
                 info["error"] = outcome.record.error if outcome.record else None
@@ -251,7 +263,7 @@ class RegionScorer(Scorer):
                 totals[key] += value
             valid = predicted_boxes(trajectory, outcome.page, scope).valid
             for index, (region, label) in enumerate(
-                zip(gold_by_page[outcome.page], outcome.labels, strict=True)
+                zip(gold_by_page.get(outcome.page, []), outcome.labels, strict=True)
             ):
                 geo = gold_vs_union(region.bbox, valid)
                 units.append(
@@ -278,14 +290,18 @@ class RegionScorer(Scorer):
         row.counts = {
             **totals,
             "gold_all": sum(len(v) for v in gold_by_page.values()),
-            "pages_judged": sum(1 for o in outcomes if o.status == "ok" and not o.gated),
+            "pages_judged": sum(
+                1 for o in outcomes if o.status == "ok" and not o.gated and not o.no_gold
+            ),
             "pages_gated": sum(1 for o in outcomes if o.gated),
+            "pages_no_gold": sum(1 for o in outcomes if o.no_gold),
             "pages_failed": len(failed),
         }
         row.details = {"pages": pages_info, "units": units}
         if failed:
-            row.status = "partial" if len(failed) < len(outcomes) else failed[0].status  # type: ignore[assignment]
-            row.reason = f"{len(failed)} of {len(outcomes)} pages excluded (judge or render failed)"
+            judged = [o for o in outcomes if not o.no_gold]
+            row.status = "partial" if len(failed) < len(judged) else failed[0].status  # type: ignore[assignment]
+            row.reason = f"{len(failed)} of {len(judged)} pages excluded (judge or render failed)"
             if row.status != "partial":
                 row.metrics = dict.fromkeys(metrics)
         return row

@@ -19,7 +19,9 @@ LARGE_OVERRIDES = (
     "datasets.0.synthetic.docs=6",
     "datasets.0.synthetic.options.min_pages=20",
     "datasets.0.synthetic.options.max_pages=40",
-    "datasets.0.synthetic.options.questions_per_doc=6",
+    "datasets.0.synthetic.options.questions_per_doc=4",
+    "runner.page_caps.max_pages=40",
+    "runner.page_caps.max_chars_per_page=null",
 )
 
 
@@ -52,7 +54,8 @@ def demo_overrides(args: argparse.Namespace, data: dict[str, Any]) -> list[str]:
 
 
 def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | None:
-    """The HTML/Markdown report of ``run_dir`` through ``scanrag.report`` when available."""
+    """Write the report of ``run_dir`` (``scanrag.report.build_report``); returns the path of
+    its ``index.html``, or ``None`` when no report could be written."""
     try:
         from scanrag.report import build_report
     except ImportError:
@@ -91,6 +94,5 @@ def handle(args: argparse.Namespace) -> int:
     report = write_report(result.run_dir, Path(args.out) if args.out else None, console.print)
     print(f"run directory: {result.run_dir}")
     if report is not None:
-        index = report / "index.html"
-        print(f"report: {index if index.is_file() else report}")
+        print(f"report: {report if report.is_file() else report / 'index.html'}")
     return result.exit_code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -90,9 +91,17 @@ def overrides_from_args(
 
 
 def stop_on_sigterm() -> None:
-    """Treat SIGTERM like Ctrl-C: the run stops cleanly, writes its summary, stays resumable."""
+    """Treat SIGTERM like Ctrl-C: the run stops cleanly, writes its summary, stays resumable.
+
+    A clean stop waits for model calls already running; a second SIGTERM exits at once (every
+    row already written is complete, so a resume still works).
+    """
+    received = []
 
     def interrupt(signum: int, frame: object) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            os._exit(130)
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():

@@ -52,11 +52,18 @@ def _pending(
     names: Sequence[str],
     existing: Sequence[dict[str, Any]],
     params: Mapping[str, Mapping[str, Any]],
+    judges: Any = None,
 ) -> list[tuple[Trajectory, Any, Any]]:
     from evaluation.stage import build_scorers, latest_rows, latest_trajectories, pending_pairs
 
     scorers = build_scorers(names, params)
-    return pending_pairs(latest_trajectories(trajectories), samples, scorers, latest_rows(existing))
+    return pending_pairs(
+        latest_trajectories(trajectories),
+        samples,
+        scorers,
+        latest_rows(existing),
+        judges=judges,
+    )
 
 
 def judge_context(job: RunJob, llm: ChatModel | None) -> Any:
@@ -89,7 +96,8 @@ def score_stage(
     params = job.config.scoring.params
     samples = samples_of(job)
     rows = [Trajectory.model_validate(r) for r in trajectories.rows()]
-    pending = _pending(rows, samples, names, list(scores.rows()), params)
+    judges = judge_context(job, None).config  # the judge models rows are scored with
+    pending = _pending(rows, samples, names, list(scores.rows()), params, judges)
     if not pending:
         return ScoreOutcome()
     from evaluation.stage import ScoringError, score_run
@@ -129,7 +137,7 @@ def score_stage(
                     log.warning("scoring: %s", exc)
 
         asyncio.run(score_all())
-    outcome.pending = len(_pending(rows, samples, names, list(scores.rows()), params))
+    outcome.pending = len(_pending(rows, samples, names, list(scores.rows()), params, judges))
     return outcome
 
 

@@ -20,6 +20,14 @@ def test_after_retrieve(failed: bool, new: int, iteration: int, expected: str) -
     assert routing.after_retrieve(failed, new, iteration, max_steps=3) == expected
 
 
+def test_fruitless_searches_spend_the_budget() -> None:
+    # every page already read: searches find nothing new, the agent must answer in the end
+    assert routing.after_retrieve(False, 0, 1, 3, searches=5) == "plan"
+    assert routing.after_retrieve(False, 0, 1, 3, searches=6) == "answer"
+    assert routing.after_retrieve(False, 0, 1, 3, searches=2, max_searches=2) == "answer"
+    assert routing.after_retrieve(False, 1, 1, 3, searches=9) == "read"
+
+
 def test_after_read_forces_an_answer_when_the_budget_is_spent() -> None:
     assert routing.after_read(2, 3) == "assess"
     assert routing.after_read(3, 3) == "answer"

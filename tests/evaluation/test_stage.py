@@ -84,13 +84,36 @@ async def test_retry_failed_rescores_failed_rows() -> None:
     llm = ScriptedModel([ModelError("j", "down"), '{"consistent": true}'])
     first = await score_run([traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm))
     assert first[0].status == "judge_error"
-    same = await score_run([traj(0)], [sample(0)], ["answer"], ctx(llm), first)
+    same = await score_run([traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm), first)
     assert same == []
     retried = await score_run(
         [traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm), first, retry_failed=True
     )
     assert retried[0].status == "ok" and retried[0].metrics["correct"] == 1.0
     assert latest_rows([*first, *retried])[("cell", "q0", "answer")].status == "ok"
+
+
+async def test_stale_rows_are_rescored_and_current_ones_kept() -> None:
+    llm = ScriptedModel(responder=lambda r: '{"consistent": true}')
+    first = await score_run([traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm))
+    assert first[0].basis is not None and len(llm.requests) == 1
+    # same trajectory, sample and judge: nothing to do
+    assert (
+        await score_run([traj(0, answer="twelve")], [sample(0)], ["answer"], ctx(llm), first) == []
+    )
+    # another judge model, a re-run trajectory, a corrected gold: each is scored again
+    other = JudgeContext(llm=llm, config=JudgeConfig(default_model="scripted/other"))
+    judged = await score_run([traj(0, answer="twelve")], [sample(0)], ["answer"], other, first)
+    assert [r.judges[0].model for r in judged] == ["scripted/other"]
+    rerun = await score_run([traj(0, answer="13")], [sample(0)], ["answer"], ctx(llm), first)
+    regold = await score_run(
+        [traj(0, answer="twelve")], [sample(0, answer="twelve")], ["answer"], ctx(llm), first
+    )
+    assert len(rerun) == len(regold) == 1 and len(llm.requests) == 3
+    assert regold[0].details["method"] == "exact_match"  # the new gold matches without a call
+    # rows written before bases existed count as current
+    legacy = [r.model_copy(update={"basis": None}) for r in first]
+    assert await score_run([traj(0, answer="13")], [sample(0)], ["answer"], ctx(llm), legacy) == []
 
 
 async def test_a_raising_scorer_loses_no_other_row(boom: None) -> None:

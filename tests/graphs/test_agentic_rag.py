@@ -117,6 +117,28 @@ async def test_no_new_pages_goes_back_to_planning(kit: SimpleNamespace) -> None:
     assert _read_pages(trajectory) == [[2], [4]]
 
 
+async def test_fruitless_searches_end_in_a_forced_answer(kit: SimpleNamespace) -> None:
+    # A two-page document: once both pages are read, every search finds nothing new. The
+    # searches spend the budget (2 × max_steps = 4), so the agent answers instead of looping.
+    doc = kit.make_document(num_pages=2)
+    retriever = kit.FakeRetriever([1, 2])
+    model = kit.ScriptedModel(
+        [plan("a"), READ_3, assess("refine"), plan("b"), plan("c"), plan("d"), FINAL]
+    )
+    ctx = kit.make_context(model, [doc], retriever=retriever)
+    trajectory = await AgenticRagStrategy(k=2, pages_per_step=2, max_steps=2).run(
+        kit.make_sample(), ctx
+    )
+    assert trajectory.status == Status.OK
+    assert _kinds(trajectory) == [
+        "prepare", "plan", "retrieve", "read", "assess", "plan", "retrieve", "plan", "retrieve",
+        "plan", "retrieve", "answer",
+    ]  # fmt: skip
+    assert len(retriever.searches) == 4
+    assert trajectory.steps[-1].data["forced"] is True
+    assert trajectory.answer == "30"
+
+
 async def test_unusable_planner_reply_searches_the_question(kit: SimpleNamespace) -> None:
     doc = kit.make_document(num_pages=4)
     retriever = kit.FakeRetriever([1])

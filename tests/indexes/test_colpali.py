@@ -8,6 +8,7 @@ whose similarity is boosted by hand, patch layout vs. the processor's pixel orde
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -76,6 +77,7 @@ def test_pages_are_stored_as_fp16_with_their_patch_grids(index, docs):
         patches, rows, cols = index.page_grid(row)
         assert rows * cols == len(patches) > 0
         assert rows > cols  # portrait page: more patch rows than columns
+    assert not list(Path(index._tmp.name).rglob("*.png"))  # private renders are deleted
     # the stored vectors are the model's output for the rendered page
     image_path = index.renderer().render(docs[0], 1, DPI)
     from PIL import Image
@@ -106,12 +108,15 @@ def test_scoping_and_batch_consistency(index, docs):
     assert index.search_batch(queries, 3) == [index.search(q, 3) for q in queries]
 
 
-def test_incremental_add_equals_one_shot(qwen_dir, docs, index):
-    step = ColPaliIndex(str(qwen_dir), dpi=DPI, device="cpu", batch_size=3)
+def test_incremental_add_equals_one_shot(qwen_dir, docs, index, tmp_path):
+    step = ColPaliIndex(
+        str(qwen_dir), dpi=DPI, device="cpu", batch_size=3, render_dir=tmp_path / "pages"
+    )
     step.add([docs[0]])
     step.add([docs[1]])
     step.add(docs)  # already indexed: skipped
     assert step.page_count == 5
+    assert len(list((tmp_path / "pages").rglob("*.png"))) == 5  # a given render_dir is a cache
     got = [(h.doc_id, h.page, h.score) for h in step.search(QUERY, 5)]
     want = [(h.doc_id, h.page, h.score) for h in index.search(QUERY, 5)]
     assert [g[:2] for g in got] == [w[:2] for w in want]
@@ -226,6 +231,24 @@ def test_other_tiny_families_run_end_to_end(docs, tmp_path, family, grid):
         assert hit.score == pytest.approx(brute_force(other, QUERY, row), rel=1e-4)
     other.save(tmp_path / family)
     assert ColPaliIndex.open(tmp_path / family, device="cpu").search(QUERY, 3) == hits
+
+
+def test_pages_without_a_patch_grid_are_indexed_without_regions(
+    qwen_dir, docs, monkeypatch, caplog, tmp_path
+):
+    plain = ColPaliIndex(str(qwen_dir), dpi=DPI, device="cpu")
+
+    def unknown_layout(batch, i, processor):
+        raise ValueError("unrecognised image token layout")
+
+    family = dataclasses.replace(plain.encoder.family, layout=unknown_layout)
+    monkeypatch.setattr(plain.encoder, "family", family)
+    plain.add([docs[1]])
+    hits = plain.search(QUERY, 2)
+    assert len(hits) == 2 and all(h.regions == [] for h in hits)
+    assert "no patch grid" in caplog.text
+    plain.save(tmp_path / "plain")
+    assert ColPaliIndex.open(tmp_path / "plain", device="cpu").search(QUERY, 2) == hits
 
 
 def test_documents_without_a_file_fail_cleanly(index):

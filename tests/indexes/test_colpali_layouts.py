@@ -79,6 +79,13 @@ def test_tiled_layout_without_splitting_uses_the_global_view():
     assert positions.tolist() == np.flatnonzero(np.array(ids) == IMG).tolist()
 
 
+def test_tiled_layout_without_tile_tags_is_an_error():
+    proc = FakeProcessor(image_seq_len=4)
+    ids = [TEXT, *([IMG] * 12), TEXT]  # three views' worth of tokens, no <row_r_col_c> tags
+    with pytest.raises(ValueError, match="tile tags"):
+        tiled_layout({"input_ids": np.array([ids])}, 0, proc)
+
+
 def test_square_layout_and_bad_counts():
     proc = FakeProcessor()
     ids = [TEXT] + [IMG] * 16 + [TEXT]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from indexes import colpali_scoring as scoring
 from indexes.colpali_scoring import MaxSimScorer, PackedVectors
 
 
@@ -65,13 +66,17 @@ def test_scoped_rows_and_cache_follow_additions(store, pages):
     assert grown[0, :-1] == pytest.approx(full[0], rel=1e-6)
 
 
-def test_each_query_scores_independently_of_the_batch(store):
+@pytest.mark.parametrize("query_rows", [1, 5, 128])
+def test_stacked_queries_score_like_single_queries(store, pages, monkeypatch, query_rows):
+    monkeypatch.setattr(scoring, "QUERY_ROWS", query_rows)  # 1: every query alone
     rng = np.random.default_rng(2)
-    queries = [rng.normal(size=(3, 8)).astype(np.float32) for _ in range(4)]
+    queries = [rng.normal(size=(n, 8)).astype(np.float32) for n in (3, 2, 7, 1)]
     scorer = MaxSimScorer("cpu", 3)
     together = scorer.scores(queries, store)
     alone = np.concatenate([scorer.scores([q], store) for q in queries])
-    assert np.array_equal(together, alone)
+    assert together == pytest.approx(alone, rel=1e-6)
+    want = [[reference(q, p) for p in pages] for q in queries]
+    assert together == pytest.approx(np.array(want), rel=1e-5, abs=1e-5)
 
 
 def test_empty_inputs(store):
@@ -92,5 +97,7 @@ def test_bad_shapes_raise():
         packed.replace(np.zeros((3, 4), np.float16), np.array([0, 2]))
     with pytest.raises(ValueError, match="float16"):
         packed.replace(np.zeros((3, 4), np.float32), np.array([0, 3]))
+    with pytest.raises(ValueError, match="at least one token"):
+        MaxSimScorer("cpu").scores([np.zeros((0, 4), np.float32)], packed)
     with pytest.raises(ValueError, match="batch_pages"):
         MaxSimScorer("cpu", 0)

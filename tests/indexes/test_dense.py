@@ -91,7 +91,10 @@ def test_approximate_kinds(docs, index, kind):
     other = DenseIndex(chunk_overlap=16, faiss_index=kind)
     other.add(docs[:1])
     query = "powerhouse of the cell"
-    assert other.search(query, 1)[0] == index.search(query, 1)[0]
+    approx, exact = other.search(query, 1)[0], index.search(query, 1)[0]
+    assert (approx.doc_id, approx.page, approx.rank) == (exact.doc_id, exact.page, exact.rank)
+    # FAISS's IVF/HNSW kernels sum in another order than the flat one: last-bit differences
+    assert approx.score == pytest.approx(exact.score, abs=1e-5)
     assert len(other.search(query, 100)) == 3
 
 

@@ -97,6 +97,18 @@ def test_bad_arguments(capsys, dataset, args, message):
     assert code == 2 and message in err
 
 
+def test_a_broken_retriever_is_reported_and_the_others_still_run(capsys, dataset, pdf_dir):
+    base = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--json"]
+    code, out, err = _run(
+        capsys, *base, "--retrievers", "bm25,oracle", "--set", "bm25.k1=-1", "--set", "bm25.x=1"
+    )
+    assert code == 1
+    assert list(json.loads(out)["retrievers"]) == ["oracle"]
+    assert "error: retriever 'bm25' failed: TypeError" in err and "Traceback" not in err
+    code, out, err = _run(capsys, *base, "--retrievers", "bm25", "--set", "bm25.k1=-1")
+    assert code == 2 and json.loads(out)["failed"]["bm25"].startswith("ValueError")
+
+
 def test_missing_dataset(capsys, tmp_path):
     code, _, err = _run(capsys, "--dataset", str(tmp_path / "none.jsonl"))
     assert code == 2 and "error" in err

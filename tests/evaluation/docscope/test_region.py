@@ -125,17 +125,22 @@ async def test_invalid_boxes_gate_the_page_but_count_as_predictions(
     assert row.metrics["strict_precision"] == 0.0 and row.metrics["strict_f1"] == 0.0
 
 
-async def test_pages_outside_p_hat_or_without_gold_regions_contribute_nothing(
+async def test_boxes_on_a_correct_page_without_gold_regions_count_against_precision(
     make_sample, make_traj, make_ctx
 ) -> None:
     ctx = make_ctx([])
     sample = make_sample(gold_pages=[1, 2], gold_regions=[reg(1, 0.1, 0.1, 0.3, 0.3)])
-    # page 2 is correct but has no gold region; page 3 is wrong; page 1 was missed
-    traj = make_traj(pages=[2, 3], regions=[reg(2, 0, 0, 1, 1), reg(3, 0, 0, 1, 1)])
+    # page 2 is correct but has no gold region (DocScope eq. 2 sums over every p in P̂, so its
+    # two boxes enter Σ n_pred with h = 0); page 3 is wrong; page 1 was missed
+    traj = make_traj(
+        pages=[2, 3],
+        regions=[reg(2, 0, 0, 1, 1), reg(2, 0.2, 0.2, 0.4, 0.4), reg(3, 0, 0, 1, 1)],
+    )
     row = await RegionScorer().score(traj, sample, judge=ctx)
     assert row.status == "ok" and not ctx.llm.requests
-    assert row.counts["gold"] == 0 and row.counts["n_pred"] == 0 and row.counts["gold_all"] == 1
-    assert row.metrics["strict_recall"] is None
+    assert row.counts["gold"] == 0 and row.counts["n_pred"] == 2 and row.counts["gold_all"] == 1
+    assert row.counts["pages_no_gold"] == 1 and row.counts["pages_judged"] == 0
+    assert row.metrics["strict_recall"] is None and row.metrics["strict_precision"] == 0.0
 
 
 async def test_retry_after_malformed_json(make_sample, make_traj, make_ctx) -> None:

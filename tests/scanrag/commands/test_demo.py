@@ -75,7 +75,8 @@ def test_demo_runs_a_config_prints_the_table_and_reports(tmp_path: Path, capsys)
     assert "rag+overlap" in out and "fake_exact.accuracy" in out
     assert "run directory:" in out
     if importlib.util.find_spec("scanrag.report") is not None:
-        assert "report:" in out and (tmp_path / "rep").is_dir()
+        assert f"report: {tmp_path / 'rep' / 'index.html'}" in out
+        assert (tmp_path / "rep" / "index.html").is_file()
     else:
         assert "scanrag.report is not available" in out
 

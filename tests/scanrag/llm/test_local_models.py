@@ -58,11 +58,20 @@ def test_assemble_rejects_wrong_hash(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_missing_qwen_parts_tell_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = lm.package_dir
-    monkeypatch.setattr(
-        lm, "package_dir", lambda name: None if name.endswith(("part2", "part5")) else real(name)
-    )
+def test_missing_qwen_parts_tell_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Fake installed packages for every part but 2 and 5, whatever this machine has installed.
+    def fake_package_dir(name: str) -> Path | None:
+        if name.endswith(("part2", "part5")):
+            return None
+        number = int(name.rsplit("part", 1)[1])
+        data = tmp_path / name / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / f"part{number:02d}.bin").write_bytes(b"x")
+        return data.parent
+
+    monkeypatch.setattr(lm, "package_dir", fake_package_dir)
     with pytest.raises(ModelError) as info:
         lm._qwen_parts()
     text = str(info.value)
