@@ -25,6 +25,7 @@ from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
 from indexes.encoders import (
     DEFAULT_MODEL,
     Pooling,
+    faiss_dist,
     load_encoder,
     model_fingerprint,
     preset_for,
@@ -118,6 +119,7 @@ class DenseIndex(PageIndex):
             hnsw_m=self.hnsw_m,
             ef_search=self.ef_search,
             use_gpu=self.devices.faiss_gpu,
+            gpu_device=self.devices.gpu_index,
         )
 
     def params(self) -> dict[str, Any]:
@@ -139,7 +141,7 @@ class DenseIndex(PageIndex):
         return self.model, self._revision
 
     def libraries(self) -> dict[str, str]:
-        return library_versions("sentence-transformers", "transformers", "torch", "faiss-cpu")
+        return library_versions("sentence-transformers", "transformers", "torch", faiss_dist())
 
     def manifest_extra(self) -> dict[str, Any]:
         return {"dim": self.store.dim, "chunks": len(self.store), "window_tokens": self.window}

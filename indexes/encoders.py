@@ -113,6 +113,34 @@ class DeviceChoice:
     encoder: str
     faiss_gpu: bool
 
+    @property
+    def gpu_index(self) -> int:
+        """The CUDA device number of ``encoder`` (``"cuda:1"`` → 1; ``"cuda"`` → 0)."""
+        _, _, number = self.encoder.partition(":")
+        return int(number) if number.isdigit() else 0
+
+
+FAISS_DISTRIBUTIONS = ("faiss-cpu", "faiss-gpu", "faiss-gpu-cu12", "faiss-gpu-cu11", "faiss-cuda")
+
+
+def faiss_dist() -> str:
+    """The installed distribution that provides the ``faiss`` module, for manifests. They all
+    install the same module, so the one with GPU support is named when the module has it."""
+    from importlib import metadata
+
+    import faiss
+
+    installed = []
+    for name in FAISS_DISTRIBUTIONS:
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        installed.append(name)
+    gpu = hasattr(faiss, "StandardGpuResources")
+    matching = [n for n in installed if (n != "faiss-cpu") == gpu]
+    return (matching or installed or ["faiss-cpu"])[0]
+
 
 def select_devices(device: str | None = None) -> DeviceChoice:
     """CUDA when torch sees a GPU, else CPU; FAISS on the GPU when the installed faiss has GPU

@@ -33,9 +33,22 @@ class VectorStore:
         hnsw_m: int = 32,
         ef_search: int = 128,
         use_gpu: bool = False,
+        gpu_device: int = 0,
     ) -> None:
         if kind not in ("flat", "ivf", "hnsw"):
             raise ValueError(f"unknown faiss index kind {kind!r}; use flat, ivf or hnsw")
+        for name, value in (
+            ("dim", dim),
+            ("nlist", nlist),
+            ("nprobe", nprobe),
+            ("hnsw_m", hnsw_m),
+            ("ef_search", ef_search),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if gpu_device < 0:
+            raise ValueError(f"gpu_device must be >= 0, got {gpu_device}")
+        self.gpu_device = gpu_device
         self.dim, self.kind = dim, kind
         self.nlist, self.nprobe, self.hnsw_m, self.ef_search = nlist, nprobe, hnsw_m, ef_search
         self.use_gpu = use_gpu and kind != "hnsw"
@@ -99,7 +112,7 @@ class VectorStore:
 
             if self._gpu_res is None:
                 self._gpu_res = faiss.StandardGpuResources()
-            self._gpu_index = faiss.index_cpu_to_gpu(self._gpu_res, 0, self.index)
+            self._gpu_index = faiss.index_cpu_to_gpu(self._gpu_res, self.gpu_device, self.index)
         return self._gpu_index
 
     def save(self, directory: Path, vectors_file: str, index_file: str) -> None:

@@ -9,6 +9,8 @@ import torch
 from indexes.encoders import (
     DEFAULT_MODEL,
     PRESETS,
+    DeviceChoice,
+    faiss_dist,
     model_fingerprint,
     preset_for,
     resolve_model,
@@ -61,6 +63,18 @@ def test_forced_cpu_keeps_faiss_on_cpu(monkeypatch, gpu_faiss):
     gpu_faiss(2)
     choice = select_devices("cpu")
     assert choice.encoder == "cpu" and choice.faiss_gpu is False
+
+
+def test_gpu_index_follows_the_encoder_device():
+    assert DeviceChoice("cuda:2", True).gpu_index == 2
+    assert DeviceChoice("cuda", True).gpu_index == 0
+    assert DeviceChoice("cpu", False).gpu_index == 0
+
+
+def test_faiss_dist_names_the_installed_distribution(monkeypatch, gpu_faiss):
+    assert faiss_dist() == "faiss-cpu"  # what the test environment installs
+    gpu_faiss(1)  # a module with GPU support but only faiss-cpu installed: still faiss-cpu
+    assert faiss_dist() == "faiss-cpu"
 
 
 def test_bundled_model_resolves_to_package_dir():

@@ -69,6 +69,29 @@ def test_gpu_path_clones_once_and_limits_k(monkeypatch):
     assert VectorStore(8, kind="hnsw", use_gpu=True).use_gpu is False  # no GPU HNSW
 
 
+def test_gpu_clone_goes_to_the_chosen_device(monkeypatch):
+    devices = []
+    monkeypatch.setattr(faiss, "StandardGpuResources", lambda: "res", raising=False)
+    monkeypatch.setattr(
+        faiss,
+        "index_cpu_to_gpu",
+        lambda res, device, index: devices.append(device) or faiss.clone_index(index),
+        raising=False,
+    )
+    store = VectorStore(8, use_gpu=True, gpu_device=1)
+    store.add(_unit(10, 8, 9))
+    store.search(_unit(1, 8, 10), 2)
+    assert devices == [1]
+
+
+@pytest.mark.parametrize(
+    "bad", [{"nlist": 0}, {"nprobe": -1}, {"hnsw_m": 0}, {"ef_search": 1.5}, {"gpu_device": -1}]
+)
+def test_bad_parameters_fail_before_faiss(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        VectorStore(8, **bad)
+
+
 @pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
 def test_save_load(tmp_path, kind):
     store = VectorStore(8, kind=kind, nlist=2)

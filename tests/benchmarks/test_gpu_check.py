@@ -1,0 +1,43 @@
+"""``benchmarks/gpu_check.py`` on this CPU-only machine: every section runs and the chosen
+device falls back to the CPU, where the "GPU" and CPU indexes must agree exactly."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.model
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_section_runs_and_agrees_on_the_cpu(tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this test pins the CPU fallback; run the script itself on a GPU")
+    out = tmp_path / "gpu.json"
+    assert _load().main(["--pages", "40", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["environment"]["cuda"] is False
+    dense = report["dense"]
+    assert dense["encoder_device"] == "cpu" and dense["faiss_gpu"] is False
+    assert dense["top5_same"] is True and dense["max_score_diff"] == 0.0
+    for family in ("colpali_colqwen2", "colpali_colpali"):
+        section = report[family]
+        assert section["device"] == section["scorer_device"] == "cpu"
+        assert section["pages"] == 12 and section["top5_same"] is True
+        assert section["vectors_max_abs_diff"] == 0.0 and section["regions_on_top3"] > 0
+    maxsim = report["maxsim"]
+    assert maxsim["device"] == "cpu" and maxsim["max_rel_diff_vs_engine"] < 1e-4
+    assert "[maxsim]" in capsys.readouterr().out
