@@ -27,22 +27,16 @@ from evaluation.base import RowGroup, Scorer, StatsOptions, get_scorer, status_c
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
 from scanrag.hashing import stable_hash
+from scanrag.protocols import ScoringFailedError
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
 
 RowSink = Callable[[ScoreRow], None]
 
 
-class ScoringError(RuntimeError):
-    """Some (trajectory, scorer) pairs raised; ``failures`` maps their keys to the error."""
-
-    def __init__(self, failures: Mapping[RowKey, str]) -> None:
-        self.failures = dict(failures)
-        first = next(iter(self.failures.items()))
-        super().__init__(
-            f"{len(self.failures)} (trajectory, scorer) pairs failed; first {first[0]}: "
-            f"{first[1].strip().splitlines()[-1]}"
-        )
+class ScoringError(ScoringFailedError):
+    """Some (trajectory, scorer) pairs raised; ``failures`` maps their keys to the error (the
+    kernel's :class:`~scanrag.protocols.ScoringFailedError`, which the runner catches)."""
 
 
 def _as_trajectory(item: Trajectory | Mapping[str, Any]) -> Trajectory:

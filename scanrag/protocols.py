@@ -1,12 +1,13 @@
-"""Contracts between layers: what a retriever and a strategy must provide.
+"""Contracts between layers: what a retriever, a strategy and the scoring stage must provide.
 
 The kernel names these protocols so the runner can drive any registered implementation
-without importing the upper packages (``retrievers``, ``agents``, ``graphs``).
+without importing the upper packages (``retrievers``, ``agents``, ``graphs``, ``evaluation``):
+implementations are found through the registries of :mod:`scanrag.registry`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -77,3 +78,76 @@ class Strategy(Protocol):
     async def run(self, sample: Sample, ctx: StrategyContext) -> Trajectory: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+
+class ScoringFailedError(RuntimeError):
+    """Some (trajectory, scorer) pairs raised while being scored; ``failures`` maps each pair's
+    key (run key, sample id, scorer) to its error text. Every other pair was scored."""
+
+    def __init__(self, failures: Mapping[tuple[str, str, str], str]) -> None:
+        self.failures = dict(failures)
+        first_key, first_error = next(iter(self.failures.items()))
+        last_line = first_error.strip().splitlines()[-1] if first_error.strip() else ""
+        count = len(self.failures)
+        super().__init__(f"{count} (trajectory, scorer) pairs failed; first {first_key}: {last_line}")
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """What the scoring stage needs to build its judges: model names per judge role
+    (``default`` plus roles), the model client, where the PDFs are, the render cache and DPI,
+    and how many judge calls may run at once."""
+
+    judges: Mapping[str, str]
+    llm: ChatModel | None
+    pdf_dirs: Sequence[Path]
+    cache_dir: Path
+    dpi: int
+    concurrency: int
+
+
+@runtime_checkable
+class ScoringBackend(Protocol):
+    """The shared judge-and-score stage as the runner sees it (registered under the name
+    ``scoring`` in :data:`scanrag.registry.BACKENDS`; the built-in one is
+    ``evaluation.backend.EvaluationBackend``). Scorers and parameters are given by name."""
+
+    def default_scorers(self, tasks: Sequence[str]) -> list[str]: ...
+
+    def judge_context(self, setup: JudgeSetup) -> Any: ...
+
+    def pending(
+        self,
+        trajectories: Sequence[Trajectory],
+        samples: Mapping[str, Sample],
+        scorers: Sequence[str],
+        existing: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Mapping[str, Any]],
+        judge_ctx: Any,
+    ) -> list[tuple[Trajectory, str]]: ...
+
+    async def score(
+        self,
+        trajectories: Sequence[Trajectory],
+        samples: Mapping[str, Sample],
+        scorers: Sequence[str],
+        judge_ctx: Any,
+        existing: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Mapping[str, Any]],
+        concurrency: int,
+        on_row: Callable[[Any], None],
+    ) -> None:
+        """Score the pending pairs, handing each new row to ``on_row``; raises
+        :class:`ScoringFailedError` at the end when some pairs raised."""
+        ...
+
+    def summarize(
+        self, rows: Sequence[Mapping[str, Any]], samples: Mapping[str, Sample]
+    ) -> dict[str, Any]: ...
+
+
+class ReportWriter(Protocol):
+    """Writes the report of finished runs (registered as ``report`` in
+    :data:`scanrag.registry.BACKENDS`); returns the report's ``index.html`` path."""
+
+    def __call__(self, run_dirs: Sequence[Path], out_dir: Path) -> Path: ...

@@ -1,4 +1,4 @@
-"""Named extension points: retrievers, strategies, scorers, CLI commands.
+"""Named extension points: retrievers, strategies, scorers, CLI commands, stage backends.
 
 Each ``Registry`` maps names to factories. Factories arrive three ways, all lazy:
 
@@ -126,3 +126,6 @@ RETRIEVERS: Registry[Any] = Registry("retriever", "scanrag.retrievers")
 STRATEGIES: Registry[Any] = Registry("strategy", "scanrag.strategies")
 SCORERS: Registry[Any] = Registry("scorer", "scanrag.scorers")
 COMMANDS: Registry[Any] = Registry("command", "scanrag.commands")
+# Stages the runner delegates to upper packages: ``scoring`` (a ``ScoringBackend``) and
+# ``report`` (a ``ReportWriter``), so the kernel never imports ``evaluation`` itself.
+BACKENDS: Registry[Any] = Registry("backend", "scanrag.backends")

@@ -54,12 +54,15 @@ def demo_overrides(args: argparse.Namespace, data: dict[str, Any]) -> list[str]:
 
 
 def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | None:
-    """Write the report of ``run_dir`` (``scanrag.report.build_report``); returns the path of
-    its ``index.html``, or ``None`` when no report could be written."""
+    """Write the report of ``run_dir`` with the registered report writer (``report`` in
+    ``scanrag.registry.BACKENDS``); returns the path of its ``index.html``, or ``None`` when no
+    report could be written."""
+    from scanrag.registry import BACKENDS, RegistryError, UnknownNameError
+
     try:
-        from scanrag.report import build_report
-    except ImportError:
-        log("report: scanrag.report is not available; run `scanrag report` later")
+        build_report = BACKENDS.get("report")
+    except (UnknownNameError, RegistryError) as exc:
+        log(f"report: no report writer available ({exc}); run `scanrag report` later")
         return None
     target = out or run_dir / "report"
     try:

@@ -1,13 +1,26 @@
-"""The kernel and the scorers import without the heavy libraries."""
+"""The kernel and the scorers import without the heavy libraries, and imports flow one way:
+scanrag → indexes → retrievers → agents → graphs, with evaluation depending only on scanrag."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 HEAVY = ("torch", "faiss", "litellm", "langgraph", "transformers", "sentence_transformers")
+REPO = Path(__file__).resolve().parents[2]
+# What each package may import from the project (besides itself), at any depth, lazily too.
+ALLOWED = {
+    "scanrag": set(),
+    "evaluation": {"scanrag"},
+    "indexes": {"scanrag"},
+    "retrievers": {"scanrag", "indexes", "evaluation"},
+    "agents": {"scanrag", "indexes", "retrievers", "evaluation"},
+    "graphs": {"scanrag", "indexes", "retrievers", "agents", "evaluation"},
+}
 
 
 @pytest.mark.parametrize("module", ["scanrag", "scanrag.llm", "scanrag.cli", "evaluation"])
@@ -21,3 +34,45 @@ def test_light_import(module: str) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "", f"importing {module} pulled in: {out}"
+
+
+def _modules(package: str) -> list[str]:
+    root = REPO / package
+    return sorted(
+        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for path in root.rglob("*.py")
+    )
+
+
+def test_every_scorer_module_and_the_runner_import_light() -> None:
+    wanted = [m for m in _modules("evaluation") if not m.startswith("evaluation.report")]
+    wanted += ["scanrag.runner", "scanrag.runner.engine", "scanrag.config", "scanrag.datasets"]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {wanted!r}: importlib.import_module(name)\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.strip()
+    assert out == "", f"importing the scorers and the runner pulled in: {out}"
+
+
+def _project_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found & set(ALLOWED)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_flow_one_way(package: str) -> None:
+    bad = {}
+    for path in sorted((REPO / package).rglob("*.py")):
+        wrong = _project_imports(path) - ALLOWED[package] - {package}
+        if wrong:
+            bad[str(path.relative_to(REPO))] = sorted(wrong)
+    assert not bad, f"{package} imports packages above it: {bad}"

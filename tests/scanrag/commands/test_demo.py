@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -74,11 +73,25 @@ def test_demo_runs_a_config_prints_the_table_and_reports(tmp_path: Path, capsys)
     out = capsys.readouterr().out
     assert "rag+overlap" in out and "fake_exact.accuracy" in out
     assert "run directory:" in out
-    if importlib.util.find_spec("scanrag.report") is not None:
-        assert f"report: {tmp_path / 'rep' / 'index.html'}" in out
-        assert (tmp_path / "rep" / "index.html").is_file()
-    else:
-        assert "scanrag.report is not available" in out
+    assert f"report: {tmp_path / 'rep' / 'index.html'}" in out
+    assert (tmp_path / "rep" / "index.html").is_file()
+
+
+def test_demo_without_a_report_writer_still_finishes(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.registry import BACKENDS, UnknownNameError
+
+    def missing(name: str):
+        raise UnknownNameError("backend", name, ["scoring"])
+
+    monkeypatch.setattr(BACKENDS, "get", missing)
+    path = tmp_path / "demo.yaml"
+    config = rf.make_config(tmp_path, scoring={"enabled": False}, runner={"progress": False})
+    path.write_text(yaml.safe_dump(config))
+    assert main(["demo", "--config", str(path), "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "no report writer available" in out and "run directory:" in out
 
 
 def test_demo_reports_a_missing_config(tmp_path: Path, capsys) -> None:

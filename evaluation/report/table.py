@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from scanrag.report.data import Group
-from scanrag.report.measures import GroupCost, group_cost, headline_metrics
-from scanrag.report.significance import BaselineCache, Comparison, compare
+from evaluation.report.data import Group
+from evaluation.report.measures import GroupCost, group_cost, headline_metrics
+from evaluation.report.significance import BaselineCache, Comparison, compare
 
 
 class MetricCell(BaseModel):

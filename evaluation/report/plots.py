@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scanrag.report.data import Group, RunData
-from scanrag.report.measures import correctness, row_group
+from evaluation.report.data import Group, RunData
+from evaluation.report.measures import correctness, row_group
 
 ORACLES = ("oracle_pages", "oracle_regions", "oracle_facts")
 MAX_K = 20

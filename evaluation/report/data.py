@@ -7,7 +7,7 @@ becomes a :class:`Group`; when several runs are reported together and their cell
 run key, the labels are prefixed with the run's name so every row of the report is distinct.
 
 The evaluation package is imported inside the functions that need it (its schemas and
-summaries), never when ``scanrag.report`` is imported.
+summaries), never when ``evaluation.report`` is imported.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scanrag.report.data import ReportError, all_groups, find_group, load_run, load_runs
+from evaluation.report.data import ReportError, all_groups, find_group, load_run, load_runs
 
 KEYS = ["full_doc", "oracle_pages", "topk_rag+bm25"]
 

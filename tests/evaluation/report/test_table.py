@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.report.data import Group, RunData, load_run
+from evaluation.report.measures import group_cost
+from evaluation.report.significance import Comparison, compare
+from evaluation.report.table import build_table, to_csv, to_markdown
 from evaluation.schemas import ScoreRow
-from scanrag.report.data import Group, RunData, load_run
-from scanrag.report.measures import group_cost
-from scanrag.report.significance import Comparison, compare
-from scanrag.report.table import build_table, to_csv, to_markdown
 from scanrag.schemas import Sample
 
 

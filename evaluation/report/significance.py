@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scanrag.report.data import Group
+from evaluation.report.data import Group
 
 
 class Comparison(BaseModel):

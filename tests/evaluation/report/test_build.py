@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from scanrag.report import ReportOptions, build_report
-from scanrag.report.viewer import judge_reasons
+from evaluation.report import ReportOptions, build_report
+from evaluation.report.viewer import judge_reasons
 
 SECRET = "hunter2-very-secret-value"
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scanrag.report.data import RunData
+from evaluation.report.data import RunData
 from scanrag.schemas import BBox
 
 IMAGE_DIR = "img"

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scanrag.report.data import Group
+from evaluation.report.data import Group
 from scanrag.schemas import Usage
 
 # The metric that stands for "accuracy" in plots, in order of preference.

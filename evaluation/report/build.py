@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from scanrag.report.data import Group, RunData, all_groups, find_group, load_runs, samples_of
-from scanrag.report.html import esc, img, page, short, table, verdict
-from scanrag.report.table import (
+from evaluation.report.data import Group, RunData, all_groups, find_group, load_runs, samples_of
+from evaluation.report.html import esc, img, page, short, table, verdict
+from evaluation.report.table import (
     COST_COLUMNS,
     ComparisonTable,
     MetricCell,
@@ -203,8 +203,8 @@ def _warnings(runs: Sequence[RunData], extra: Sequence[str]) -> str:
 def _plots(
     groups: list[Group], runs: list[RunData], baseline: Group, out_dir: Path
 ) -> dict[str, Path | None]:
-    from scanrag.report import plots
-    from scanrag.report.measures import accuracy_metric
+    from evaluation.report import plots
+    from evaluation.report.measures import accuracy_metric
 
     folder = out_dir / "plots"
     return {
@@ -227,12 +227,12 @@ def build_report(
     """Write the report of ``run_dirs`` into ``out_dir``; returns the path of ``index.html``.
 
     ``baseline`` names the grid cell (label, run key or strategy) significance is tested
-    against; by default the first cell. Raises :class:`~scanrag.report.data.ReportError` for
+    against; by default the first cell. Raises :class:`~evaluation.report.data.ReportError` for
     a run folder that cannot be read.
     """
-    from scanrag.report.images import PageImages
-    from scanrag.report.measures import correctness
-    from scanrag.report.viewer import question_body
+    from evaluation.report.images import PageImages
+    from evaluation.report.measures import correctness
+    from evaluation.report.viewer import question_body
 
     options = options or ReportOptions()
     if not run_dirs:

@@ -42,7 +42,7 @@ def default_out(run_dirs: list[Path]) -> Path:
 def handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from scanrag.report import ReportError, ReportOptions, build_report
+    from evaluation.report import ReportError, ReportOptions, build_report
 
     run_dirs = [Path(p) for p in args.run_dirs]
     out = Path(args.out) if args.out else default_out(run_dirs)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from scanrag.report import plots
-from scanrag.report.data import find_group, load_run
+from evaluation.report import plots
+from evaluation.report.data import find_group, load_run
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scanrag.report.data import Group
-from scanrag.report.html import compact_json, esc, img, short, table, verdict
-from scanrag.report.images import PageImages
+from evaluation.report.data import Group
+from evaluation.report.html import compact_json, esc, img, short, table, verdict
+from evaluation.report.images import PageImages
 from scanrag.schemas import Sample, Trajectory
 
 REASON_KEYS = ("reason", "reasons", "explanation", "rationale", "justification", "execution")

@@ -26,7 +26,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def report_dir(finished_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from scanrag.report import ReportOptions, build_report
+    from evaluation.report import ReportOptions, build_report
 
     out = tmp_path_factory.mktemp("report-out")
     build_report([finished_run], out, options=ReportOptions(n_resamples=300))

@@ -1,0 +1,91 @@
+"""The judge-and-score stage as the kernel's runner drives it (a ``ScoringBackend``).
+
+Registered as ``scoring`` in the ``scanrag.backends`` entry-point group, so the runner in
+``scanrag`` reaches the scorers without importing this package. Every method is a thin
+adapter over :mod:`evaluation.stage`: scorers and their parameters are named, rows cross the
+boundary as :class:`~evaluation.schemas.ScoreRow` objects or their JSON form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from evaluation.base import default_scorer_names
+from evaluation.judging import JudgeConfig, JudgeContext
+from evaluation.stage import (
+    build_scorers,
+    latest_rows,
+    latest_trajectories,
+    pending_pairs,
+    score_run,
+    summarize,
+)
+from scanrag.protocols import JudgeSetup
+from scanrag.schemas import Sample, Trajectory
+
+
+class EvaluationBackend:
+    """The built-in scoring backend."""
+
+    def default_scorers(self, tasks: Sequence[str]) -> list[str]:
+        return default_scorer_names(sorted(set(tasks)))
+
+    def judge_context(self, setup: JudgeSetup) -> JudgeContext:
+        from evaluation.documents import DocumentSource
+
+        config = JudgeConfig.from_mapping(setup.judges, concurrency=setup.concurrency)
+        documents = DocumentSource(list(setup.pdf_dirs), cache_dir=setup.cache_dir, dpi=setup.dpi)
+        return JudgeContext(llm=setup.llm, config=config, documents=documents)
+
+    def pending(
+        self,
+        trajectories: Sequence[Trajectory],
+        samples: Mapping[str, Sample],
+        scorers: Sequence[str],
+        existing: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Mapping[str, Any]],
+        judge_ctx: JudgeContext,
+    ) -> list[tuple[Trajectory, str]]:
+        built = build_scorers(scorers, params)
+        todo = pending_pairs(
+            latest_trajectories(trajectories),
+            samples,
+            built,
+            latest_rows(existing),
+            judges=judge_ctx.config,
+        )
+        return [(traj, scorer.name) for traj, _, scorer in todo]
+
+    async def score(
+        self,
+        trajectories: Sequence[Trajectory],
+        samples: Mapping[str, Sample],
+        scorers: Sequence[str],
+        judge_ctx: JudgeContext,
+        existing: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Mapping[str, Any]],
+        concurrency: int,
+        on_row: Callable[[Any], None],
+    ) -> None:
+        # raises evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
+        await score_run(
+            trajectories,
+            samples,
+            scorers,
+            judge_ctx,
+            existing,
+            scorer_params=params,
+            concurrency=concurrency,
+            on_row=on_row,
+        )
+
+    def summarize(
+        self, rows: Sequence[Mapping[str, Any]], samples: Mapping[str, Sample]
+    ) -> dict[str, Any]:
+        summary = summarize(rows, samples)
+        return {
+            "headline": summary.flat(headline_only=True),
+            "all": summary.flat(),
+            "detail": summary.model_dump(mode="json"),
+        }
