@@ -89,7 +89,8 @@ class ScoringFailedError(RuntimeError):
         first_key, first_error = next(iter(self.failures.items()))
         last_line = first_error.strip().splitlines()[-1] if first_error.strip() else ""
         count = len(self.failures)
-        super().__init__(f"{count} (trajectory, scorer) pairs failed; first {first_key}: {last_line}")
+        message = f"{count} (trajectory, scorer) pairs failed; first {first_key}"
+        super().__init__(f"{message}: {last_line}")
 
 
 @dataclass(frozen=True)
