@@ -74,8 +74,11 @@ class ReaderOutput(BaseModel):
 
 
 # Fields a task's schema lists (first) and requires (second).
+# The listed order is the order of the reply's fields under constrained decoding (required
+# fields first): a short answer comes before the long fact lists, so a reply cut by the token
+# limit still carries it.
 TASK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "qa": (("pages", "regions", "facts", "answer"), ("pages", "facts", "answer")),
+    "qa": (("pages", "answer", "facts", "regions"), ("pages", "answer", "facts")),
     "error_detection": (("issues", "pages", "facts", "answer"), ("issues", "answer")),
     "find": (("evidence_chain", "pages", "facts", "answer"), ("evidence_chain",)),
     "verify": (("verdict", "evidence_chain", "answer"), ("verdict",)),
@@ -89,24 +92,66 @@ def schema_for(task: TaskType | str) -> dict[str, Any]:
     listed, required = TASK_FIELDS.get(task, TASK_FIELDS["qa"])
     full = ReaderOutput.model_json_schema()
     properties = {name: full["properties"][name] for name in listed}
-    used = set(re.findall(r"#/\$defs/(\w+)", json.dumps(properties)))
+    all_defs = full.get("$defs", {})
+    used: set[str] = set()
+    pending = set(re.findall(r"#/\$defs/(\w+)", json.dumps(properties)))
+    while pending:  # definitions referenced by definitions too (IssueOut → RegionOut)
+        name = pending.pop()
+        used.add(name)
+        pending |= set(re.findall(r"#/\$defs/(\w+)", json.dumps(all_defs[name]))) - used
     schema: dict[str, Any] = {
         "title": f"ReaderOutput_{task}",
         "type": "object",
         "properties": properties,
         "required": list(required),
     }
-    defs = {k: v for k, v in full.get("$defs", {}).items() if k in used}
+    defs = {k: v for k, v in all_defs.items() if k in used}
     if defs:
         schema["$defs"] = defs
     return schema
 
 
+def schema_sketch(schema: dict[str, Any]) -> str:
+    """A compact, readable form of a reader schema for prompts, e.g.
+    ``{"pages": [int], "answer": str|null, "regions"?: [{"page": int, ...}]}``: types only,
+    ``?`` after an optional key. About a fifth of the schema's JSON, which matters for small
+    local models (under constrained decoding the grammar enforces the schema itself)."""
+    defs = schema.get("$defs", {})
+
+    def render(node: dict[str, Any]) -> str:
+        if "$ref" in node:
+            return render(defs[node["$ref"].rsplit("/", 1)[-1]])
+        if "anyOf" in node:
+            return "|".join(render(option) for option in node["anyOf"])
+        kind = node.get("type")
+        if kind == "array":
+            return f"[{render(node.get('items', {}))}]"
+        if kind == "object" or "properties" in node:
+            required = set(node.get("required", []))
+            fields = [
+                f'"{name}"{"" if name in required else "?"}: {render(sub)}'
+                for name, sub in node.get("properties", {}).items()
+            ]
+            return "{" + ", ".join(fields) + "}"
+        names = {"integer": "int", "number": "float", "string": "str", "boolean": "bool"}
+        return names.get(str(kind), str(kind or "any"))
+
+    return render(schema)
+
+
+# The "[box: x1, y1, x2, y2]" marker the reader's page text puts before each block: small models
+# copy it into their fact text; the box belongs in ``bbox``, not in the statement.
+_BOX_MARKER = re.compile(r"^\s*\[box:[^\]]*\]\s*", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?\s*([\s\S]*?)```", re.IGNORECASE)
 
 
 def extract_json(text: str) -> tuple[dict[str, Any] | None, bool]:
-    """The first JSON object in ``text`` and whether it had to be repaired (closed)."""
+    """The first JSON object in ``text`` and whether it had to be repaired (closed).
+
+    Objects are tried from the first ``{`` on. One that does not parse is closed where a token
+    limit cut it off before any later ``{`` is tried, so a truncated reply keeps its outer
+    object (answer and every complete fact) instead of yielding one of its nested objects.
+    """
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for candidate in candidates:
@@ -114,26 +159,33 @@ def extract_json(text: str) -> tuple[dict[str, Any] | None, bool]:
             try:
                 value, _ = decoder.raw_decode(candidate, start)
             except json.JSONDecodeError:
+                repaired = _repaired(candidate[start:])
+                if repaired is not None:
+                    return repaired, True
                 continue
             if isinstance(value, dict):
                 return value, False
-    start = text.find("{")
-    if start >= 0:
-        repaired = _close_truncated(text[start:])
-        try:
-            value = json.loads(repaired)
-        except json.JSONDecodeError:
-            return None, False
-        if isinstance(value, dict):
-            return value, True
     return None, False
 
 
+def _repaired(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(_close_truncated(text))
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _close_truncated(text: str) -> str:
-    """Close the strings, lists and objects a reply cut off by a token limit left open."""
-    stack: list[str] = []
+    """Close the strings, lists and objects a reply cut off by a token limit left open.
+
+    An element a list was cut in the middle of (a fact whose text stops mid-word) is dropped:
+    the list keeps its complete elements only. A cut scalar value of an object (the answer)
+    is kept as far as it goes.
+    """
+    stack: list[list[Any]] = []  # [closer, start offset, offset of its last own comma]
     in_string = escaped = False
-    for ch in text:
+    for i, ch in enumerate(text):
         if in_string:
             if escaped:
                 escaped = False
@@ -144,15 +196,25 @@ def _close_truncated(text: str) -> str:
         elif ch == '"':
             in_string = True
         elif ch in "[{":
-            stack.append("]" if ch == "[" else "}")
+            stack.append(["]" if ch == "[" else "}", i, None])
         elif ch in "]}" and stack:
             stack.pop()
+        elif ch == "," and stack:
+            stack[-1][2] = i
+    lists = [d for d, entry in enumerate(stack) if entry[0] == "]"]
+    if lists:
+        depth = lists[-1]
+        _, start, comma = stack[depth]
+        if depth < len(stack) - 1 or in_string:  # its last element is unfinished
+            text = text[: comma if comma is not None else start + 1]
+            del stack[depth + 1 :]
+            in_string = False
     out = text + ('"' if in_string else "")
     out = re.sub(r"[,:\s]*$", "", out)
-    if out.endswith('"') and stack[-1:] == ["}"]:
+    if out.endswith('"') and stack[-1:] and stack[-1][0] == "}":
         # A dangling key without its value: drop it.
         out = re.sub(r'([{,])\s*"[^"]*"$', lambda m: "{" if m.group(1) == "{" else "", out)
-    return out + "".join(reversed(stack))
+    return out + "".join(entry[0] for entry in reversed(stack))
 
 
 def _validated(
@@ -209,7 +271,7 @@ def from_data(data: dict[str, Any], context: ParseContext | None = None) -> Pars
         key = (fact.page, tuple(fact.bbox or ()), fact.doc)
         builder.add(
             CitedStatement(
-                sentence=fact.text.strip(),
+                sentence=_BOX_MARKER.sub("", fact.text).strip(),
                 raw=_raw_citation(fact.page, fact.doc_page, fact.bbox),
                 page=fact.page,
                 doc_page=fact.doc_page,

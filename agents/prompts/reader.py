@@ -7,11 +7,10 @@ gets hashed, so the hash names exactly the wording a model saw.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 
 from agents.prompts.base import Prompt, module_hash
-from agents.structured import TASK_FIELDS, schema_for
+from agents.structured import TASK_FIELDS, schema_for, schema_sketch
 from scanrag.schemas import UNANSWERABLE
 
 OUTPUTS = ("citations", "json")
@@ -31,11 +30,12 @@ exactly one citation, written like this:
 The box must enclose the part of the page that supports the sentence. Never refer to pages in
 any other way (no "p. 5", no "see page 5")."""
 
-JSON_RULES = """Reply with a single JSON object and no other text. It must follow this schema:
+JSON_RULES = """Reply with a single JSON object and no other text, shaped like this (types
+shown; "?" marks a key you may leave out):
 $schema
 "pages" lists the page numbers you used. Each fact is one statement you read, with its page,
-its printed label (doc_page) and the box around it. Each region is a box around evidence,
-with its element type (text, table, figure, chart, list, title)."""
+its printed label (doc_page) and its box [x1, y1, x2, y2]. Each region is a box around
+evidence, with its element type (text, table, figure, chart, list, title)."""
 
 UNANSWERABLE_RULE = (
     f'If the pages do not contain the answer, the answer is exactly "{UNANSWERABLE}".'
@@ -111,8 +111,7 @@ def output_rules(output: str, task: str) -> str:
     _check(output)
     if output == "citations":
         return CITATION_RULES
-    schema = json.dumps(schema_for(task), separators=(",", ":"))
-    return JSON_RULES.replace("$schema", schema)
+    return JSON_RULES.replace("$schema", schema_sketch(schema_for(task)))
 
 
 def task_rules(output: str, task: str) -> str:

@@ -105,7 +105,9 @@ def json_schema_grammar(schema: dict[str, Any]) -> Any:
     _prepare_llama_import()
     from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
 
-    key = json.dumps(schema, sort_keys=True)
+    # Converted as given: the grammar writes the properties in the schema's order, which is
+    # the order of the reply's fields (sorting the keys would reorder the reply).
+    key = json.dumps(schema)
     if key not in _GRAMMARS:
         gbnf = json_schema_to_gbnf(key).replace(_LOOSE_CHAR, _STRICT_CHAR)
         _GRAMMARS[key] = LlamaGrammar.from_string(gbnf, verbose=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -11,7 +12,13 @@ from hypothesis import strategies as st
 
 from agents.citations import parse_citations
 from agents.evidence import ParseContext, ParsedOutput, apply_output, format_citation
-from agents.structured import TASK_FIELDS, extract_json, parse_structured, schema_for
+from agents.structured import (
+    TASK_FIELDS,
+    extract_json,
+    parse_structured,
+    schema_for,
+    schema_sketch,
+)
 from scanrag.schemas import Status, Trajectory
 
 COMPARED = ("pages", "regions", "facts", "answer", "citations")
@@ -85,10 +92,42 @@ def test_fenced_json_with_extra_prose_is_read() -> None:
 
 
 def test_truncated_json_is_closed_and_noted() -> None:
-    text = '{"pages": [2, 3], "facts": [{"page": 2, "text": "Revenue was 5'
+    # the fact cut mid-number ("5" of "5.2 million"?) is dropped, complete ones are kept
+    text = (
+        '{"pages": [2, 3], "facts": [{"page": 3, "text": "Costs fell"}, '
+        '{"page": 2, "text": "Revenue was 5'
+    )
     parsed = parse_structured(text, ParseContext.with_pages(5))
     assert parsed.notes["json_repaired"] is True
-    assert parsed.pages == [2, 3] and parsed.facts[0].text == "Revenue was 5"
+    assert parsed.pages == [2, 3] and [f.text for f in parsed.facts] == ["Costs fell"]
+
+
+def test_a_truncated_reply_keeps_its_outer_object_not_a_nested_one() -> None:
+    # A reply cut by max_tokens after two complete facts: the answer that came first must
+    # survive (the nested fact objects parse on their own and used to be taken instead).
+    text = (
+        '{"answer":"50.9" ,"facts":[{"page":6,"text":"[box: 0.1, 0.1, 0.4, 0.2] Survey 2022",'
+        '"bbox":[0.1, 0.1, 0.4, 0.2]},{"page":6,"text":"3. Housing","bbox":[0.1, 0.3, 0.2, 0.4]},'
+        '{"page":6,"text":"[box: 0.30, 0.26,'
+    )
+    parsed = parse_structured(text, ParseContext.with_pages(10))
+    assert parsed.answer == "50.9" and parsed.pages == [6]
+    assert [f.text for f in parsed.facts] == ["Survey 2022", "3. Housing"]  # box marker gone
+    assert parsed.notes == {"json_repaired": True}
+
+
+@pytest.mark.parametrize(
+    ("cut", "closed"),
+    [
+        ('{"answer": "The pop', {"answer": "The pop"}),
+        ('{"a": [1, 2, {"b": "x', {"a": [1, 2]}),
+        ('{"a": {"b": ["x", "y', {"a": {"b": ["x"]}}),
+        ('{"facts": [', {"facts": []}),
+        ('{"s": "a\\"b', {"s": 'a"b'}),
+    ],
+)
+def test_cut_json_is_closed_keeping_complete_parts(cut: str, closed: dict) -> None:
+    assert extract_json(cut) == (closed, True)
 
 
 def test_extract_json_drops_a_dangling_key() -> None:
@@ -181,8 +220,26 @@ def test_schema_per_task_lists_its_fields(task: str) -> None:
     listed, required = TASK_FIELDS[task]
     assert list(schema["properties"]) == list(listed)
     assert schema["required"] == list(required)
-    refs = json.dumps(schema["properties"])
-    assert set(schema.get("$defs", {})) == {d for d in schema.get("$defs", {}) if d in refs}
+    # every reference resolves (IssueOut's locations point at RegionOut) and no def is unused
+    text = json.dumps(schema)
+    referenced = set(re.findall(r"#/\$defs/(\w+)", text))
+    assert referenced == set(schema.get("$defs", {}))
+
+
+@pytest.mark.parametrize("task", sorted(TASK_FIELDS))
+def test_schema_per_task_converts_to_a_grammar_in_its_own_order(task: str) -> None:
+    gbnf = pytest.importorskip("llama_cpp.llama_grammar").json_schema_to_gbnf
+    schema = schema_for(task)
+    root = next(line for line in gbnf(json.dumps(schema)).splitlines() if line.startswith("root"))
+    positions = [root.index(f"{name.replace('_', '-')}-kv") for name in schema["required"]]
+    assert positions == sorted(positions)  # required fields in the listed order
+
+
+def test_schema_sketch_is_compact_and_marks_optional_keys() -> None:
+    sketch = schema_sketch(schema_for("qa"))
+    assert sketch.startswith('{"pages": [int], "answer": str|null, "facts": [{"page": int')
+    assert '"regions"?: [{"page": int, "bbox": [float]' in sketch
+    assert len(sketch) < len(json.dumps(schema_for("qa"))) / 3
 
 
 def test_unknown_task_gets_the_qa_schema() -> None:
