@@ -11,6 +11,7 @@ so ``local/<name>`` calls take the same gateway path (retries, cache, accounting
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import os
@@ -133,6 +134,7 @@ class LocalRuntime:
     def __init__(self) -> None:
         self._loaded: dict[str, _Loaded] = {}
         self._load_lock = threading.Lock()
+        self._closer_registered = False
 
     def loaded_names(self) -> list[str]:
         return sorted(self._loaded)
@@ -141,7 +143,19 @@ class LocalRuntime:
         with self._load_lock:
             if name not in self._loaded:
                 self._loaded[name] = self._load(get_local_spec(name))
+                if not self._closer_registered:  # free the models before interpreter teardown
+                    atexit.register(self.close)
+                    self._closer_registered = True
             return self._loaded[name]
+
+    def close(self) -> None:
+        """Free every loaded model now (at exit, llama-cpp's own finalizer would run after
+        the modules it needs are gone and print a traceback)."""
+        with self._load_lock:
+            loaded, self._loaded = self._loaded, {}
+        for entry in loaded.values():
+            with entry.lock:
+                entry.llama.close()
 
     @staticmethod
     def _load(spec: LocalModelSpec) -> _Loaded:
@@ -204,13 +218,21 @@ class LocalRuntime:
         max_tokens: int = 512,
         seed: int | None = 0,
         response_format: Any = None,
+        cancel: threading.Event | None = None,
     ) -> LocalResult:
-        """Answer ``messages`` (OpenAI chat format) with the local model ``name``. Blocking."""
+        """Answer ``messages`` (OpenAI chat format) with the local model ``name``. Blocking.
+
+        A ``cancel`` event set before the model is free (the caller gave up while queued)
+        skips the call with a retryable ``ModelError``. A generation that has started runs to
+        its end: llama-cpp offers no way to stop it midway, and ``max_tokens`` bounds it.
+        """
         model = f"local/{name}"
         flat = _flatten(messages, model)
         loaded = self.load(name)
         n_ctx = loaded.spec.n_ctx
         with loaded.lock:
+            if cancel is not None and cancel.is_set():
+                raise ModelError(model, "call cancelled before it started", retryable=True)
             n_prompt = self.count_prompt_tokens(loaded, flat)
             if n_prompt + max_tokens > n_ctx:
                 raise ContextOverflowError(
@@ -240,7 +262,14 @@ class LocalRuntime:
         )
 
     async def agenerate(self, name: str, messages: list[dict[str, Any]], **kw: Any) -> LocalResult:
-        return await asyncio.to_thread(self.generate, name, messages, **kw)
+        """:meth:`generate` in a worker thread. When the awaiting task is cancelled while the
+        call still waits for the model, the call is skipped instead of run for nobody."""
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self.generate, name, messages, cancel=cancel, **kw)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
 
 
 RUNTIME = LocalRuntime()

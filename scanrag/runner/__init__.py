@@ -17,6 +17,7 @@ from scanrag.protocols import Strategy
 from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
 from scanrag.runner.manifest import Scrubber
+from scanrag.runner.preflight import preflight
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.store import DiskFullError, JsonlLog, RunDir, RunDirError, write_atomic
 
@@ -49,14 +50,16 @@ def start_run(
 ) -> RunResult:
     """Create ``<runs_dir>/<timestamp>_<name>/`` and run the experiment in it.
 
-    ``llm`` replaces the gateway client (tests pass a ``ScriptedModel``). Strategy parameters
-    are checked before the run folder is created.
+    ``llm`` replaces the gateway client (tests pass a ``ScriptedModel``). Strategy and
+    retriever parameters, dataset paths and loader options are checked before the run folder
+    is created (:mod:`scanrag.runner.preflight`).
     """
     if not isinstance(config, ExperimentConfig):
         config = load_config(config, overrides, limit=limit, model=model)
     elif list(overrides) or limit is not None or model is not None:
         raise ValueError("overrides/limit/model apply to a config file, not a loaded config")
     strategies: dict[str, Strategy] = build_strategies(config.cells())
+    preflight(config)
     run_dir = RunDir.create(config.runner.runs_dir, config.name)
     scrubber = Scrubber()
     write_atomic(run_dir.file(RunDir.CONFIG), scrubber.text(config.to_yaml()))

@@ -111,6 +111,30 @@ async def test_timeout_per_attempt_is_retried(make_client, scripted, sleeps, req
     assert sleeps.waits == [1.0]
 
 
+async def test_in_process_models_get_no_call_timeout(make_client, sleeps, request_for, monkeypatch):
+    # A local generation cannot be interrupted; timing it out would orphan it and queue the
+    # retry behind it. The call runs to its end instead.
+    import scanrag.llm.gateway as gateway_module
+    from scanrag.llm.types import ChatResponse
+
+    class SlowLocal:
+        cacheable = False
+        calls = 0
+
+        def concurrency_key(self, model: str) -> str:
+            return "local"
+
+        async def complete(self, request, timeout_s):
+            SlowLocal.calls += 1
+            await asyncio.sleep(0.2)
+            return ChatResponse(text="done", model=request.model)
+
+    monkeypatch.setattr(gateway_module, "provider_for", lambda model: SlowLocal())
+    client = make_client(timeout_s=0.05, max_retries=1)
+    response = await client.chat(request_for("local/qwen2.5-0.5b"))
+    assert response.text == "done" and SlowLocal.calls == 1 and sleeps.waits == []
+
+
 # ----------------------------------------------------------------------------- unknown models
 
 

@@ -118,3 +118,40 @@ async def test_smollm2_context_overflow(make_client, sleeps) -> None:
     with pytest.raises(ContextOverflowError, match="exceeds the context window of 8192"):
         await make_client().chat(request)
     assert sleeps.waits == []
+
+
+@pytest.mark.model
+def test_smollm2_a_call_cancelled_before_it_starts_is_skipped() -> None:
+    import threading
+
+    from scanrag.llm.local import RUNTIME
+
+    messages = [{"role": "user", "content": "Count from 1 to 500, separated by commas."}]
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(ModelError, match="cancelled before it started"):
+        RUNTIME.generate("smollm2-135m", messages, max_tokens=8, cancel=cancel)
+    again = RUNTIME.generate("smollm2-135m", messages, max_tokens=4)
+    assert again.completion_tokens == 4
+
+
+async def test_a_cancelled_call_tells_the_worker_thread_to_stop(monkeypatch) -> None:
+    import asyncio
+    import threading
+
+    from scanrag.llm.local import LocalResult, LocalRuntime
+
+    seen: list[threading.Event] = []
+
+    def generate(self, name, messages, *, cancel=None, **kw):  # stands in for llama-cpp
+        seen.append(cancel)
+        reason = "cancelled" if cancel.wait(10) else "timeout"
+        return LocalResult(text="", prompt_tokens=1, completion_tokens=0, finish_reason=reason)
+
+    monkeypatch.setattr(LocalRuntime, "generate", generate)
+    task = asyncio.create_task(LocalRuntime().agenerate("m", [], max_tokens=4))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(seen) == 1 and seen[0].is_set()
