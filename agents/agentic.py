@@ -13,18 +13,20 @@ propagates out of the node so the failed step is not committed and reruns on res
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
 from agents import baseline, routing
 from agents.common import add_step, call_model, task_input
 from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
-from agents.notes import notes_section, render_notes
+from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.agentic import ASSESSOR, PLANNER
 from agents.prompts.reader import reader_prompt
 from agents.reader import read_pages
 from agents.scope import Scope
 from agents.structured import extract_json
+from scanrag.llm.types import ContextOverflowError
 from scanrag.schemas import Citation, Trajectory
 
 
@@ -92,9 +94,33 @@ def dump(trajectory: Trajectory) -> dict[str, Any]:
     return trajectory.model_dump(mode="json")
 
 
-def _notes_text(state: AgentState) -> str:
-    blocks = [(n["pages"], n["text"]) for n in state.get("notes", [])]
-    return notes_section(blocks).strip() or "(none yet)"
+NOTE_TRIMS = 3  # times the notes are halved after a context overflow before giving up
+
+
+def _blocks(state: AgentState) -> list[tuple[list[int], str]]:
+    return [(n["pages"], n["text"]) for n in state.get("notes", [])]
+
+
+def _notes_text(state: AgentState, limit: int | None = None) -> str:
+    return notes_section(trim_blocks(_blocks(state), limit)).strip() or "(none yet)"
+
+
+async def _trimming_notes(
+    trajectory: Trajectory, state: AgentState, stage: str, call: Callable[[int | None], Any]
+) -> Any:
+    """Run ``call(limit)``; on a context overflow, halve every step's notes (recorded as a
+    ``fallback`` step) and try again, up to ``NOTE_TRIMS`` times."""
+    limit: int | None = None
+    for attempt in range(NOTE_TRIMS + 1):
+        try:
+            return await call(limit)
+        except ContextOverflowError:
+            if attempt == NOTE_TRIMS:
+                raise
+            limit = next_limit(_blocks(state), limit)
+            data = {"stage": stage, "trigger": "overflow", "mode": "truncate_notes"}
+            add_step(trajectory, "fallback", {**data, "max_chars_per_step": limit})
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _query_from(text: str) -> str:
@@ -115,19 +141,24 @@ async def plan(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
     if not tried and not p.plan_first:
         add_step(trajectory, "plan", {"query": question, "source": "question"})
         return {"query": question, "trajectory": dump(trajectory)}
-    response = await call_model(
-        scope.ctx,
-        trajectory,
-        prompt=PLANNER,
-        user=PLANNER.render_user(
+
+    async def ask(limit: int | None) -> Any:
+        user = PLANNER.render_user(
             question=question,
             tried=json.dumps(tried) if tried else "none",
-            notes=_notes_text(state),
-        ),
-        role="planner",
-        stage="planner",
-        max_tokens=p.planner_max_tokens,
-    )
+            notes=_notes_text(state, limit),
+        )
+        return await call_model(
+            scope.ctx,
+            trajectory,
+            prompt=PLANNER,
+            user=user,
+            role="planner",
+            stage="planner",
+            max_tokens=p.planner_max_tokens,
+        )
+
+    response = await _trimming_notes(trajectory, state, "planner", ask)
     query = _query_from(response.text)
     source = "planner"
     if not query:
@@ -188,19 +219,24 @@ async def read(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
 
 async def assess(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
     trajectory = load(scope, state)
-    response = await call_model(
-        scope.ctx,
-        trajectory,
-        prompt=ASSESSOR,
-        user=ASSESSOR.render_user(
+
+    async def ask(limit: int | None) -> Any:
+        user = ASSESSOR.render_user(
             question=scope.sample.question,
             pages=", ".join(map(str, state.get("read_pages", []))) or "none",
-            notes=_notes_text(state),
-        ),
-        role="assessor",
-        stage="assessor",
-        max_tokens=p.assessor_max_tokens,
-    )
+            notes=_notes_text(state, limit),
+        )
+        return await call_model(
+            scope.ctx,
+            trajectory,
+            prompt=ASSESSOR,
+            user=user,
+            role="assessor",
+            stage="assessor",
+            max_tokens=p.assessor_max_tokens,
+        )
+
+    response = await _trimming_notes(trajectory, state, "assessor", ask)
     data, _ = extract_json(response.text)
     decision, query = routing.read_decision(response.text, data)
     if query is not None and query in state.get("tried", []):
@@ -237,23 +273,30 @@ async def answer(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, A
     trajectory = load(scope, state)
     iteration = state.get("iteration", 0)
     forced = state.get("decision") != "answer"
-    notes = notes_section([(n["pages"], n["text"]) for n in state.get("notes", [])])
-    result = await read_pages(
-        scope.ctx,
-        trajectory,
-        scope.cited_refs(),
-        question=scope.sample.question,
-        task=scope.sample.task,
-        spec=scope.spec("truncate", stage="answer"),
-        options=scope.options(),
-        parse_ctx=scope.parse_ctx,
-        extra=notes or "(no notes: the searches found nothing relevant)\n\n",
-        task_input=task_input(scope.sample),
-        prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
-        step_kind="answer",
-        step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
-        raise_model_errors=True,
-    )
+    tries = {"n": 0}
+
+    async def write(limit: int | None) -> Any:
+        tries["n"] += 1
+        notes = notes_section(trim_blocks(_blocks(state), limit))
+        return await read_pages(
+            scope.ctx,
+            trajectory,
+            scope.cited_refs(),
+            question=scope.sample.question,
+            task=scope.sample.task,
+            spec=scope.spec("truncate", stage="answer"),
+            options=scope.options(),
+            parse_ctx=scope.parse_ctx,
+            extra=notes or "(no notes: the searches found nothing relevant)\n\n",
+            task_input=task_input(scope.sample),
+            prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
+            step_kind="answer",
+            step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
+            raise_model_errors=True,
+            raise_overflow=tries["n"] <= NOTE_TRIMS,  # the last try falls back on the pages
+        )
+
+    result = await _trimming_notes(trajectory, state, "answer", write)
     if result.parsed is not None and result.raw is not None:
         apply_output(trajectory, result.parsed, result.raw)
         adopt_evidence(trajectory, gathered_evidence(scope, state), "reading steps")

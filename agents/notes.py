@@ -67,3 +67,21 @@ def notes_section(blocks: Sequence[tuple[Sequence[int], str]]) -> str:
         label = ", ".join(str(p) for p in pages) or "none"
         out.append(f"--- Notes from page(s) {label} ---\n{text}")
     return "\n\n".join(out) + ("\n\n" if out else "")
+
+
+def trim_blocks(
+    blocks: Sequence[tuple[Sequence[int], str]], limit: int | None
+) -> list[tuple[Sequence[int], str]]:
+    """Each block's notes cut to ``limit`` characters (marked ``[...]``); ``None`` keeps all."""
+    if limit is None:
+        return list(blocks)
+    return [
+        (pages, text[:limit] + " [...]" if len(text) > limit else text) for pages, text in blocks
+    ]
+
+
+def next_limit(blocks: Sequence[tuple[Sequence[int], str]], limit: int | None) -> int:
+    """The per-block limit after a context overflow: half the previous one (or of the
+    longest block), never below 80 characters."""
+    longest = max((len(text) for _, text in blocks), default=0)
+    return max(80, (limit or longest) // 2)

@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.common import add_step, task_input
 from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
-from agents.notes import notes_section, render_notes
+from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.reader import reader_prompt
 from agents.prompts.scan import NOTHING, map_prompt
 from agents.reader import ReaderSpec, read_pages
@@ -170,7 +170,7 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
     cited = scope.cited_refs() if p.cited_docs_in in ("reduce", "both") else []
     limit: int | None = None
     for attempt in range(REDUCE_TRIMS + 1):
-        notes = notes_section(_trim(blocks, limit)) or "(no window held relevant notes)\n\n"
+        notes = notes_section(trim_blocks(blocks, limit)) or "(no window held relevant notes)\n\n"
         try:
             result = await read_pages(
                 scope.ctx,
@@ -189,8 +189,7 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
                 raise_overflow=attempt < REDUCE_TRIMS,
             )
         except ContextOverflowError:
-            longest = max((len(text) for _, text in blocks), default=0)
-            limit = max(80, (limit or longest) // 2)
+            limit = next_limit(blocks, limit)
             data = {"stage": "reduce", "trigger": "overflow", "mode": "truncate_notes"}
             add_step(trajectory, "fallback", {**data, "max_chars_per_window": limit})
             continue
@@ -198,14 +197,6 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
             apply_output(trajectory, result.parsed, result.raw)
             _adopt_map_evidence(scope, ok)
         return
-
-
-def _trim(blocks: list[tuple[list[int], str]], limit: int | None) -> list[tuple[list[int], str]]:
-    if limit is None:
-        return blocks
-    return [
-        (pages, text[:limit] + " [...]" if len(text) > limit else text) for pages, text in blocks
-    ]
 
 
 def _adopt_map_evidence(scope: Scope, ok: list[dict[str, Any]]) -> None:

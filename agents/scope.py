@@ -109,12 +109,18 @@ class Scope:
         return [PageRef(self.doc, p, show_doc=bool(self.others)) for p in pages]
 
     def cited_refs(self) -> list[PageRef]:
-        """Every page of the cited documents (cross-paper items pass them whole)."""
+        """Every page of the cited documents (cross-paper items pass them whole), each cut to
+        the page cap like the primary one; what the cap dropped is recorded in
+        ``trajectory.metadata["cited_page_cap"]`` (document id → pages dropped)."""
         cap = self.page_cap
         refs: list[PageRef] = []
         for other in self.others:
             numbers = [p.number for p in other.pages]
-            refs.extend(PageRef(other, n, show_doc=True) for n in numbers[: cap or None])
+            kept = numbers[: cap or None]
+            if len(kept) < len(numbers):
+                capped = self.trajectory.metadata.setdefault("cited_page_cap", {})
+                capped[other.id] = len(numbers) - len(kept)
+            refs.extend(PageRef(other, n, show_doc=True) for n in kept)
         return refs
 
     def prepare(self) -> bool:

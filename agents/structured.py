@@ -26,7 +26,7 @@ from agents.evidence import (
     format_citation,
     normalize_answer,
 )
-from agents.tags import verdict_word
+from agents.tags import canonical_text, verdict_word
 from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
 
 PARSER = "json"
@@ -37,6 +37,13 @@ class RegionOut(BaseModel):
     bbox: list[float] = Field(description="[x1, y1, x2, y2], fractions of the page, 0..1.")
     element_type: str = Field(default="text", description="text, table, figure, chart, list ...")
     doc: str | None = Field(default=None, description="Document name, when several are given.")
+
+
+class LocationOut(RegionOut):
+    """Where a reported error is: a region plus the label printed on its page (the free-text
+    path's citations carry it too)."""
+
+    doc_page: str | None = Field(default=None, description="Label printed on the page.")
 
 
 class FactOut(BaseModel):
@@ -51,7 +58,7 @@ class IssueOut(BaseModel):
     description: str
     family: str | None = None
     pages: list[int] = Field(default_factory=list)
-    locations: list[RegionOut] = Field(default_factory=list)
+    locations: list[LocationOut] = Field(default_factory=list)
     reasoning_steps: list[str] = Field(default_factory=list)
 
 
@@ -285,14 +292,18 @@ def from_data(data: dict[str, Any], context: ParseContext | None = None) -> Pars
             builder.add_region(region.page, region.bbox, region.element_type, region.doc)
         else:
             _keep_invalid(builder, "regions", item, error or "invalid")
-    issues = [_issue(i, builder) for i in _good(_validated(data, "issues", IssueOut, notes))]
+    issues = [_issue(i, builder, notes) for i in _good(_validated(data, "issues", IssueOut, notes))]
     for page in _pages(data.get("pages"), notes):
         if builder.context.primary.num_pages is None or page <= builder.context.primary.num_pages:
             builder.pages.add(page)
         else:
             notes.setdefault("invalid_pages", []).append(page)
     chain = [
-        EvidencePair(anchor=a.anchor, text=a.text, page=a.page if (a.page or 0) >= 1 else None)
+        EvidencePair(
+            anchor=a.anchor,
+            text=canonical_text(a.text),
+            page=a.page if (a.page or 0) >= 1 else None,
+        )
         for a in _good(_validated(data, "evidence_chain", AnchorOut, notes))
     ]
     answer = data.get("answer")
@@ -307,15 +318,16 @@ def from_data(data: dict[str, Any], context: ParseContext | None = None) -> Pars
     )
 
 
-def _issue(item: IssueOut, builder: EvidenceBuilder) -> ReportedIssue:
+def _issue(item: IssueOut, builder: EvidenceBuilder, notes: dict[str, Any]) -> ReportedIssue:
     locations = []
     pages = set()
     for loc in item.locations:
         added = builder.add(
             CitedStatement(
-                sentence=item.description.strip(),
-                raw=_raw_citation(loc.page, None, loc.bbox),
+                sentence=canonical_text(item.description),
+                raw=_raw_citation(loc.page, loc.doc_page, loc.bbox),
                 page=loc.page,
+                doc_page=loc.doc_page,
                 bbox=loc.bbox,
                 element_type=loc.element_type,
                 doc=loc.doc,
@@ -325,9 +337,14 @@ def _issue(item: IssueOut, builder: EvidenceBuilder) -> ReportedIssue:
             pages.add(added.page)
         if added.region is not None:
             locations.append(added.region)
-    pages.update(p for p in item.pages if p >= 1)
+    limit = builder.context.primary.num_pages
+    for page in item.pages:
+        if page >= 1 and (limit is None or page <= limit):
+            pages.add(page)
+        else:  # kept visible, like an invalid citation, instead of silently dropped
+            notes.setdefault("invalid_issue_pages", []).append(page)
     return ReportedIssue(
-        description=item.description.strip(),
+        description=canonical_text(item.description),
         family=item.family.strip().upper() if item.family else None,
         pages=sorted(pages),
         locations=locations,

@@ -72,6 +72,15 @@ def _inside(spans: Sequence[CitedSpan], start: int, end: int) -> list[CitedSpan]
     return [s for s in spans if start <= s.start < end]
 
 
+def canonical_text(text: str) -> str:
+    """Issue descriptions and anchor passages in one form whichever output path wrote them:
+    whitespace collapsed, one closing full stop dropped (an ellipsis stays)."""
+    cleaned = re.sub(r"\s+", " ", text).strip()
+    if cleaned.endswith(".") and not cleaned.endswith(".."):
+        cleaned = cleaned[:-1].rstrip()
+    return cleaned
+
+
 def parse_issues(text: str, masked: str, spans: Sequence[CitedSpan]) -> list[ReportedIssue]:
     issues: list[ReportedIssue] = []
     for match in _ISSUE.finditer(masked):
@@ -79,7 +88,7 @@ def parse_issues(text: str, masked: str, spans: Sequence[CitedSpan]) -> list[Rep
         inner = _inside(spans, body_start, body_end)
         split = _REASONING.search(masked, body_start, body_end)
         head_end = split.start() if split else body_end
-        description = strip_spans(text[body_start:head_end], body_start, inner)
+        description = canonical_text(strip_spans(text[body_start:head_end], body_start, inner))
         steps: list[str] = []
         if split:
             tail = text[split.end() : body_end]
@@ -132,7 +141,7 @@ def parse_evidence(text: str, masked: str, spans: Sequence[CitedSpan]) -> list[E
         page = _int(attrs.get("page"))
         if page is None:
             page = next((s.page for s in inner if s.page is not None), None)
-        span_text = strip_spans(text[body_start:body_end], body_start, inner)
+        span_text = canonical_text(strip_spans(text[body_start:body_end], body_start, inner))
         if anchor or span_text:
             chain.append(EvidencePair(anchor=anchor, text=span_text, page=page))
     return chain

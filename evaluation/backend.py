@@ -46,6 +46,7 @@ class EvaluationBackend:
         existing: Sequence[Mapping[str, Any]],
         params: Mapping[str, Mapping[str, Any]],
         judge_ctx: JudgeContext,
+        retry_failed: bool = False,
     ) -> list[tuple[Trajectory, str]]:
         built = build_scorers(scorers, params)
         todo = pending_pairs(
@@ -53,6 +54,7 @@ class EvaluationBackend:
             samples,
             built,
             latest_rows(existing),
+            retry_failed,
             judges=judge_ctx.config,
         )
         return [(traj, scorer.name) for traj, _, scorer in todo]
@@ -67,6 +69,7 @@ class EvaluationBackend:
         params: Mapping[str, Mapping[str, Any]],
         concurrency: int,
         on_row: Callable[[Any], None],
+        retry_failed: bool = False,
     ) -> None:
         # raises evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
         await score_run(
@@ -78,6 +81,7 @@ class EvaluationBackend:
             scorer_params=params,
             concurrency=concurrency,
             on_row=on_row,
+            retry_failed=retry_failed,
         )
 
     def summarize(

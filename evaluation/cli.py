@@ -184,7 +184,7 @@ def print_summary(summary: Any) -> None:
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else 180).print(table)
 
 
 def handle(args: argparse.Namespace) -> int:

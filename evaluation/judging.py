@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from evaluation.schemas import JudgeRecord
-from scanrag.llm.types import ChatModel, ChatRequest, Message, ModelError
+from scanrag.llm.types import ChatModel, ChatRequest, Message
 from scanrag.schemas import Usage
 
 T = TypeVar("T", bound=BaseModel)
@@ -265,9 +265,9 @@ async def judge_json(
 
     ``check`` may raise ``ValueError`` for replies that validate but are unusable (a label
     missing for one gold id); that counts as a parse failure too. Returns the record and the
-    parsed object (``None`` unless the record's status is ``ok``). A ``ModelError`` (or a
-    timeout / OS error while calling) gives ``judge_error`` without a retry: the gateway
-    already retried transient failures.
+    parsed object (``None`` unless the record's status is ``ok``). A call that fails (a
+    ``ModelError`` after the gateway's own retries, a timeout, anything the client raises)
+    gives ``judge_error`` without a retry here.
     """
     record = JudgeRecord(role=role, model=model, prompt_hash=prompt_hash, key=key)
     conversation = list(messages)
@@ -285,7 +285,7 @@ async def judge_json(
         )
         try:
             response = await llm.chat(request)
-        except (ModelError, TimeoutError, OSError) as exc:
+        except Exception as exc:  # any failure to get a reply is the judge's, never a 0
             record.attempts = attempt
             record.usage = usage
             record.status = "judge_error"

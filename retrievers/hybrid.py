@@ -29,15 +29,22 @@ HYBRID_FILE = "hybrid.json"
 def rrf_fuse(
     rankings: Sequence[Sequence[PageHit]], weights: Sequence[float], k_rrf: float, k: int
 ) -> list[PageHit]:
-    """Fuse ranked hit lists; returns the best ``k`` as new hits with ranks 1..n."""
+    """Fuse ranked hit lists; returns the best ``k`` as new hits with ranks 1..n.
+
+    A fused hit keeps the region proposals its components attached to that page (ColPali's
+    boxes, say), in component order, without duplicates.
+    """
     scores: dict[tuple[str, int], float] = {}
+    regions: dict[tuple[str, int], list[Any]] = {}
     for hits, weight in zip(rankings, weights, strict=True):
         for hit in hits:
             key = (hit.doc_id, hit.page)
             scores[key] = scores.get(key, 0.0) + weight / (k_rrf + hit.rank)
+            kept = regions.setdefault(key, [])
+            kept.extend(r for r in hit.regions if r not in kept)
     ordered = sorted(scores.items(), key=lambda item: (-round(item[1], 12), item[0]))
     return [
-        PageHit(doc_id=doc_id, page=page, score=score, rank=rank)
+        PageHit(doc_id=doc_id, page=page, score=score, rank=rank, regions=regions[(doc_id, page)])
         for rank, ((doc_id, page), score) in enumerate(ordered[:k], start=1)
     ]
 
@@ -72,6 +79,9 @@ class HybridRetriever:
         if k_rrf <= 0 or depth < 1:
             raise ValueError(f"need k_rrf > 0 and depth >= 1, got {k_rrf}, {depth}")
         self.components: list[Retriever] = [_build(c) for c in retrievers]
+        # The fused list covers min(k, scope) pages when any component does (the oracle,
+        # which returns only gold pages, does not).
+        self.exhaustive = any(getattr(c, "exhaustive", True) for c in self.components)
         self.weights = [float(w) for w in weights]
         self.k_rrf, self.depth = float(k_rrf), int(depth)
 

@@ -125,7 +125,11 @@ class ScoringBackend(Protocol):
         existing: Sequence[Mapping[str, Any]],
         params: Mapping[str, Mapping[str, Any]],
         judge_ctx: Any,
-    ) -> list[tuple[Trajectory, str]]: ...
+        retry_failed: bool = False,
+    ) -> list[tuple[Trajectory, str]]:
+        """(trajectory, scorer) pairs without a current row (or, with ``retry_failed``, with
+        a failed one)."""
+        ...
 
     async def score(
         self,
@@ -137,6 +141,7 @@ class ScoringBackend(Protocol):
         params: Mapping[str, Mapping[str, Any]],
         concurrency: int,
         on_row: Callable[[Any], None],
+        retry_failed: bool = False,
     ) -> None:
         """Score the pending pairs, handing each new row to ``on_row``; raises
         :class:`ScoringFailedError` at the end when some pairs raised."""

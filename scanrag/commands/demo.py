@@ -16,12 +16,15 @@ from scanrag.commands.run import add_common_options, overrides_from_args, stop_o
 
 # A larger synthetic corpus: more and longer documents, more questions per document.
 LARGE_OVERRIDES = (
+    "datasets.0.ids=null",
     "datasets.0.synthetic.docs=6",
     "datasets.0.synthetic.options.min_pages=20",
     "datasets.0.synthetic.options.max_pages=40",
     "datasets.0.synthetic.options.questions_per_doc=4",
     "runner.page_caps.max_pages=40",
-    "runner.page_caps.max_chars_per_page=null",
+    "strategies.0.params.max_chars_per_page=null",
+    "strategies.1.params.k=3",
+    "strategies.2.params.pages_per_step=2",
 )
 
 
@@ -74,11 +77,9 @@ def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | No
 
 
 def handle(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from scanrag.config import ConfigError, read_yaml
     from scanrag.runner import RunDirError, SetupError, start_run
-    from scanrag.runner.summary import render_table
+    from scanrag.runner.summary import render_table, table_console
 
     path = Path(args.config) if args.config else default_config()
     stop_on_sigterm()
@@ -92,7 +93,7 @@ def handle(args: argparse.Namespace) -> int:
     except OSError as exc:  # e.g. a full disk while the run folder is being set up
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    console = Console()
+    console = table_console()
     console.print(render_table(result.summary))
     report = write_report(result.run_dir, Path(args.out) if args.out else None, console.print)
     print(f"run directory: {result.run_dir}")

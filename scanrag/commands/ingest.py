@@ -20,9 +20,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("pdfs", nargs="+", metavar="PDF", type=Path, help="PDF files")
     parser.add_argument(
-        "--out", type=Path, help="write OUT/<file>.json per document (and PNGs with --render)"
+        "--out", type=Path, help="write OUT/<file>.json per document (and page PNGs, see --dpi)"
     )
-    parser.add_argument("--dpi", type=int, default=144, help="render resolution (default 144)")
+    parser.add_argument(
+        "--dpi",
+        type=int,
+        default=None,
+        help="render every page to OUT/pages at this resolution (needs --out)",
+    )
     parser.add_argument(
         "--ocr",
         choices=("auto", "never", "force"),
@@ -38,15 +43,18 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--password", help="password for encrypted PDFs")
     parser.add_argument(
-        "--render", action="store_true", help="also render every page to OUT/pages at --dpi"
+        "--render", action="store_true", help="render every page to OUT/pages (at 144 dpi)"
     )
     parser.set_defaults(func=run)
 
 
-def _summary(name: str, pages: int, ocr_pages: int, page_errors: int, seconds: float) -> str:
+DEFAULT_DPI = 144
+
+
+def _summary(name: str, pages: int, ocr_pages: int, bad_pages: list[str], seconds: float) -> str:
     line = f"{name}: {_count(pages, 'page')}, {_count(ocr_pages, 'OCR page')}, {seconds:.2f} s"
-    if page_errors:
-        line += f", {_count(page_errors, 'unreadable page')}"
+    if bad_pages:
+        line += f", {_count(len(bad_pages), 'unreadable page')} ({'; '.join(bad_pages)})"
     return line
 
 
@@ -54,20 +62,25 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def _check(args: argparse.Namespace) -> str | None:
+    """The argument error, if any."""
+    if args.dpi is not None and args.dpi <= 0:
+        return f"--dpi must be positive, got {args.dpi}"
+    if (args.render or args.dpi is not None) and args.out is None:
+        return "rendering pages (--dpi or --render) needs --out"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from scanrag.documents import IngestError, PageRenderer, ingest_pdf, save_document
 
-    if args.dpi <= 0:
-        print(f"error: --dpi must be positive, got {args.dpi}", file=sys.stderr)
+    problem = _check(args)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
-    if args.render and args.out is None:
-        print("error: --render needs --out", file=sys.stderr)
-        return 2
-    renderer = (
-        PageRenderer(args.out / "pages", dpi=args.dpi, password=args.password)
-        if args.render
-        else None
-    )
+    render = args.render or args.dpi is not None
+    dpi = args.dpi or DEFAULT_DPI
+    renderer = PageRenderer(args.out / "pages", dpi=dpi, password=args.password) if render else None
     failed = 0
     for path in args.pdfs:
         start = time.perf_counter()
@@ -79,22 +92,27 @@ def run(args: argparse.Namespace) -> int:
                 tables=args.tables,
                 password=args.password,
             )
+        except IngestError as exc:
+            failed += 1
+            print(f"{path.name}: FAILED {type(exc).__name__}: {exc}")
+            continue
+        except Exception as exc:  # one file must not stop the batch
+            failed += 1
+            print(f"{path.name}: FAILED cannot read: {type(exc).__name__}: {exc}")
+            continue
+        try:
             if args.out is not None:
                 save_document(document, args.out / f"{path.name}.json")
             if renderer is not None:
                 for page in document.pages:
                     renderer.render(document, page.number)
-        except IngestError as exc:
+        except Exception as exc:
             failed += 1
-            print(f"{path.name}: FAILED {type(exc).__name__}: {exc}")
+            print(f"{path.name}: FAILED writing output: {type(exc).__name__}: {exc}")
             continue
-        except OSError as exc:
-            failed += 1
-            print(f"{path.name}: FAILED cannot write output: {exc}")
-            continue
-        errors = sum(1 for page in document.pages if page.error)
+        bad = [f"page {page.number}: {page.error}" for page in document.pages if page.error]
         seconds = time.perf_counter() - start
-        print(_summary(path.name, document.num_pages, len(document.ocr_pages), errors, seconds))
+        print(_summary(path.name, document.num_pages, len(document.ocr_pages), bad, seconds))
     if failed:
         print(f"{failed} of {len(args.pdfs)} files failed", file=sys.stderr)
     return 1 if failed else 0

@@ -59,7 +59,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--retry-errors",
         action="store_true",
-        help="with --resume: run again the items that ended in model/internal/retriever errors",
+        help="with --resume: run again the items that ended in model, internal, retriever or "
+        "input errors (after fixing the cause), and re-score failed judge rows",
     )
     add_common_options(parser)
     parser.set_defaults(func=handle)
@@ -111,7 +112,7 @@ def stop_on_sigterm() -> None:
 def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError
     from scanrag.runner import RunDirError, SetupError, resume_run, start_run
-    from scanrag.runner.summary import render_table
+    from scanrag.runner.summary import render_table, table_console
 
     if bool(args.config) == bool(args.resume):
         print("error: give a CONFIG file or --resume RUN_DIR (not both)", file=sys.stderr)
@@ -132,8 +133,6 @@ def handle(args: argparse.Namespace) -> int:
     except OSError as exc:  # e.g. a full disk while the run folder is being set up
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from rich.console import Console
-
-    Console().print(render_table(result.summary))
+    table_console().print(render_table(result.summary))
     print(f"run directory: {result.run_dir}")
     return result.exit_code

@@ -10,6 +10,7 @@ import yaml
 from pydantic import Field, field_validator, model_validator
 
 from scanrag.config.sections import (
+    DEFAULT_MODEL,
     NAME_RE,
     DatasetSpec,
     GridSpec,
@@ -119,7 +120,9 @@ class ExperimentConfig(StrictModel):
         return sorted({m for cell in self.cells() for m in cell.models.values()})
 
     def judge_models(self) -> dict[str, str]:
-        return dict(self.models.judges)
+        """Judge model per role, ``default`` included: the project's default model when the
+        config names none (what the scoring stage will use, so the manifest records it)."""
+        return {"default": DEFAULT_MODEL, **self.models.judges}
 
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json")

@@ -48,6 +48,25 @@ def describe(dataset: LoadedDataset) -> dict[str, Any]:
     }
 
 
+def load_line(dataset: LoadedDataset, examples: int = 3) -> str:
+    """One log line per dataset: samples kept, rows the loader dropped and samples that will
+    be input errors, with the first reasons (the full lists are in ``datasets.json``)."""
+    dropped = [
+        f"row {d.get('row')}: {d.get('reason')}" for d in (dataset.report or {}).get("dropped", [])
+    ]
+    bad = [f"{k}: {v}" for k, v in dataset.bad.items()]
+    line = f"dataset {dataset.name}: {len(dataset.samples)} samples"
+    if dropped:
+        line += f", {len(dropped)} rows dropped ({_first(dropped, examples)})"
+    if bad:
+        line += f", {len(bad)} input errors ({_first(bad, examples)})"
+    return line
+
+
+def _first(items: list[str], n: int) -> str:
+    return "; ".join(items[:n]) + ("; ..." if len(items) > n else "")
+
+
 def reload(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
     """The run's datasets from its own files (a fresh load if the first session died early)."""
     index_path = run_dir.file(DATASETS_FILE)

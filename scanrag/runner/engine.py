@@ -45,7 +45,11 @@ from scanrag.runner.summary import build_summary, usage_of_rows
 from scanrag.runner.usage import Budget, UsageTally
 from scanrag.schemas import Status, Trajectory, Usage
 
-RETRYABLE = frozenset({Status.MODEL_ERROR, Status.INTERNAL_ERROR, Status.RETRIEVER_ERROR})
+# Item statuses ``--retry-errors`` runs again: provider, code and retriever failures, and input
+# errors (a PDF added or fixed since; the samples are checked against the PDFs again on resume).
+RETRYABLE = frozenset(
+    {Status.MODEL_ERROR, Status.INTERNAL_ERROR, Status.RETRIEVER_ERROR, Status.INPUT_ERROR}
+)
 
 
 @dataclass
@@ -186,8 +190,12 @@ class Runner:
 
     def _datasets(self) -> list[LoadedDataset]:
         if self.resuming:
-            return run_datasets.reload(self.config, self.run_dir)
-        return run_datasets.load_fresh(self.config, self.run_dir)
+            datasets = run_datasets.reload(self.config, self.run_dir)
+        else:
+            datasets = run_datasets.load_fresh(self.config, self.run_dir)
+        for dataset in datasets:
+            self.log(run_datasets.load_line(dataset))
+        return datasets
 
     def _pending(
         self, datasets: Sequence[LoadedDataset]
@@ -291,6 +299,7 @@ class Runner:
             tally=tally,
             gate=self._gate(prior, job.run_tally, tally),
             make_llm=lambda: build_llm(self.config),
+            retry_failed=self.retry_errors,
         )
         self.score_pending = outcome.pending
         self.session["usage_score"] = tally.to_json()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import ExperimentConfig
+from scanrag.config import ExperimentConfig, SyntheticSpec
 from scanrag.registry import RETRIEVERS, RegistryError, UnknownNameError
 from scanrag.runner.components import SetupError
 
@@ -47,10 +47,7 @@ def _dataset_problems(config: ExperimentConfig) -> list[str]:
     for i, spec in enumerate(config.datasets):
         key = f"datasets.{i}"
         if spec.synthetic is not None:
-            from scanrag.synth import generate_corpus
-
-            options = spec.synthetic.options
-            problems += _binding(f"{key}.synthetic.options", generate_corpus, options)
+            problems += _synthetic_problems(f"{key}.synthetic", spec.synthetic)
             continue
         if spec.path is not None and not Path(spec.path).exists():
             problems.append(f"{key}.path: {spec.path} does not exist")
@@ -61,6 +58,21 @@ def _dataset_problems(config: ExperimentConfig) -> list[str]:
         loader = LOADERS.get(spec.loader)  # the name was checked when the config loaded
         problems += _binding(f"{key}.options", loader, spec.options, positional=2)
     return problems
+
+
+def _synthetic_problems(key: str, spec: SyntheticSpec) -> list[str]:
+    from scanrag.synth import generate_corpus
+    from scanrag.synth.corpus import DEFAULTS, check_params
+
+    problems = _binding(f"{key}.options", generate_corpus, spec.options)
+    if problems:
+        return problems
+    values = {**DEFAULTS, **spec.options, "n_docs": spec.docs}
+    try:
+        check_params(**{name: values[name] for name in DEFAULTS})
+    except (TypeError, ValueError) as exc:
+        return [f"{key}: {exc}"]
+    return []
 
 
 def _binding(

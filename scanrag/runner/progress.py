@@ -17,8 +17,17 @@ from scanrag.schemas import Usage
 Log = Callable[[str], None]
 
 
+_SCRUBBER: Any = None
+
+
 def stderr_log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """Print a run message to stderr with secrets masked (an error text may quote a key)."""
+    global _SCRUBBER
+    if _SCRUBBER is None:
+        from scanrag.runner.manifest import Scrubber
+
+        _SCRUBBER = Scrubber()
+    print(_SCRUBBER.text(message), file=sys.stderr, flush=True)
 
 
 def format_usage(usage: Usage) -> str:
@@ -94,7 +103,10 @@ class RunProgress:
             TimeRemainingColumn(),
             TextColumn("{task.fields[usage]}"),
         )
-        with Progress(*columns, transient=False) as bar:
+        from rich.console import Console
+
+        # bars go where the "is a terminal" decision was made, never into redirected stdout
+        with Progress(*columns, transient=False, console=Console(stderr=True)) as bar:
             task = bar.add_task(name, total=total, usage="")
             handle = StageHandle(name, total, bar, task)
             try:

@@ -76,22 +76,24 @@ def score_stage(
     tally: UsageTally,
     gate: Callable[[], str | None],
     make_llm: Callable[[], ChatModel | None] | None = None,
+    retry_failed: bool = False,
 ) -> ScoreOutcome:
-    """Score every unscored (trajectory, scorer) pair of the run."""
+    """Score every unscored (trajectory, scorer) pair of the run; with ``retry_failed`` also
+    the pairs whose row failed (judge error, unparsable judge reply, render failure)."""
     scoring = backend()
     names = scorer_names(job, scoring)
     params = job.config.scoring.params
     samples = samples_of(job)
     rows = [Trajectory.model_validate(r) for r in trajectories.rows()]
     plain_ctx = judge_context(job, None, scoring)  # judge models decide which rows are stale
-    pending = scoring.pending(rows, samples, names, list(scores.rows()), params, plain_ctx)
+    existing = list(scores.rows())
+    pending = scoring.pending(rows, samples, names, existing, params, plain_ctx, retry_failed)
     if not pending:
         return ScoreOutcome()
     if llm is None and make_llm is not None:
         llm = make_llm()
     ctx = judge_context(job, MeteredModel(llm, [tally]) if llm is not None else None, scoring)
     todo = list({(t.run_key, t.sample_id): t for t, _ in pending}.values())
-    existing = list(scores.rows())
     chunk = max(1, job.config.runner.concurrency * 4)
     outcome = ScoreOutcome()
     with progress.stage("score", len(pending)) as stage:
@@ -116,6 +118,7 @@ def score_stage(
                         params,
                         job.config.runner.concurrency,
                         on_row,
+                        retry_failed,
                     )
                 except ScoringFailedError as exc:
                     outcome.failures += len(exc.failures)
@@ -123,6 +126,9 @@ def score_stage(
 
         asyncio.run(score_all())
     left = scoring.pending(rows, samples, names, list(scores.rows()), params, plain_ctx)
+    if retry_failed:  # rows that failed again stay failed rows, not pending pairs
+        tried = {(t.run_key, t.sample_id, name) for t, name in pending}
+        left = [(t, name) for t, name in left if (t.run_key, t.sample_id, name) not in tried]
     outcome.pending = len(left)
     return outcome
 

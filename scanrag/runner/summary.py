@@ -118,6 +118,7 @@ def build_summary(
             "score_rows": len(scores),
             "score_pending": score_pending,
         },
+        "datasets": [_dataset_counts(d) for d in manifest.get("datasets", [])],
         "cells": cells_out,
         "metrics": metrics["all"],
         "headline": metrics["headline"],
@@ -125,6 +126,27 @@ def build_summary(
         "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
         "sessions": manifest.get("sessions", []),
     }
+
+
+def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Samples run, rows the loader dropped and samples recorded as input errors."""
+    report = entry.get("report") or {}
+    return {
+        "name": entry.get("name"),
+        "samples": entry.get("samples"),
+        "rows_dropped": len(report.get("dropped") or []),
+        "input_errors": len(entry.get("input_errors") or {}),
+    }
+
+
+def table_console() -> Any:
+    """A rich console for result tables: the terminal's width, or 180 columns when the output
+    goes to a file or a pipe (rich would fold every cell to 80 columns there)."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=180)
 
 
 def render_table(summary: dict[str, Any]) -> Any:

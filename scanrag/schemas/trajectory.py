@@ -8,9 +8,9 @@ usage per stage, timings and a status. Its schema is versioned by ``TRAJECTORY_S
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from scanrag.schemas.geometry import Fact, Region
 from scanrag.schemas.sample import EvidencePair
@@ -109,7 +109,9 @@ class Trajectory(BaseModel):
         default=None, description="Identifies the grid cell (strategy + retriever + model)."
     )
     doc_ids: list[str] = Field(default_factory=list)
-    pages: list[int] = Field(default_factory=list)
+    pages: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list, description="Evidence pages: global 1-based physical pages."
+    )
     regions: list[Region] = Field(default_factory=list)
     facts: list[Fact] = Field(default_factory=list)
     answer: str | None = None
@@ -126,6 +128,17 @@ class Trajectory(BaseModel):
     status: Status = Status.OK
     errors: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_major_version(cls, version: str) -> str:
+        """Rows of another major schema version cannot be read as this one."""
+        if version.split(".")[0] != TRAJECTORY_SCHEMA.split(".")[0]:
+            raise ValueError(
+                f"trajectory schema {version} is not readable by this version of scanrag "
+                f"(schema {TRAJECTORY_SCHEMA}); re-run the items or use a matching scanrag"
+            )
+        return version
 
     @property
     def total_usage(self) -> Usage:

@@ -67,6 +67,71 @@ def test_both_paths_agree_on_a_fixed_reply() -> None:
     assert len(free.regions) == 2 and free.answer == "4 million"
 
 
+def _trajectory(parsed: ParsedOutput, raw: str) -> dict[str, Any]:
+    trajectory = apply_output(Trajectory(sample_id="q", strategy="s"), parsed, raw)
+    dumped = trajectory.model_dump(mode="json", exclude={"raw_output", "metadata"})
+    return dumped | {"status": str(trajectory.status)}
+
+
+ISSUE_TEXT = """<issue family="CF">
+The total does not add up [page=3, doc_page="1", bbox=[0.1, 0.2, 0.9, 0.3]].
+Reasoning:
+1. Rows sum to 40
+2. The table says 45
+</issue>
+<issue family="le">Two terms name one thing [page=7, doc_page="5", bbox=[0.2, 0.1, 0.8, 0.15]].
+Reasoning: first use on page 7; second on page 9</issue>
+<answer>Two errors found</answer>"""
+ISSUE_JSON = {
+    "issues": [
+        {
+            "description": "The total does not add up.",
+            "family": "CF",
+            "locations": [{"page": 3, "bbox": [0.1, 0.2, 0.9, 0.3], "doc_page": "1"}],
+            "reasoning_steps": ["Rows sum to 40", "The table says 45"],
+        },
+        {
+            "description": "Two terms name one thing",
+            "family": "le",
+            "locations": [{"page": 7, "bbox": [0.2, 0.1, 0.8, 0.15], "doc_page": "5"}],
+            "reasoning_steps": ["first use on page 7", "second on page 9"],
+        },
+    ],
+    "answer": "Two errors found",
+}
+
+
+@pytest.mark.parametrize("task", ["qa", "error_detection"])
+def test_both_paths_give_identical_trajectories(task: str) -> None:
+    context = ParseContext.with_pages(10)
+    if task == "qa":
+        content: Content = [
+            ("Revenue reached 4 million in 2021", 3, "1", [0.1, 0.2, 0.9, 0.3]),
+            ("Costs fell by 8 percent", 4, "2", [0.1, 0.5, 0.9, 0.55]),
+            ("This box is off the page", 5, "3", [0.1, 0.2, 1.3, 0.3]),
+        ]
+        text, data = _as_text(content, "4 million"), _as_json(content, "4 million")
+    else:
+        text, data = ISSUE_TEXT, json.dumps(ISSUE_JSON)
+    free = _trajectory(parse_citations(text, context), text)
+    structured = _trajectory(parse_structured(data, context), data)
+    assert free == structured
+    if task == "error_detection":
+        assert [i["description"] for i in free["issues"]] == [
+            "The total does not add up",
+            "Two terms name one thing",
+        ]
+        assert [c["doc_page"] for c in free["citations"]] == ["1", "5"]
+        assert free["issues"][1]["family"] == "LE" and free["pages"] == [3, 7]
+
+
+def test_json_issue_pages_out_of_range_are_noted() -> None:
+    data = {"issues": [{"description": "x", "pages": [2, 0, 99]}], "answer": "one error"}
+    parsed = parse_structured(json.dumps(data), ParseContext.with_pages(10))
+    assert parsed.issues[0].pages == [2]
+    assert parsed.notes["invalid_issue_pages"] == [0, 99]
+
+
 _WORDS = st.sampled_from(["revenue", "grew", "the", "board", "costs", "fell", "in", "2021", "42"])
 _SENTENCE = st.lists(_WORDS, min_size=1, max_size=6).map(lambda ws: " ".join(ws).capitalize())
 _COORD = st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.5, -0.2])

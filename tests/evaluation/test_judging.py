@@ -134,6 +134,15 @@ async def test_judge_json_model_error_on_retry_is_judge_error() -> None:
     assert record.usage.calls == 1  # the failed call reported no usage
 
 
+async def test_any_client_failure_is_a_judge_error_not_a_crash() -> None:
+    llm = ScriptedModel([RuntimeError("connection pool exhausted")])
+    record, parsed = await judge_json(
+        llm, role="answer", model="m", messages=MESSAGES, schema=Verdict, prompt_hash="h"
+    )
+    assert parsed is None and record.status == "judge_error"
+    assert record.error == "RuntimeError: connection pool exhausted"
+
+
 def test_judge_config_roles_and_vision() -> None:
     config = JudgeConfig(default_model="local/qwen2.5-0.5b")
     assert config.model_for("answer") == "local/qwen2.5-0.5b"

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from graphs.agentic_rag import AgenticRagStrategy
-from scanrag.llm import ModelError
+from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.schemas import Status
 
 READ_3 = 'Page 3 lists 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'
@@ -137,6 +137,25 @@ async def test_fruitless_searches_end_in_a_forced_answer(kit: SimpleNamespace) -
     assert len(retriever.searches) == 4
     assert trajectory.steps[-1].data["forced"] is True
     assert trajectory.answer == "30"
+
+
+async def test_overflowing_notes_are_trimmed_not_fatal(kit: SimpleNamespace) -> None:
+    doc = kit.make_document(num_pages=8)
+    retriever = kit.FakeRetriever([3])
+    overflow = ContextOverflowError("scripted/reader", "prompt too long")
+    long_read = f"Page 3 lists 30 {'and much more ' * 40}{READ_3[len('Page 3 lists 30') :]}"
+    model = kit.ScriptedModel(
+        [plan("q"), long_read, overflow, assess("answer"), overflow, overflow, FINAL]
+    )
+    ctx = kit.make_context(model, [doc], retriever=retriever)
+    trajectory = await AgenticRagStrategy(k=1, max_steps=2).run(kit.make_sample(), ctx)
+    assert trajectory.status == Status.OK and trajectory.answer == "30"
+    fallbacks = [s.data for s in trajectory.steps if s.kind == "fallback"]
+    assert [(f["stage"], f["mode"]) for f in fallbacks] == [
+        ("assessor", "truncate_notes"), ("answer", "truncate_notes"), ("answer", "truncate_notes"),
+    ]  # fmt: skip
+    limits = [f["max_chars_per_step"] for f in fallbacks[1:]]
+    assert limits[0] > limits[1] >= 80  # halved each time
 
 
 async def test_unusable_planner_reply_searches_the_question(kit: SimpleNamespace) -> None:

@@ -106,6 +106,19 @@ async def test_cross_paper_item_passes_the_cited_paper_whole(kit: SimpleNamespac
     assert [(r.page, r.doc_id) for r in trajectory.regions] == [(2, citing.id), (3, cited.id)]
 
 
+async def test_the_page_cap_on_a_cited_paper_is_recorded(kit: SimpleNamespace) -> None:
+    citing = kit.make_document("citing.pdf", num_pages=2)
+    cited = kit.make_document("cited.pdf", num_pages=5)
+    model = kit.ScriptedModel(["<answer>x</answer>"])
+    sample = kit.make_sample(doc_ids=["citing.pdf"], cited_doc_ids=["cited.pdf"])
+    strategy = FullDocStrategy(page_cap=3)
+    trajectory = await strategy.run(sample, kit.make_context(model, [citing, cited]))
+    text = model.requests[0].messages[1].text
+    assert "=== cited.pdf — Page 3 (printed: 3) ===" in text and "cited.pdf — Page 4" not in text
+    assert trajectory.metadata["cited_page_cap"] == {cited.id: 2}
+    assert "page_cap" not in trajectory.metadata  # the citing paper fits under the cap
+
+
 async def test_json_output_path(kit: SimpleNamespace) -> None:
     doc = kit.make_document(num_pages=3)
     reply = (

@@ -6,7 +6,7 @@ import pytest
 
 from retrievers.bm25 import BM25Retriever
 from retrievers.hybrid import HybridRetriever, rrf_fuse
-from scanrag.schemas import PageHit
+from scanrag.schemas import BBox, PageHit, Region
 
 
 def _hits(*keys: tuple[str, int]) -> list[PageHit]:
@@ -48,6 +48,18 @@ def test_weighted_fusion_by_hand():
     for hit in fused:
         assert hit.score == pytest.approx(expected[(hit.doc_id, hit.page)], abs=1e-15)
     assert [h.rank for h in fused] == [1, 2, 3]
+
+
+def test_fused_hits_keep_the_components_region_proposals():
+    box = Region(page=1, bbox=BBox(x1=0.1, y1=0.1, x2=0.5, y2=0.3), element_type="patch")
+    other = Region(page=1, bbox=BBox(x1=0.6, y1=0.6, x2=0.9, y2=0.9), element_type="patch")
+    a = [PageHit(doc_id="d", page=1, score=1.0, rank=1, regions=[box])]
+    b = [
+        PageHit(doc_id="d", page=2, score=1.0, rank=1),
+        PageHit(doc_id="d", page=1, score=0.5, rank=2, regions=[box, other]),
+    ]
+    fused = {(h.doc_id, h.page): h.regions for h in rrf_fuse([a, b], [1.0, 1.0], 60, 10)}
+    assert fused == {("d", 1): [box, other], ("d", 2): []}
 
 
 def test_equal_sums_tie_break_by_doc_then_page():

@@ -117,6 +117,15 @@ def test_trajectory_round_trips_through_json() -> None:
     assert json.loads(text)["schema_version"] == TRAJECTORY_SCHEMA
 
 
+def test_trajectory_pages_are_one_based_and_the_schema_version_is_checked() -> None:
+    with pytest.raises(ValidationError):
+        Trajectory(sample_id="q", strategy="s", pages=[0, 2])
+    data = Trajectory(sample_id="q", strategy="s", pages=[2]).model_dump(mode="json")
+    assert Trajectory.model_validate(data | {"schema_version": "1.7"}).pages == [2]
+    with pytest.raises(ValidationError, match="schema 2.0 is not readable"):
+        Trajectory.model_validate(data | {"schema_version": "2.0"})
+
+
 def test_trajectory_usage_accumulates_per_stage() -> None:
     traj = _full_trajectory()
     assert traj.usage["reader"].calls == 2

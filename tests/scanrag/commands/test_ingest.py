@@ -56,6 +56,47 @@ def test_out_and_render(two_pdfs: list[Path], tmp_path: Path) -> None:
     assert [p.name for p in pngs] == ["p0001_30.png", "p0002_30.png", "p0003_30.png"]
 
 
-def test_render_needs_out(two_pdfs: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ingest", str(two_pdfs[0]), "--render"]) == 2
-    assert "--render needs --out" in capsys.readouterr().err
+def test_dpi_alone_renders_at_that_resolution(two_pdfs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["ingest", str(two_pdfs[0]), "--out", str(out), "--dpi", "36"]) == 0
+    doc = load_document(out / "alpha.pdf.json")
+    pngs = sorted((out / "pages" / doc.sha256[:16]).glob("*.png"))
+    assert [p.name for p in pngs] == ["p0001_36.png", "p0002_36.png"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--render"], "needs --out"),
+        (["--dpi", "72"], "needs --out"),
+        (["--dpi", "0", "--out", "x"], "--dpi must be positive"),
+    ],
+)
+def test_bad_render_arguments(
+    two_pdfs: list[Path], capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["ingest", str(two_pdfs[0]), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unreadable_input_and_unexpected_errors_do_not_stop_the_batch(
+    two_pdfs: list[Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scanrag.documents as documents
+
+    real = documents.ingest_pdf
+
+    def flaky(path, **kw):
+        if Path(path).name == "alpha.pdf":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, **kw)
+
+    monkeypatch.setattr(documents, "ingest_pdf", flaky)
+    code = main(["ingest", *map(str, two_pdfs), "--ocr", "never"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 1
+    assert lines[0].startswith("alpha.pdf: FAILED cannot read: PermissionError:")
+    assert lines[1].startswith("beta.pdf: 3 pages")

@@ -267,11 +267,19 @@ def test_out_of_range_gold_pages_make_input_error_rows(tmp_path: Path) -> None:
     with open(questions, "a") as fh:
         row = {"id": "far", "doc": "doc0.pdf", "question": "Item D0P1?", "evidence_pages": [9]}
         fh.write(json.dumps(row) + "\n")
-    result = run(tmp_path)
+        fh.write("{not json\n")
+    messages: list[str] = []
+    config = config_from_dict(rf.make_config(tmp_path))
+    result = start_run(config, llm=rf.MODEL, log=messages.append)
     bad = [r for r in rows(result.run_dir) if r["sample_id"] == "far"]
     assert [r["status"] for r in bad] == ["input_error", "input_error"]
     assert "gold page 9 outside 1..4" in bad[0]["errors"][0]
     assert result.summary["cells"]["rag+overlap"]["status"] == {"input_error": 1, "ok": 12}
+    assert result.summary["datasets"] == [
+        {"name": "toy", "samples": 13, "rows_dropped": 1, "input_errors": 1}
+    ]
+    line = next(m for m in messages if m.startswith("dataset toy:"))
+    assert "13 samples, 1 rows dropped (row 15: " in line and "1 input errors (far: " in line
 
 
 def test_resume_warns_when_prompts_changed(tmp_path: Path, monkeypatch) -> None:

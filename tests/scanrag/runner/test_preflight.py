@@ -31,6 +31,7 @@ def test_every_problem_is_listed_under_its_key_and_no_folder_is_made(tmp_path: P
         {"name": "gone", "path": str(tmp_path / "none.jsonl"), "pdf_dir": str(tmp_path / "nope")}
     )
     config["datasets"].append({"name": "syn", "synthetic": {"options": {"pages": 3}}})
+    config["datasets"].append({"name": "short", "synthetic": {"options": {"min_pages": 8}}})
     with pytest.raises(SetupError) as info:
         start_run(config_from_dict(config), llm=rf.MODEL, log=None)
     text = str(info.value)
@@ -41,6 +42,7 @@ def test_every_problem_is_listed_under_its_key_and_no_folder_is_made(tmp_path: P
     assert f"datasets.1.path: {tmp_path / 'none.jsonl'} does not exist" in text
     assert f"datasets.1.pdf_dir: {tmp_path / 'nope'} is not a folder" in text
     assert "datasets.2.synthetic.options: got an unexpected keyword argument 'pages'" in text
+    assert "datasets.3.synthetic: need 10 <= min_pages <= max_pages" in text
     assert not (tmp_path / "runs").exists()
 
 
