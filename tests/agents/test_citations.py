@@ -220,5 +220,5 @@ def test_fuzzed_citations_never_raise_and_keep_raw(pieces: list[str], num_pages:
 def test_unclosed_issue_stops_at_the_answer() -> None:
     text = '<issue family="LE">Typo in the title [page=1].\n<answer>One issue.</answer>'
     parsed = parse_citations(text, ParseContext.with_pages(2))
-    assert [i.description for i in parsed.issues] == ["Typo in the title."]
+    assert [i.description for i in parsed.issues] == ["Typo in the title"]
     assert parsed.answer == "One issue."

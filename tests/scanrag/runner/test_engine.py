@@ -279,7 +279,8 @@ def test_out_of_range_gold_pages_make_input_error_rows(tmp_path: Path) -> None:
         {"name": "toy", "samples": 13, "rows_dropped": 1, "input_errors": 1}
     ]
     line = next(m for m in messages if m.startswith("dataset toy:"))
-    assert "13 samples, 1 rows dropped (row 15: " in line and "1 input errors (far: " in line
+    assert "13 samples, 1 rows dropped (row 13: line 14 is not valid JSON" in line
+    assert "1 input errors (far: gold page 9 outside 1..4" in line
 
 
 def test_resume_warns_when_prompts_changed(tmp_path: Path, monkeypatch) -> None:
