@@ -22,11 +22,12 @@ from agents.common import add_step, call_model, task_input
 from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
 from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.agentic import ASSESSOR, PLANNER
+from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
 from agents.reader import read_pages
 from agents.scope import Scope
 from agents.structured import extract_json
-from scanrag.llm.types import ContextOverflowError
+from scanrag.llm.types import ChatResponse, ContextOverflowError
 from scanrag.schemas import Citation, Trajectory
 
 
@@ -123,6 +124,29 @@ async def _trimming_notes(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+async def _ask_with_notes(
+    scope: Scope, state: AgentState, prompt: Prompt, role: str, max_tokens: int, **fields: str
+) -> ChatResponse:
+    """One planner or assessor call (``role`` is also its stage) with the notes so far,
+    trimmed and retried when they overflow the model's context."""
+    trajectory = scope.trajectory
+
+    async def ask(limit: int | None) -> ChatResponse:
+        user = prompt.render_user(**fields, notes=_notes_text(state, limit))
+        return await call_model(
+            scope.ctx,
+            trajectory,
+            prompt=prompt,
+            user=user,
+            role=role,
+            stage=role,
+            max_tokens=max_tokens,
+        )
+
+    response: ChatResponse = await _trimming_notes(trajectory, state, role, ask)
+    return response
+
+
 def _query_from(text: str) -> str:
     data, _ = extract_json(text)
     if data and isinstance(data.get("query"), str):
@@ -141,24 +165,15 @@ async def plan(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
     if not tried and not p.plan_first:
         add_step(trajectory, "plan", {"query": question, "source": "question"})
         return {"query": question, "trajectory": dump(trajectory)}
-
-    async def ask(limit: int | None) -> Any:
-        user = PLANNER.render_user(
-            question=question,
-            tried=json.dumps(tried) if tried else "none",
-            notes=_notes_text(state, limit),
-        )
-        return await call_model(
-            scope.ctx,
-            trajectory,
-            prompt=PLANNER,
-            user=user,
-            role="planner",
-            stage="planner",
-            max_tokens=p.planner_max_tokens,
-        )
-
-    response = await _trimming_notes(trajectory, state, "planner", ask)
+    response = await _ask_with_notes(
+        scope,
+        state,
+        PLANNER,
+        "planner",
+        p.planner_max_tokens,
+        question=question,
+        tried=json.dumps(tried) if tried else "none",
+    )
     query = _query_from(response.text)
     source = "planner"
     if not query:
@@ -219,24 +234,15 @@ async def read(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
 
 async def assess(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
     trajectory = load(scope, state)
-
-    async def ask(limit: int | None) -> Any:
-        user = ASSESSOR.render_user(
-            question=scope.sample.question,
-            pages=", ".join(map(str, state.get("read_pages", []))) or "none",
-            notes=_notes_text(state, limit),
-        )
-        return await call_model(
-            scope.ctx,
-            trajectory,
-            prompt=ASSESSOR,
-            user=user,
-            role="assessor",
-            stage="assessor",
-            max_tokens=p.assessor_max_tokens,
-        )
-
-    response = await _trimming_notes(trajectory, state, "assessor", ask)
+    response = await _ask_with_notes(
+        scope,
+        state,
+        ASSESSOR,
+        "assessor",
+        p.assessor_max_tokens,
+        question=scope.sample.question,
+        pages=", ".join(map(str, state.get("read_pages", []))) or "none",
+    )
     data, _ = extract_json(response.text)
     decision, query = routing.read_decision(response.text, data)
     if query is not None and query in state.get("tried", []):

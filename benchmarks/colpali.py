@@ -166,6 +166,15 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def print_sections(report: dict[str, dict[str, Any]], number: str = ",.1f") -> None:
+    """One ``[section]`` header per part of the report, then its figures, one per line."""
+    for section, figures in report.items():
+        print(f"[{section}]")
+        for key, value in figures.items():
+            shown = f"{value:{number}}" if isinstance(value, float) else value
+            print(f"  {key:28s} {shown}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=1000)
@@ -178,11 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     report = {"pipeline": pipeline(args.pdf_pages), "maxsim": throughput(args)}
-    for section, figures in report.items():
-        print(f"[{section}]")
-        for key, value in figures.items():
-            shown = f"{value:,.1f}" if isinstance(value, float) else value
-            print(f"  {key:28s} {shown}")
+    print_sections(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0

@@ -31,6 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from colpali import print_sections, throughput  # noqa: E402
+
 from scanrag.hashing import stable_hash  # noqa: E402
 from scanrag.schemas import Document, Page  # noqa: E402
 
@@ -132,7 +134,6 @@ def colpali(docs: list[Document], family: str) -> dict[str, Any]:
 
 
 def maxsim(pages: int) -> dict[str, Any]:
-    from colpali import throughput
 
     args = argparse.Namespace(
         pages=pages, tokens=700, dim=128, query_tokens=20, queries=5, repeats=5
@@ -173,11 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             report[name] = run()
         except Exception as exc:  # report every section, even when one breaks
             report[name] = {"error": f"{type(exc).__name__}: {exc}"}
-    for section, figures in report.items():
-        print(f"[{section}]")
-        for key, value in figures.items():
-            shown = f"{value:,.6g}" if isinstance(value, float) else value
-            print(f"  {key:28s} {shown}")
+    print_sections(report, number=",.6g")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str))
     failed = [k for k, v in report.items() if "error" in v]

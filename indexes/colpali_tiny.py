@@ -13,14 +13,12 @@ once per machine under the temp folder (atomically, so concurrent processes can 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from indexes.offline_models import cached_build
 
 TINY_FAMILIES = ("colqwen2", "colqwen2_5", "colpali", "colidefics3")
 QWEN_SPECIAL = (
@@ -264,31 +262,16 @@ _BUILDERS: dict[str, Callable[..., Path]] = {
 
 
 def tiny_model_dir(family: str = "colqwen2", root: str | Path | None = None, seed: int = 0) -> Path:
-    """A tiny model of ``family`` under ``root`` (default: the temp folder), built on first use.
-
-    The folder name carries a hash of this module and the transformers/colpali-engine versions,
-    so an upgrade builds a fresh model instead of reusing a stale one.
-    """
+    """A tiny model of ``family`` under ``root`` (default: the temp folder), built on first use
+    (see :func:`indexes.offline_models.cached_build`)."""
     if family not in _BUILDERS:
         raise ValueError(f"no tiny model for {family!r}; available: {', '.join(TINY_FAMILIES)}")
-    from importlib import metadata
-
-    key = hashlib.sha256(Path(__file__).read_bytes())
-    for dist in ("transformers", "colpali-engine", "tokenizers"):
-        key.update(metadata.version(dist).encode())
-    key.update(str(seed).encode())
-    base = Path(root) if root is not None else Path(tempfile.gettempdir())
-    target = base / f"scanrag-tiny-{family}-{key.hexdigest()[:12]}"
-    if (target / "config.json").is_file():
-        return target
-    base.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=base))
-    try:
-        _BUILDERS[family](staging, seed=seed)
-        os.replace(staging, target)
-    except OSError:
-        if not (target / "config.json").is_file():  # not a lost race: a real failure
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+    return cached_build(
+        family,
+        source=__file__,
+        distributions=("transformers", "colpali-engine", "tokenizers"),
+        seed=seed,
+        marker="config.json",
+        build=lambda folder: _BUILDERS[family](folder, seed=seed),
+        root=root,
+    )

@@ -9,11 +9,10 @@ Rankings from this model mean nothing; use the bundled all-MiniLM-L6-v2 for qual
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
-import tempfile
 from pathlib import Path
+
+from indexes.offline_models import cached_build
 
 WORDS = (  # noqa: SIM905
     "the a of and in to is was for on with by revenue profit energy light cell plant galaxy "
@@ -76,26 +75,13 @@ def build_tiny_encoder(directory: str | Path, *, seed: int = 0, max_length: int 
 
 
 def tiny_encoder_dir(root: str | Path | None = None, seed: int = 0) -> Path:
-    """The tiny encoder under ``root`` (default: the temp folder), built on first use; the
-    folder name carries a hash of this module and the library versions."""
-    from importlib import metadata
-
-    key = hashlib.sha256(Path(__file__).read_bytes())
-    for dist in ("transformers", "sentence-transformers", "tokenizers"):
-        key.update(metadata.version(dist).encode())
-    key.update(str(seed).encode())
-    base = Path(root) if root is not None else Path(tempfile.gettempdir())
-    target = base / f"scanrag-tiny-encoder-{key.hexdigest()[:12]}"
-    if (target / "modules.json").is_file():
-        return target
-    base.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=base))
-    try:
-        build_tiny_encoder(staging, seed=seed)
-        os.replace(staging, target)
-    except OSError:
-        if not (target / "modules.json").is_file():  # not a lost race: a real failure
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+    """The tiny encoder under ``root`` (default: the temp folder), built on first use."""
+    return cached_build(
+        "encoder",
+        source=__file__,
+        distributions=("transformers", "sentence-transformers", "tokenizers"),
+        seed=seed,
+        marker="modules.json",
+        build=lambda folder: build_tiny_encoder(folder, seed=seed),
+        root=root,
+    )

@@ -78,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    from scanrag.documents.parallel import warm_pool_for
+
+    warm_pool_for(list(args.pdfs))  # several long files: read by worker processes once it is up
     render = args.render or args.dpi is not None
     dpi = args.dpi or DEFAULT_DPI
     renderer = PageRenderer(args.out / "pages", dpi=dpi, password=args.password) if render else None

@@ -12,6 +12,7 @@ import hashlib
 import logging
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,14 @@ from scanrag.documents.errors import (
 from scanrag.documents.extract import OCRMode, PageOptions, page_size, read_page
 from scanrag.documents.labels import labels_from_rules
 from scanrag.documents.pages import assemble_page, failed_page
+from scanrag.documents.parallel import (
+    PageFailure,
+    PageResult,
+    read_pages_in_workers,
+    shutdown_pool,
+    warm_pool_for,
+    workers_for,
+)
 from scanrag.documents.tables import TableMode
 from scanrag.hashing import doc_id_from_sha, file_sha256
 from scanrag.schemas import Document, Page
@@ -143,23 +152,47 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read_pages(fz_doc: Any, labels: list[str], options: PageOptions) -> list[Page]:
+def _page_results(
+    fz_doc: Any, options: PageOptions, path: Path, password: str | None
+) -> Iterator[tuple[int, PageResult]]:
+    """``(index, RawPage or PageFailure)`` for every page, in order: read by worker processes
+    for a long document on a multi-core machine, else here (and here for whatever is left
+    when the worker pool breaks)."""
+    count = fz_doc.page_count
+    done = 0
+    workers = workers_for(count)
+    if workers > 1:
+        try:
+            for index, result in read_pages_in_workers(path, password, count, options, workers):
+                yield index, result
+                done = index + 1
+        except (BrokenProcessPool, OSError, RuntimeError) as exc:
+            log.warning("%s: parallel reading failed (%s); reading in this process", path, exc)
+            shutdown_pool()
+    for index in range(done, count):
+        try:
+            yield index, read_page(fz_doc.load_page(index), options)
+        except Exception as exc:  # one unreadable page must not cost the document
+            yield index, PageFailure(f"{type(exc).__name__}: {exc}")
+
+
+def _read_pages(
+    fz_doc: Any, labels: list[str], options: PageOptions, path: Path, password: str | None
+) -> list[Page]:
     """Every page of ``fz_doc`` in order; a page that fails becomes a page with ``error``."""
     pages: list[Page] = []
-    for index in range(fz_doc.page_count):
+    for index, result in _page_results(fz_doc, options, path, password):
         number, label = index + 1, labels[index]
-        try:
-            raw = read_page(fz_doc.load_page(index), options)
-        except Exception as exc:  # one unreadable page must not cost the document
-            log.warning("%s, page %d: %s", fz_doc.name, number, exc)
+        if isinstance(result, PageFailure):
+            log.warning("%s, page %d: %s", fz_doc.name, number, result.message)
             width, height = page_size(fz_doc, index)
-            pages.append(failed_page(number, label, width, height, exc))
+            pages.append(failed_page(number, label, width, height, result.message))
             continue
         try:
-            pages.append(assemble_page(raw, number, label, options.tables))
+            pages.append(assemble_page(result, number, label, options.tables))
         except Exception as exc:
             log.warning("%s, page %d: %s", fz_doc.name, number, exc)
-            pages.append(failed_page(number, label, raw.width, raw.height, exc))
+            pages.append(failed_page(number, label, result.width, result.height, exc))
     return pages
 
 
@@ -188,7 +221,7 @@ def ingest_pdf(
         sha_future = pool.submit(_content_sha256, path)
         try:
             with _gc_paused():
-                pages = _read_pages(fz_doc, _page_labels(fz_doc), options)
+                pages = _read_pages(fz_doc, _page_labels(fz_doc), options, path, password)
             title, meta = _metadata(fz_doc)
         finally:
             fz_doc.close()
@@ -206,7 +239,13 @@ def ingest_pdf(
 
 
 def ingest_many(paths: Iterable[str | Path], **kwargs: Any) -> IngestBatch:
-    """Ingest each file; a file that fails is recorded in ``failures`` and the rest go on."""
+    """Ingest each file; a file that fails is recorded in ``failures`` and the rest go on.
+
+    A batch holding several long documents starts the page-reading worker pool in the
+    background (:func:`scanrag.documents.parallel.warm_pool_for`); they use it once it is up.
+    """
+    paths = list(paths)
+    warm_pool_for([Path(p) for p in paths])
     batch = IngestBatch()
     for path in paths:
         try:

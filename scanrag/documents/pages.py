@@ -198,15 +198,18 @@ def extract_page(fz_page: Any, number: int, label: str, options: PageOptions) ->
     return assemble_page(read_page(fz_page, options), number, label, options.tables)
 
 
-def failed_page(number: int, label: str, width: float, height: float, exc: BaseException) -> Page:
-    """A placeholder ``Page`` for a page that could not be read, with the reason recorded."""
+def failed_page(
+    number: int, label: str, width: float, height: float, exc: BaseException | str
+) -> Page:
+    """A placeholder ``Page`` for a page that could not be read, with the reason recorded
+    (an exception, or its ``"Type: message"`` text from a worker process)."""
     return Page(
         number=number,
         doc_page=label or NO_LABEL,
         width=width,
         height=height,
         text_source="none",
-        error=f"{type(exc).__name__}: {exc}",
+        error=exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}",
     )
 
 

@@ -138,9 +138,12 @@ def ingest_paths(
 ) -> IngestResult:
     """Ingest (or load from the document cache) every PDF; failures are recorded, not raised."""
     from scanrag.documents import DocumentStore, IngestError
+    from scanrag.documents.parallel import warm_pool_for
 
     store = DocumentStore(cache_dir)
     result = IngestResult()
+    paths = list(paths)
+    warm_pool_for(paths)  # several long documents: they are read by worker processes
     for path in paths:
         try:
             result.documents[path] = store.load_or_ingest(path)

@@ -1,0 +1,43 @@
+"""What runs inside an ingestion worker process (see :mod:`scanrag.documents.parallel`).
+
+The pool's server process imports this module first: it keeps PyMuPDF 2's layout-analysis
+(ONNX) and Markdown add-ons from loading, which a page reader never uses and which would take
+most of a worker's start-up time. Only worker processes import this module.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+for _addon in ("pymupdf.layout", "pymupdf4llm"):
+    sys.modules.setdefault(_addon, None)  # type: ignore[arg-type]  # "import" raises ImportError
+
+import pymupdf  # noqa: E402,F401  (loaded once in the server, shared by every worker)
+
+from scanrag.documents.extract import PageOptions, read_page  # noqa: E402
+from scanrag.documents.parallel import PageFailure, PageResult  # noqa: E402
+
+
+def ready() -> bool:
+    """A no-op task: running it proves a worker is up."""
+    return True
+
+
+def read_range(
+    path: str, password: str | None, start: int, stop: int, options: PageOptions
+) -> list[PageResult]:
+    """Read pages ``start..stop-1`` (0-based) of ``path``."""
+    from scanrag.documents.ingest import open_pdf
+
+    fz_doc = open_pdf(Path(path), password)
+    try:
+        out: list[PageResult] = []
+        for index in range(start, stop):
+            try:
+                out.append(read_page(fz_doc.load_page(index), options))
+            except Exception as exc:
+                out.append(PageFailure(f"{type(exc).__name__}: {exc}"))
+        return out
+    finally:
+        fz_doc.close()

@@ -1,0 +1,128 @@
+"""Long documents read by the worker pool give exactly what reading them here gives."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from scanrag.documents import ingest as ingest_module
+from scanrag.documents import ingest_many, ingest_pdf, parallel
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def long_pdf(path: Path, pages: int, tag: str) -> Path:
+    pdf = pymupdf.open()
+    for n in range(1, pages + 1):
+        page = pdf.new_page()
+        page.insert_text((72, 72), f"{tag} section {n}", fontsize=14)
+        page.insert_textbox(pymupdf.Rect(72, 100, 540, 300), f"{tag} body text {n} " * 30)
+        page.insert_text((300, 760), str(n))
+    pdf.save(path)
+    pdf.close()
+    return path
+
+
+@pytest.fixture
+def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(parallel.ENV_WORKERS, "2")
+    yield
+    parallel.shutdown_pool()
+
+
+def _dump(path: Path) -> dict:
+    return ingest_pdf(path, ocr="never").model_dump()
+
+
+def test_a_lone_document_never_waits_for_a_pool(tmp_path: Path, pool: None) -> None:
+    path = long_pdf(tmp_path / "a.pdf", 40, "alpha")
+    assert parallel.workers_for(40) == 1  # no pool started
+    ingest_pdf(path, ocr="never")
+    assert parallel._STATE.pool is None
+
+
+def test_batch_reads_long_documents_in_workers_with_identical_output(
+    tmp_path: Path, pool: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [long_pdf(tmp_path / f"{t}.pdf", 40, t) for t in ("alpha", "beta", "gamma")]
+    expected = [_dump(p) for p in paths]  # read here: no pool yet
+    used: list[int] = []
+    real = parallel.read_pages_in_workers
+
+    def spy(*args, **kwargs):
+        used.append(args[4])
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(ingest_module, "read_pages_in_workers", spy)
+    assert parallel.warm_pool_for(paths) is True
+    assert parallel._STATE.ready.wait(60), "the worker pool did not start"
+    batch = ingest_many(paths, ocr="never")
+    assert [d.model_dump() for d in batch.documents] == expected
+    assert used == [2, 2, 2]  # every long document went to both workers
+
+
+def test_a_broken_pool_falls_back_without_losing_pages(
+    tmp_path: Path, pool: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = long_pdf(tmp_path / "a.pdf", 40, "alpha")
+    expected = _dump(path)
+
+    def half_then_broken(path, password, count, options, workers):
+        from scanrag.documents.extract import read_page
+
+        with pymupdf.open(path) as fz_doc:
+            for index in range(count // 2):
+                yield index, read_page(fz_doc.load_page(index), options)
+        raise BrokenProcessPool("a worker was killed")
+
+    monkeypatch.setattr(ingest_module, "workers_for", lambda count: 2)
+    monkeypatch.setattr(ingest_module, "read_pages_in_workers", half_then_broken)
+    assert ingest_pdf(path, ocr="never").model_dump() == expected
+
+
+def test_short_documents_and_a_single_cpu_use_no_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    short = [long_pdf(tmp_path / f"{t}.pdf", 10, t) for t in ("a", "b", "c")]
+    monkeypatch.setenv(parallel.ENV_WORKERS, "2")
+    assert parallel.warm_pool_for(short) is False
+    monkeypatch.setenv(parallel.ENV_WORKERS, "1")
+    assert parallel.warm_pool() is False
+
+
+def test_ranges_cover_every_page_once() -> None:
+    assert parallel._ranges(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
+    assert parallel._ranges(3, 3) == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_workers_started_from_a_script_on_stdin_do_not_import_it(tmp_path: Path) -> None:
+    # multiprocessing would re-run (or, for "python -", fail to find) the caller's main module
+    # in every worker; the pool hides it. This script has no __main__ guard on purpose.
+    for tag in ("alpha", "beta"):
+        long_pdf(tmp_path / f"{tag}.pdf", 40, tag)
+    script = textwrap.dedent(
+        f"""
+        import os
+        os.environ["{parallel.ENV_WORKERS}"] = "2"
+        from pathlib import Path
+        from scanrag.documents import ingest_many, parallel
+        paths = sorted(Path({str(tmp_path)!r}).glob("*.pdf"))
+        parallel.warm_pool_for(paths)
+        assert parallel._STATE.ready.wait(60)
+        print(sum(d.num_pages for d in ingest_many(paths, ocr="never").documents))
+        print("RAN ONCE")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["80", "RAN", "ONCE"]
+    assert "Traceback" not in out.stderr
