@@ -7,7 +7,11 @@ Usage::
 
 Reports accuracy, Cohen's κ, macro-F1 and MCC between human and judge labels on the items
 both name, and Kendall's τ_b between the judge's labels read as an ordinal scale and each
-continuous geometric metric (IoU, IoM, GT-recall) present for those items.
+continuous geometric metric (IoU, IoM, GT-recall) present for those items. For faithfulness
+labels (Attributable / Not Attributable / Contradicted) it adds ContextCheck's
+meta-evaluation: binary Macro-F1 and balanced accuracy with the midpoint of their 1,000-resample
+bootstrap interval, and the debiased figures when the human file pairs rewritten twins with
+their sentences (column ``rewrite_of``).
 
 CSV columns (header row required, extra columns ignored):
 
@@ -36,6 +40,9 @@ from pathlib import Path
 from typing import Any
 
 GEOMETRIC = ("iou", "iom", "gt_recall")
+# Optional column of the human CSV: this item is the rewritten (decontextualized) twin of the
+# named item, for ContextCheck's debiased scoring of faithfulness judges.
+REWRITE_OF = "rewrite_of"
 
 # Known ordinal scales, low to high.
 SCALES: tuple[tuple[str, ...], ...] = (
@@ -98,6 +105,8 @@ def read_label_csv(path: Path, geometric: Sequence[str] = GEOMETRIC) -> dict[str
                 if item in rows:
                     raise AgreementInputError(f"{path}:{line}: duplicate item_id {item!r}")
                 entry: dict[str, Any] = {"label": normalize_label(label)}
+                if row.get(REWRITE_OF):
+                    entry[REWRITE_OF] = row[REWRITE_OF]
                 for name in geometric:
                     if row.get(name):
                         try:
@@ -197,6 +206,9 @@ def agreement_report(
         "mcc": mcc(gold, pred),
         "kendall_tau_b": {},
     }
+    faithfulness = faithfulness_meta(human, judge, shared)
+    if faithfulness is not None:
+        report["faithfulness"] = faithfulness
     ranks = ordinal([*gold, *pred], order)
     for name in geometric:
         items = [i for i in shared if _finite(judge[i].get(name, human[i].get(name)))]
@@ -209,6 +221,41 @@ def agreement_report(
             "human": kendall_tau_b([ranks[str(human[i]["label"])] for i in items], values),
         }
     return report
+
+
+def faithfulness_meta(
+    human: Mapping[str, Mapping[str, Any]],
+    judge: Mapping[str, Mapping[str, Any]],
+    shared: Sequence[str],
+) -> dict[str, Any] | None:
+    """ContextCheck's meta-evaluation when the labels are faithfulness labels: binary
+    Macro-F1 and balanced accuracy with their bootstrap intervals and midpoints, on the base
+    items; with ``rewrite_of`` twins in the human file, also debiased (a base prediction right
+    on the ambiguous sentence but wrong on its rewrite counts as wrong). ``None`` otherwise."""
+    from evaluation.faithfulness_meta import binary, meta_evaluate
+
+    try:
+        for item in shared:
+            binary(human[item]["label"]), binary(judge[item]["label"])
+    except ValueError:
+        return None
+    twins = {item: human[item][REWRITE_OF] for item in shared if human[item].get(REWRITE_OF)}
+    base = [item for item in shared if item not in twins]
+    if not base:
+        return None
+    gold = [human[i]["label"] for i in base]
+    pred = [judge[i]["label"] for i in base]
+    out: dict[str, Any] = {"n": len(base), "plain": _meta_json(meta_evaluate(pred, gold))}
+    position = {item: i for i, item in enumerate(base)}
+    pairs = {position[b]: judge[t]["label"] for t, b in twins.items() if b in position}
+    if pairs:
+        out["debiased"] = _meta_json(meta_evaluate(pred, gold, pairs))
+    return out
+
+
+def _meta_json(result: Any) -> dict[str, Any]:
+    data: dict[str, Any] = result.model_dump(mode="json")
+    return data
 
 
 def _finite(value: object) -> bool:
@@ -228,6 +275,17 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"macro-F1         {num(report['macro_f1'])}",
         f"MCC              {num(report['mcc'])}",
     ]
+    for variant, meta in (report.get("faithfulness") or {}).items():
+        if not isinstance(meta, Mapping):
+            continue
+        for metric in ("macro_f1", "balanced_accuracy"):
+            m = meta[metric]
+            lines.append(
+                f"{variant:<8} {metric:<17} {num(m['estimate'])}  "
+                f"95% [{num(m['low'])}, {num(m['high'])}]  midpoint {num(m['midpoint'])}"
+            )
+        if meta.get("flipped"):
+            lines.append(f"{variant:<8} base predictions turned wrong: {meta['flipped']}")
     for name, tau in report["kendall_tau_b"].items():
         lines.append(
             f"Kendall tau_b vs {name:<9} judge {num(tau['judge'])}  "

@@ -187,3 +187,47 @@ def test_scores_jsonl_with_several_groups_needs_group(tmp_path: Path) -> None:
     bad = write(tmp_path, "bad.jsonl", "{not json}\n")
     with pytest.raises(AgreementInputError, match="not a score row"):
         read_score_units(bad)
+
+
+FAITH_HUMAN = """item_id,label,rewrite_of
+a/s1,Attributable,
+a/s2,Attributable,
+a/s3,Not Attributable,
+b/s1,Contradicted,
+b/s2,Attributable,
+b/s3,Not Attributable,
+a/s1r,Attributable,a/s1
+"""
+FAITH_JUDGE = """item_id,label
+a/s1,attributable
+a/s2,not attributable
+a/s3,not_attributable
+b/s1,Attributable
+b/s2,Attributable
+b/s3,contradicted
+a/s1r,Not Attributable
+"""
+
+
+def test_faithfulness_labels_get_contextcheck_meta_evaluation(tmp_path: Path) -> None:
+    human = read_label_csv(write(tmp_path, "h.csv", FAITH_HUMAN))
+    judge = read_label_csv(write(tmp_path, "j.csv", FAITH_JUDGE))
+    meta = agreement_report(human, judge)["faithfulness"]
+    # base sentences: gold 1,1,0,0,1,0 vs judge 1,0,0,1,1,0 (binary, Attributable = 1)
+    assert meta["n"] == 6
+    assert meta["plain"]["macro_f1"]["estimate"] == pytest.approx(2 / 3)
+    assert meta["plain"]["balanced_accuracy"]["estimate"] == pytest.approx(2 / 3)
+    plain = meta["plain"]["macro_f1"]
+    assert plain["low"] <= plain["midpoint"] <= plain["high"] and plain["n_resamples"] == 1000
+    assert plain["midpoint"] == pytest.approx((plain["low"] + plain["high"]) / 2)
+    # a/s1 is right, but its rewrite is judged wrong: the debiased rule counts a/s1 as wrong
+    debiased = meta["debiased"]
+    assert debiased["flipped"] == 1 and debiased["debiased"] is True
+    assert debiased["macro_f1"]["estimate"] == pytest.approx((0.4 + 4 / 7) / 2)
+    assert debiased["balanced_accuracy"]["estimate"] == pytest.approx(0.5)
+
+
+def test_region_labels_get_no_faithfulness_section(tmp_path: Path) -> None:
+    human = read_label_csv(write(tmp_path, "h.csv", HUMAN))
+    judge = read_label_csv(write(tmp_path, "j.csv", JUDGE))
+    assert "faithfulness" not in agreement_report(human, judge)
