@@ -186,9 +186,10 @@ def _repaired(text: str) -> dict[str, Any] | None:
 def _close_truncated(text: str) -> str:
     """Close the strings, lists and objects a reply cut off by a token limit left open.
 
-    An element a list was cut in the middle of (a fact whose text stops mid-word) is dropped:
-    the list keeps its complete elements only. A cut scalar value of an object (the answer)
-    is kept as far as it goes.
+    An element of a list that the cut went through (a fact whose text or box stops midway)
+    is dropped whole: the outermost open list keeps its complete elements only. A scalar value
+    of an object cut midway is kept as far as it goes when it is a string (the answer), and
+    dropped with its key when it is not (a number such as ``0.``).
     """
     stack: list[list[Any]] = []  # [closer, start offset, offset of its last own comma]
     in_string = escaped = False
@@ -210,18 +211,41 @@ def _close_truncated(text: str) -> str:
             stack[-1][2] = i
     lists = [d for d, entry in enumerate(stack) if entry[0] == "]"]
     if lists:
-        depth = lists[-1]
+        depth = lists[0]
         _, start, comma = stack[depth]
-        if depth < len(stack) - 1 or in_string:  # its last element is unfinished
+        last = text[(comma if comma is not None else start) + 1 :]
+        if depth < len(stack) - 1 or in_string or not _complete_scalar(last):
             text = text[: comma if comma is not None else start + 1]
             del stack[depth + 1 :]
             in_string = False
     out = text + ('"' if in_string else "")
+    if not in_string:
+        out = _drop_partial_value(out)
     out = re.sub(r"[,:\s]*$", "", out)
     if out.endswith('"') and stack[-1:] and stack[-1][0] == "}":
         # A dangling key without its value: drop it.
         out = re.sub(r'([{,])\s*"[^"]*"$', lambda m: "{" if m.group(1) == "{" else "", out)
     return out + "".join(entry[0] for entry in reversed(stack))
+
+
+def _complete_scalar(text: str) -> bool:
+    """Whether ``text`` (the end of a list) is empty or one complete JSON scalar."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith(('"', "{", "[")):
+        return True  # strings and containers are handled by the caller
+    try:
+        json.loads(stripped)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _drop_partial_value(text: str) -> str:
+    """Remove a number or literal cut midway after the last ``:`` (``"score": 0.``)."""
+    match = re.search(r":\s*([^\s\"\[\]{},:][^\"\[\]{},:]*)$", text)
+    if match and not _complete_scalar(match.group(1)):
+        return text[: match.start(1)]
+    return text
 
 
 def _validated(

@@ -18,6 +18,10 @@ from pydantic import BaseModel
 
 from evaluation.report.data import Group
 
+# Below this many paired items a bootstrap test says nothing useful (with two items every
+# resample shows the same difference, so p comes out 0): no significance marker is shown.
+MIN_TEST_ITEMS = 10
+
 
 class Comparison(BaseModel):
     """A metric of one group against the baseline (this minus baseline)."""
@@ -30,8 +34,9 @@ class Comparison(BaseModel):
 
     @property
     def marker(self) -> str:
-        """``*`` p < 0.05, ``**`` p < 0.01, ``***`` p < 0.001; empty otherwise."""
-        if self.p_value is None:
+        """``*`` p < 0.05, ``**`` p < 0.01, ``***`` p < 0.001; empty otherwise, and always
+        empty below ``MIN_TEST_ITEMS`` paired items."""
+        if self.p_value is None or self.n < MIN_TEST_ITEMS:
             return ""
         for threshold, mark in ((0.001, "***"), (0.01, "**"), (0.05, "*")):
             if self.p_value < threshold:

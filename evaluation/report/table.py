@@ -16,7 +16,12 @@ from pydantic import BaseModel, Field
 
 from evaluation.report.data import Group
 from evaluation.report.measures import GroupCost, group_cost, headline_metrics
-from evaluation.report.significance import BaselineCache, Comparison, compare
+from evaluation.report.significance import (
+    MIN_TEST_ITEMS,
+    BaselineCache,
+    Comparison,
+    compare,
+)
 
 
 class MetricCell(BaseModel):
@@ -138,7 +143,8 @@ def legend(table: ComparisonTable) -> str:
     base = f"baseline **{table.baseline}**" if table.baseline else "no baseline"
     return (
         f"Values with 95% bootstrap intervals; {base}; paired bootstrap "
-        f"({table.n_resamples} resamples, same items): * p<0.05, ** p<0.01, *** p<0.001."
+        f"({table.n_resamples} resamples, same items): * p<0.05, ** p<0.01, *** p<0.001 "
+        f"(not tested below {MIN_TEST_ITEMS} shared items)."
     )
 
 

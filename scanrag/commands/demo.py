@@ -23,6 +23,7 @@ LARGE_OVERRIDES = (
     "datasets.0.synthetic.options.questions_per_doc=4",
     "runner.page_caps.max_pages=40",
     "strategies.0.params.max_chars_per_page=null",
+    "strategies.0.params.block_boxes=true",
     "strategies.1.params.k=3",
     "strategies.2.params.pages_per_step=2",
 )

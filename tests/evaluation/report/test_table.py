@@ -68,7 +68,13 @@ def test_only_shared_items_are_compared(run: RunData) -> None:
     ("p", "marker"), [(0.0005, "***"), (0.005, "**"), (0.03, "*"), (0.2, ""), (None, "")]
 )
 def test_markers(p: float | None, marker: str) -> None:
-    assert Comparison(p_value=p).marker == marker
+    assert Comparison(p_value=p, n=40).marker == marker
+
+
+def test_no_marker_on_too_few_items(run: RunData) -> None:
+    test = compare(_group("a", [1, 1], run), _group("b", [0, 0], run), ["answer_rules.accuracy"])
+    result = test["answer_rules.accuracy"]
+    assert result.n == 2 and result.p_value is not None and result.marker == ""
 
 
 def test_table_of_the_finished_run(finished_run: Path) -> None:
