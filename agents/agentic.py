@@ -107,14 +107,18 @@ def _notes_text(state: AgentState, limit: int | None = None) -> str:
 
 
 async def _trimming_notes(
-    trajectory: Trajectory, state: AgentState, stage: str, call: Callable[[int | None], Any]
+    trajectory: Trajectory,
+    state: AgentState,
+    stage: str,
+    call: Callable[[int | None, bool], Any],
 ) -> Any:
-    """Run ``call(limit)``; on a context overflow, halve every step's notes (recorded as a
-    ``fallback`` step) and try again, up to ``NOTE_TRIMS`` times."""
+    """Run ``call(limit, last)``; on a context overflow, halve every step's notes (recorded
+    as a ``fallback`` step) and try again, up to ``NOTE_TRIMS`` times (``last`` is true on the
+    final try)."""
     limit: int | None = None
     for attempt in range(NOTE_TRIMS + 1):
         try:
-            return await call(limit)
+            return await call(limit, attempt == NOTE_TRIMS)
         except ContextOverflowError:
             if attempt == NOTE_TRIMS:
                 raise
@@ -131,7 +135,7 @@ async def _ask_with_notes(
     trimmed and retried when they overflow the model's context."""
     trajectory = scope.trajectory
 
-    async def ask(limit: int | None) -> ChatResponse:
+    async def ask(limit: int | None, last: bool) -> ChatResponse:
         user = prompt.render_user(**fields, notes=_notes_text(state, limit))
         return await call_model(
             scope.ctx,
@@ -279,10 +283,8 @@ async def answer(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, A
     trajectory = load(scope, state)
     iteration = state.get("iteration", 0)
     forced = state.get("decision") != "answer"
-    tries = {"n": 0}
 
-    async def write(limit: int | None) -> Any:
-        tries["n"] += 1
+    async def write(limit: int | None, last: bool) -> Any:
         notes = notes_section(trim_blocks(_blocks(state), limit))
         return await read_pages(
             scope.ctx,
@@ -299,7 +301,7 @@ async def answer(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, A
             step_kind="answer",
             step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
             raise_model_errors=True,
-            raise_overflow=tries["n"] <= NOTE_TRIMS,  # the last try falls back on the pages
+            raise_overflow=not last,  # the last try falls back on the pages instead
         )
 
     result = await _trimming_notes(trajectory, state, "answer", write)

@@ -92,14 +92,21 @@ def _plain(value: Any) -> Any:
     return type(value).__qualname__  # no repr: it may carry a memory address
 
 
-def row_basis(
-    trajectory: Trajectory,
-    sample: Sample | None,
-    scorer: Scorer,
-    judges: JudgeConfig | None = None,
-) -> str:
-    """What a row is computed from: the trajectory and sample contents, the scorer with its
-    parameters, and the judge model configured for each of the scorer's roles.
+def content_hash(trajectory: Trajectory, sample: Sample | None) -> str:
+    """Hash of what a trajectory's rows are computed from on the item side (the trajectory
+    and its sample); computed once per trajectory and shared by its scorers' bases."""
+    return stable_hash(
+        {
+            "trajectory": trajectory.model_dump(mode="json"),
+            "sample": sample.model_dump(mode="json") if sample is not None else None,
+        },
+        length=24,
+    )
+
+
+def row_basis(content: str, scorer: Scorer, judges: JudgeConfig | None = None) -> str:
+    """What a row is computed from: the item (``content``, see :func:`content_hash`), the
+    scorer with its parameters, and the judge model configured for each of its roles.
 
     Re-scoring compares it with the basis stored on the existing row, so a re-run trajectory,
     a changed gold, other scorer parameters or another judge model (a vision judge added
@@ -109,8 +116,7 @@ def row_basis(
     params = {k: _plain(v) for k, v in vars(scorer).items() if not k.startswith("_")}
     return stable_hash(
         {
-            "trajectory": trajectory.model_dump(mode="json"),
-            "sample": sample.model_dump(mode="json") if sample is not None else None,
+            "content": content,
             "scorer": scorer.name,
             "params": params,
             "judges": {role: config.model_for(role) for role in scorer.roles},
@@ -134,13 +140,16 @@ def pending_pairs(
     for traj in trajectories:
         sample = samples.get(traj.sample_id)
         group = traj.run_key or traj.strategy
+        content: str | None = None
         for name, scorer in scorers.items():
             if not scorer.item_level or (sample is not None and not scorer.applies(sample)):
                 continue
             prior = existing.get((group, traj.sample_id, name))
             if prior is not None:
+                if prior.basis is not None and content is None:
+                    content = content_hash(traj, sample)
                 stale = prior.basis is not None and prior.basis != row_basis(
-                    traj, sample, scorer, judges
+                    content or "", scorer, judges
                 )
                 retry = retry_failed and (prior.failed or prior.status == "partial")
                 if not (stale or retry):
@@ -183,6 +192,7 @@ async def score_run(
         ctx.config,
     )
     gate = asyncio.Semaphore(concurrency)
+    contents: dict[tuple[str, str], str] = {}  # content hash per item, shared by its scorers
     done: list[ScoreRow] = []
     failures: dict[RowKey, str] = {}
 
@@ -204,7 +214,10 @@ async def score_run(
             except Exception:
                 failures[key] = traceback.format_exc()
                 return
-        row.basis = row_basis(traj, sample, scorer, ctx.config)
+        key_of_item = (traj.run_key or traj.strategy, traj.sample_id)
+        if key_of_item not in contents:
+            contents[key_of_item] = content_hash(traj, sample)
+        row.basis = row_basis(contents[key_of_item], scorer, ctx.config)
         if on_row is not None:
             on_row(row)
         done.append(row)

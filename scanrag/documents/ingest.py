@@ -27,13 +27,14 @@ from scanrag.documents.errors import (
     MissingFileError,
     NotAPDFError,
 )
-from scanrag.documents.extract import OCRMode, PageOptions, page_size, read_page
+from scanrag.documents.extract import OCRMode, PageOptions, page_size
 from scanrag.documents.labels import labels_from_rules
 from scanrag.documents.pages import assemble_page, failed_page
 from scanrag.documents.parallel import (
     PageFailure,
     PageResult,
     read_pages_in_workers,
+    read_pages_of,
     shutdown_pool,
     warm_pool_for,
     workers_for,
@@ -166,14 +167,11 @@ def _page_results(
             for index, result in read_pages_in_workers(path, password, count, options, workers):
                 yield index, result
                 done = index + 1
-        except (BrokenProcessPool, OSError, RuntimeError) as exc:
+        except Exception as exc:  # a broken pool, or the file changed under a worker
             log.warning("%s: parallel reading failed (%s); reading in this process", path, exc)
-            shutdown_pool()
-    for index in range(done, count):
-        try:
-            yield index, read_page(fz_doc.load_page(index), options)
-        except Exception as exc:  # one unreadable page must not cost the document
-            yield index, PageFailure(f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, BrokenProcessPool):
+                shutdown_pool()
+    yield from read_pages_of(fz_doc, done, count, options)
 
 
 def _read_pages(

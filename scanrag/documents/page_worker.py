@@ -15,8 +15,8 @@ for _addon in ("pymupdf.layout", "pymupdf4llm"):
 
 import pymupdf  # noqa: E402,F401  (loaded once in the server, shared by every worker)
 
-from scanrag.documents.extract import PageOptions, read_page  # noqa: E402
-from scanrag.documents.parallel import PageFailure, PageResult  # noqa: E402
+from scanrag.documents.extract import PageOptions  # noqa: E402
+from scanrag.documents.parallel import PageResult, read_pages_of  # noqa: E402
 
 
 def ready() -> bool:
@@ -32,12 +32,6 @@ def read_range(
 
     fz_doc = open_pdf(Path(path), password)
     try:
-        out: list[PageResult] = []
-        for index in range(start, stop):
-            try:
-                out.append(read_page(fz_doc.load_page(index), options))
-            except Exception as exc:
-                out.append(PageFailure(f"{type(exc).__name__}: {exc}"))
-        return out
+        return [result for _, result in read_pages_of(fz_doc, start, stop, options)]
     finally:
         fz_doc.close()

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scanrag.documents.extract import PageOptions, RawPage
+from scanrag.documents.extract import PageOptions, RawPage, read_page
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,18 @@ class PageFailure:
 
 
 PageResult = RawPage | PageFailure
+
+
+def read_pages_of(
+    fz_doc: Any, start: int, stop: int, options: PageOptions
+) -> Iterator[tuple[int, PageResult]]:
+    """``(index, result)`` for pages ``start..stop-1`` (0-based) of an open document; a page
+    that fails gives a ``PageFailure`` and the others go on. Used here and in the workers."""
+    for index in range(start, stop):
+        try:
+            yield index, read_page(fz_doc.load_page(index), options)
+        except Exception as exc:  # one unreadable page must not cost the document
+            yield index, PageFailure(f"{type(exc).__name__}: {exc}")
 
 
 def available_cpus() -> int:
