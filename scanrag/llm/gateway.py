@@ -81,12 +81,6 @@ def _final_error(exc: Exception, kind: ErrorKind, model: str, attempts: int) -> 
     return ModelError(model, f"failed after {attempts} attempt(s): {detail}", retryable=True)
 
 
-# Models that run inside this process (llama-cpp on the CPU). A call to one cannot be
-# interrupted: timing it out would only orphan a generation that keeps the model busy while
-# the retry waits behind it. They get no call timeout; ``max_tokens`` bounds their length.
-IN_PROCESS = ("local/",)
-
-
 class LLMClient:
     """Async chat client over litellm, the embedded local models and scripted test models."""
 
@@ -199,9 +193,8 @@ class LLMClient:
         group = slots.per_provider.get(provider.concurrency_key(request.model))
         async with group or contextlib.nullcontext(), slots.total:
             call = provider.complete(request, self.timeout_s)
-            if request.model.startswith(IN_PROCESS):
-                return await call
-            return await asyncio.wait_for(call, self.timeout_s)
+            timeout = provider.call_timeout(request.model, self.timeout_s)
+            return await (call if timeout is None else asyncio.wait_for(call, timeout))
 
     async def _call_with_retries(
         self, provider: Provider, request: ChatRequest

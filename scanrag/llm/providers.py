@@ -30,6 +30,11 @@ class Provider(Protocol):
 
     def concurrency_key(self, model: str) -> str: ...
 
+    def call_timeout(self, model: str, timeout_s: float) -> float | None:
+        """The gateway's per-call timeout for ``model``, or ``None`` when a call cannot be
+        interrupted (timing it out would only orphan work that keeps running)."""
+        ...
+
     async def complete(self, request: ChatRequest, timeout_s: float) -> ChatResponse: ...
 
 
@@ -70,6 +75,9 @@ class ScriptedProvider:
 
     def concurrency_key(self, model: str) -> str:
         return "scripted"
+
+    def call_timeout(self, model: str, timeout_s: float) -> float | None:
+        return timeout_s
 
     async def complete(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
         name = request.model.partition("/")[2]
@@ -146,6 +154,12 @@ class LiteLLMProvider:
         self.litellm = _setup_litellm()
         self._local_installed: set[str] = set()
         self._lock = threading.Lock()
+
+    def call_timeout(self, model: str, timeout_s: float) -> float | None:
+        # ``local/`` models run in this process (llama-cpp on the CPU): a generation cannot be
+        # stopped midway, so a timeout would leave it holding the model while the retry waits
+        # behind it. ``max_tokens`` bounds such a call instead.
+        return None if prefix_of(model) == "local" else timeout_s
 
     def concurrency_key(self, model: str) -> str:
         prefix = prefix_of(model)

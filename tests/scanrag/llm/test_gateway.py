@@ -115,11 +115,13 @@ async def test_in_process_models_get_no_call_timeout(make_client, sleeps, reques
     # A local generation cannot be interrupted; timing it out would orphan it and queue the
     # retry behind it. The call runs to its end instead.
     import scanrag.llm.gateway as gateway_module
+    from scanrag.llm.providers import LiteLLMProvider
     from scanrag.llm.types import ChatResponse
 
     class SlowLocal:
         cacheable = False
         calls = 0
+        call_timeout = LiteLLMProvider.call_timeout  # the real rule for local/ models
 
         def concurrency_key(self, model: str) -> str:
             return "local"
@@ -133,6 +135,7 @@ async def test_in_process_models_get_no_call_timeout(make_client, sleeps, reques
     client = make_client(timeout_s=0.05, max_retries=1)
     response = await client.chat(request_for("local/qwen2.5-0.5b"))
     assert response.text == "done" and SlowLocal.calls == 1 and sleeps.waits == []
+    assert LiteLLMProvider.call_timeout(SlowLocal(), "openai/gpt-4o", 5.0) == 5.0  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------- unknown models
