@@ -23,7 +23,7 @@ WORDS = (  # noqa: SIM905
 
 def _tokenizer(max_length: int):  # type: ignore[no-untyped-def]
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizerFast  # type: ignore[attr-defined]
 
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     raw = Tokenizer(models.WordPiece(unk_token="[UNK]"))
