@@ -26,7 +26,8 @@ from agents.evidence import (
     format_citation,
     normalize_answer,
 )
-from agents.tags import canonical_text, verdict_word
+from agents.tags import canonical_text
+from scanrag.parsing import as_text, first_object, parse_verdict
 from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
 
 PARSER = "json"
@@ -149,103 +150,8 @@ def schema_sketch(schema: dict[str, Any]) -> str:
 # The "[box: x1, y1, x2, y2]" marker the reader's page text puts before each block: small models
 # copy it into their fact text; the box belongs in ``bbox``, not in the statement.
 _BOX_MARKER = re.compile(r"^\s*\[box:[^\]]*\]\s*", re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json)?\s*([\s\S]*?)```", re.IGNORECASE)
-
-
-def extract_json(text: str) -> tuple[dict[str, Any] | None, bool]:
-    """The first JSON object in ``text`` and whether it had to be repaired (closed).
-
-    Objects are tried from the first ``{`` on. One that does not parse is closed where a token
-    limit cut it off before any later ``{`` is tried, so a truncated reply keeps its outer
-    object (answer and every complete fact) instead of yielding one of its nested objects.
-    """
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        for start in [i for i, ch in enumerate(candidate) if ch == "{"][:50]:
-            try:
-                value, _ = decoder.raw_decode(candidate, start)
-            except json.JSONDecodeError:
-                repaired = _repaired(candidate[start:])
-                if repaired is not None:
-                    return repaired, True
-                continue
-            if isinstance(value, dict):
-                return value, False
-    return None, False
-
-
-def _repaired(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(_close_truncated(text))
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _close_truncated(text: str) -> str:
-    """Close the strings, lists and objects a reply cut off by a token limit left open.
-
-    An element of a list that the cut went through (a fact whose text or box stops midway)
-    is dropped whole: the outermost open list keeps its complete elements only. A scalar value
-    of an object cut midway is kept as far as it goes when it is a string (the answer), and
-    dropped with its key when it is not (a number such as ``0.``).
-    """
-    stack: list[list[Any]] = []  # [closer, start offset, offset of its last own comma]
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            stack.append(["]" if ch == "[" else "}", i, None])
-        elif ch in "]}" and stack:
-            stack.pop()
-        elif ch == "," and stack:
-            stack[-1][2] = i
-    lists = [d for d, entry in enumerate(stack) if entry[0] == "]"]
-    if lists:
-        depth = lists[0]
-        _, start, comma = stack[depth]
-        last = text[(comma if comma is not None else start) + 1 :]
-        if depth < len(stack) - 1 or in_string or not _complete_scalar(last):
-            text = text[: comma if comma is not None else start + 1]
-            del stack[depth + 1 :]
-            in_string = False
-    out = text + ('"' if in_string else "")
-    if not in_string:
-        out = _drop_partial_value(out)
-    out = re.sub(r"[,:\s]*$", "", out)
-    if out.endswith('"') and stack[-1:] and stack[-1][0] == "}":
-        # A dangling key without its value: drop it.
-        out = re.sub(r'([{,])\s*"[^"]*"$', lambda m: "{" if m.group(1) == "{" else "", out)
-    return out + "".join(entry[0] for entry in reversed(stack))
-
-
-def _complete_scalar(text: str) -> bool:
-    """Whether ``text`` (the end of a list) is empty or one complete JSON scalar."""
-    stripped = text.strip()
-    if not stripped or stripped.startswith(('"', "{", "[")):
-        return True  # strings and containers are handled by the caller
-    try:
-        json.loads(stripped)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-def _drop_partial_value(text: str) -> str:
-    """Remove a number or literal cut midway after the last ``:`` (``"score": 0.``)."""
-    match = re.search(r":\s*([^\s\"\[\]{},:][^\"\[\]{},:]*)$", text)
-    if match and not _complete_scalar(match.group(1)):
-        return text[: match.start(1)]
-    return text
+# Moved to the kernel (``scanrag.parsing``); kept here for one release.
+extract_json = first_object
 
 
 def _validated(
@@ -331,13 +237,13 @@ def from_data(data: dict[str, Any], context: ParseContext | None = None) -> Pars
         for a in _good(_validated(data, "evidence_chain", AnchorOut, notes))
     ]
     answer = data.get("answer")
-    answer_text = None if answer is None else normalize_answer(_as_text(answer))
+    answer_text = None if answer is None else normalize_answer(as_text(answer, list_sep=", "))
     return builder.output(
         PARSER,
         answer=answer_text,
         issues=issues,
         evidence_chain=chain,
-        verdict=_verdict(data.get("verdict")),
+        verdict=parse_verdict(data.get("verdict")),
         notes=notes,
     )
 
@@ -394,23 +300,9 @@ def _pages(value: Any, notes: dict[str, Any]) -> list[int]:
     return pages
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return ", ".join(_as_text(v) for v in value)
-    return json.dumps(value) if isinstance(value, dict) else str(value)
-
-
-def _verdict(value: Any) -> bool | None:
-    if isinstance(value, bool) or value is None:
-        return value
-    return verdict_word(str(value))
-
-
 def parse_structured(text: str, context: ParseContext | None = None) -> ParsedOutput:
     """Parse a JSON reply; without a JSON object, fall back to tags and citations."""
-    data, repaired = extract_json(text if isinstance(text, str) else str(text))
+    data, repaired = first_object(text if isinstance(text, str) else str(text))
     if data is None:
         fallback = parse_citations(text, context, allow_bare=False)
         fallback.notes["json_missing"] = True

@@ -50,6 +50,7 @@ from scanrag.datasets.sources import (
     read_records,
     resolve_file,
 )
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import GoldError, Sample
 
 DEFAULT_FILES = ("final_image_rag.json", "final_text_rag.json", "final_image.json")
@@ -139,7 +140,7 @@ def _exists(value: Any) -> bool | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return value.strip().lower() in {"1", "true", "yes"}
+        return parse_verdict(value, strict=True) is True
     return bool(value)
 
 

@@ -136,10 +136,7 @@ def score_stage(
 def _sum(usage: Mapping[str, Any]) -> Any:
     from scanrag.schemas import Usage
 
-    total = Usage()
-    for value in usage.values():
-        total = total.add(value if isinstance(value, Usage) else Usage.model_validate(value))
-    return total
+    return Usage.sum(usage.values())
 
 
 def summarize_rows(rows: list[dict[str, Any]], samples: Mapping[str, Sample]) -> dict[str, Any]:
