@@ -5,15 +5,20 @@ The model returns one JSON object (``ReaderOutput``); each list item is validate
 so one bad box or page does not discard the rest. Facts and regions go through the same
 :class:`agents.evidence.EvidenceBuilder` as free-text citations, which is why both paths give
 identical trajectories for the same content. A reply that holds no JSON object falls back to
-the citation parser (tags and citations only, no bare-text answer); if that finds nothing
-either, the item is unparsed with its raw text kept.
+the citation parser (answer tag, "Answer:" line, citations); prose with none of those is kept
+whole as a ``bare_text`` answer, so a model that answers but ignores the format is not thrown
+away (``Trajectory.parse`` tells it from a clean parse, see :mod:`agents.reply`). A reply that
+is neither JSON nor prose (a broken ``{...``) is unparsed, its raw text kept.
+
+The schema a model is asked to follow (:func:`schema_for`) puts the answer first and bounds
+every list (``maxItems``), so a small model cannot spend its tokens counting page numbers.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -32,10 +37,27 @@ from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
 
 PARSER = "json"
 
+# The most items a reply's lists may hold (``maxItems`` in the schema; a grammar-constrained
+# model cannot go past it). Without a bound a small model can count pages 1, 2, 3, ... until
+# its token limit. Parsing itself accepts longer lists from unconstrained models.
+MAX_ITEMS = {"pages": 10, "regions": 10, "facts": 10, "issues": 8, "evidence_chain": 12}
+MAX_NESTED = {"pages": 6, "locations": 6, "reasoning_steps": 8}
+
+
+def _bounded(limit: int, description: str | None = None) -> Any:
+    """A list field whose schema says ``maxItems: limit`` (validation does not enforce it)."""
+    return Field(
+        default_factory=list, description=description, json_schema_extra={"maxItems": limit}
+    )
+
+
+# A box is four numbers; the schema says so, so a constrained model cannot run on.
+Box = Annotated[list[float], Field(json_schema_extra={"minItems": 4, "maxItems": 4})]
+
 
 class RegionOut(BaseModel):
     page: int = Field(description="Global 1-based page number.")
-    bbox: list[float] = Field(description="[x1, y1, x2, y2], fractions of the page, 0..1.")
+    bbox: Box = Field(description="[x1, y1, x2, y2], fractions of the page, 0..1.")
     element_type: str = Field(default="text", description="text, table, figure, chart, list ...")
     doc: str | None = Field(default=None, description="Document name, when several are given.")
 
@@ -50,7 +72,7 @@ class LocationOut(RegionOut):
 class FactOut(BaseModel):
     page: int
     text: str = Field(description="One factual statement read from the page.")
-    bbox: list[float] | None = None
+    bbox: Box | None = None
     doc_page: str | None = Field(default=None, description="Label printed on the page.")
     doc: str | None = None
 
@@ -58,9 +80,9 @@ class FactOut(BaseModel):
 class IssueOut(BaseModel):
     description: str
     family: str | None = None
-    pages: list[int] = Field(default_factory=list)
-    locations: list[LocationOut] = Field(default_factory=list)
-    reasoning_steps: list[str] = Field(default_factory=list)
+    pages: list[int] = _bounded(MAX_NESTED["pages"])
+    locations: list[LocationOut] = _bounded(MAX_NESTED["locations"])
+    reasoning_steps: list[str] = _bounded(MAX_NESTED["reasoning_steps"])
 
 
 class AnchorOut(BaseModel):
@@ -72,24 +94,25 @@ class AnchorOut(BaseModel):
 class ReaderOutput(BaseModel):
     """Everything a reader may return; each task asks for its own subset."""
 
-    pages: list[int] = Field(default_factory=list)
-    regions: list[RegionOut] = Field(default_factory=list)
-    facts: list[FactOut] = Field(default_factory=list)
     answer: str | None = None
-    issues: list[IssueOut] = Field(default_factory=list)
-    evidence_chain: list[AnchorOut] = Field(default_factory=list)
     verdict: bool | None = None
+    pages: list[int] = _bounded(MAX_ITEMS["pages"])
+    regions: list[RegionOut] = _bounded(MAX_ITEMS["regions"])
+    facts: list[FactOut] = _bounded(MAX_ITEMS["facts"])
+    issues: list[IssueOut] = _bounded(MAX_ITEMS["issues"])
+    evidence_chain: list[AnchorOut] = _bounded(MAX_ITEMS["evidence_chain"])
 
 
 # Fields a task's schema lists (first) and requires (second).
 # The listed order is the order of the reply's fields under constrained decoding (required
-# fields first): a short answer comes before the long fact lists, so a reply cut by the token
-# limit still carries it.
+# fields first): the answer (or the verdict) comes before every list, so a reply cut by the
+# token limit still carries it, and a required answer is a string (``null`` would let a small
+# model skip it).
 TASK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "qa": (("pages", "answer", "facts", "regions"), ("pages", "answer", "facts")),
-    "error_detection": (("issues", "pages", "facts", "answer"), ("issues", "answer")),
-    "find": (("evidence_chain", "pages", "facts", "answer"), ("evidence_chain",)),
-    "verify": (("verdict", "evidence_chain", "answer"), ("verdict",)),
+    "qa": (("answer", "pages", "facts", "regions"), ("answer", "pages", "facts")),
+    "error_detection": (("answer", "issues", "pages", "facts"), ("answer", "issues")),
+    "find": (("answer", "evidence_chain", "pages", "facts"), ("answer", "evidence_chain")),
+    "verify": (("verdict", "answer", "evidence_chain"), ("verdict",)),
     "chain_qa": (("answer", "evidence_chain", "pages", "facts"), ("answer", "evidence_chain")),
     "summary": (("answer", "evidence_chain"), ("answer", "evidence_chain")),
 }
@@ -100,6 +123,9 @@ def schema_for(task: TaskType | str) -> dict[str, Any]:
     listed, required = TASK_FIELDS.get(task, TASK_FIELDS["qa"])
     full = ReaderOutput.model_json_schema()
     properties = {name: full["properties"][name] for name in listed}
+    for name, kind in (("answer", "string"), ("verdict", "boolean")):
+        if name in required:
+            properties[name] = {"title": name.title(), "type": kind}
     all_defs = full.get("$defs", {})
     used: set[str] = set()
     pending = set(re.findall(r"#/\$defs/(\w+)", json.dumps(properties)))
@@ -133,7 +159,11 @@ def schema_sketch(schema: dict[str, Any]) -> str:
             return "|".join(render(option) for option in node["anyOf"])
         kind = node.get("type")
         if kind == "array":
-            return f"[{render(node.get('items', {}))}]"
+            items = f"[{render(node.get('items', {}))}]"
+            most = node.get("maxItems")
+            if most is None or most == node.get("minItems"):
+                return items
+            return f"{items} (max {most})"
         if kind == "object" or "properties" in node:
             required = set(node.get("required", []))
             fields = [
@@ -300,13 +330,23 @@ def _pages(value: Any, notes: dict[str, Any]) -> list[int]:
     return pages
 
 
+def _prose(text: str) -> bool:
+    """Whether ``text`` reads as prose rather than as a failed attempt at JSON."""
+    stripped = text.strip()
+    return bool(stripped) and not stripped.startswith(("{", "[", "```"))
+
+
 def parse_structured(text: str, context: ParseContext | None = None) -> ParsedOutput:
-    """Parse a JSON reply; without a JSON object, fall back to tags and citations."""
+    """Parse a JSON reply. Without a JSON object, fall back to tags and citations; prose that
+    has neither is kept whole as the answer (``notes["answer_source"] = "bare_text"``)."""
     data, repaired = first_object(text if isinstance(text, str) else str(text))
     if data is None:
         fallback = parse_citations(text, context, allow_bare=False)
         fallback.notes["json_missing"] = True
         fallback.parser = f"{PARSER}->citations"
+        if fallback.answer is None and not fallback.citations and _prose(text):
+            fallback.answer = normalize_answer(text)
+            fallback.notes["answer_source"] = "bare_text"
         return fallback
     parsed = from_data(data, context)
     if repaired:

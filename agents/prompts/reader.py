@@ -33,9 +33,10 @@ any other way (no "p. 5", no "see page 5")."""
 JSON_RULES = """Reply with a single JSON object and no other text, shaped like this (types
 shown; "?" marks a key you may leave out):
 $schema
-"pages" lists the page numbers you used. Each fact is one statement you read, with its page,
-its printed label (doc_page) and its box [x1, y1, x2, y2]. Each region is a box around
-evidence, with its element type (text, table, figure, chart, list, title)."""
+Write the answer first. "pages" lists the page numbers you used. Each fact is one statement
+you read, with its page, its printed label (doc_page) and its box [x1, y1, x2, y2]. Each
+region is a box around evidence, with its element type (text, table, figure, chart, list,
+title). Keep every list to what supports the answer, within its "max"."""
 
 UNANSWERABLE_RULE = (
     f'If the pages do not contain the answer, the answer is exactly "{UNANSWERABLE}".'
