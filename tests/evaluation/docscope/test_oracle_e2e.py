@@ -20,6 +20,7 @@ from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.stage import score_run, summarize
 from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
+from scanrag.untrusted import read_blocks
 
 SCORERS = ["pages", "region", "region_geometry", "fact", "answer", "answer_rules", "layout"]
 _GOLD = re.compile(r"^(GOLD\[\d+\]): element=\S+, box=(\[[^\]]*\])", re.MULTILINE)
@@ -36,16 +37,15 @@ def judge_reply(request: ChatRequest) -> str:
             for gid, box in _GOLD.findall(text)
         ]
         return json.dumps({"items": items})
+    blocks = {block.label: block.text for block in read_blocks(text)}
     if request.stage == "judge.fact":
-        facts_part, units_part = text.split("Evidence units cited", 1)
-        units = set(_UNIT.findall(units_part))
+        units = set(_UNIT.findall(blocks["evidence units"]))
         items = [
             {"id": fid, "label": "consistent" if fact in units else "not_consistent"}
-            for fid, fact in _FACT.findall(facts_part)
+            for fid, fact in _FACT.findall(blocks["reference facts"])
         ]
         return json.dumps({"items": items})
-    gold = re.search(r"Reference answer: (.*)", text).group(1)  # type: ignore[union-attr]
-    answer = re.search(r"System answer: (.*)", text).group(1)  # type: ignore[union-attr]
+    gold, answer = blocks["reference answer"], blocks["system answer"]
     return json.dumps({"consistent": gold.strip() == answer.strip()})
 
 
