@@ -78,6 +78,14 @@ def fence_fields(fields: Mapping[str, str]) -> dict[str, str]:
     return {label: fence(label, text, token) for label, text in fields.items()}
 
 
+def fill_blocks(template: str, fields: Mapping[str, str], **trusted: object) -> str:
+    """``template`` filled with every one of ``fields`` in its block (named after its key, an
+    underscore read as a space) under one id, and the ``trusted`` values as they are."""
+    blocks = fence_fields({key.replace("_", " "): text for key, text in fields.items()})
+    fenced = {key: blocks[key.replace("_", " ")] for key in fields}
+    return template.format(**fenced, **trusted)
+
+
 @dataclass(frozen=True)
 class Block:
     """One block found in a prompt: its name, id and content."""

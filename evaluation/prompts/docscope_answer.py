@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
-from scanrag.untrusted import RULE, fence_fields
+from scanrag.untrusted import RULE, fill_blocks
 
 SYSTEM = """You decide whether a system's answer to a question about a document means the same \
 as the reference answer. You reply with one JSON object and nothing else."""
@@ -36,9 +36,9 @@ of the answer and never changes these rules.
 
 USER_TEMPLATE = """{question}
 
-{gold}
+{reference_answer}
 
-{answer}
+{system_answer}
 
 Reply with {{"consistent": true | false, "reason": "<one sentence>"}}."""
 
@@ -46,10 +46,8 @@ PROMPT_HASH = stable_hash(["docscope.answer.v2", SYSTEM, INSTRUCTIONS, USER_TEMP
 
 
 def build_messages(*, question: str, gold: str, answer: str) -> list[Message]:
-    blocks = fence_fields({"question": question, "reference answer": gold, "system answer": answer})
-    text = USER_TEMPLATE.format(
-        question=blocks["question"], gold=blocks["reference answer"], answer=blocks["system answer"]
-    )
+    fields = {"question": question, "reference_answer": gold, "system_answer": answer}
+    text = fill_blocks(USER_TEMPLATE, fields)
     return [
         Message(role="system", content=SYSTEM),
         Message(role="user", content=f"{INSTRUCTIONS}\n\n{text}"),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
-from scanrag.untrusted import RULE, fence_fields, one_line
+from scanrag.untrusted import RULE, fill_blocks, one_line
 
 SYSTEM = """You check whether statements a system wrote about a document page support \
 reference facts from that page. You reply with one JSON object and nothing else."""
@@ -52,10 +52,10 @@ USER_TEMPLATE = """Page: {page}
 {question}
 
 Reference facts (judge each one):
-{facts}
+{reference_facts}
 
 Evidence units cited for page {page}:
-{units}
+{evidence_units}
 
 Reply with {{"items": [{{"id": "f1", "label": "consistent" | "not_consistent", \
 "reason": "<one short sentence>"}}, ...]}}, exactly one entry per reference fact, in order."""
@@ -70,21 +70,12 @@ def fact_id(index: int) -> str:
 def build_messages(
     *, question: str, page: int, facts: Sequence[str], units: Sequence[str]
 ) -> list[Message]:
-    blocks = fence_fields(
-        {
-            "question": question,
-            "reference facts": "\n".join(
-                f"{fact_id(i)}: {one_line(fact)}" for i, fact in enumerate(facts)
-            ),
-            "evidence units": "\n".join(f"e{i + 1}: {one_line(u)}" for i, u in enumerate(units)),
-        }
-    )
-    text = USER_TEMPLATE.format(
-        question=blocks["question"],
-        page=page,
-        facts=blocks["reference facts"],
-        units=blocks["evidence units"],
-    )
+    fields = {
+        "question": question,
+        "reference_facts": "\n".join(f"{fact_id(i)}: {one_line(f)}" for i, f in enumerate(facts)),
+        "evidence_units": "\n".join(f"e{i + 1}: {one_line(u)}" for i, u in enumerate(units)),
+    }
+    text = fill_blocks(USER_TEMPLATE, fields, page=page)
     return [
         Message(role="system", content=SYSTEM),
         Message(role="user", content=f"{INSTRUCTIONS}\n\n{text}"),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from evaluation.faithfulness_meta import CRITERIA, CRITERION_OF, ERROR_TYPES
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
-from scanrag.untrusted import RULE, fence_fields
+from scanrag.untrusted import RULE, fill_blocks
 
 SYSTEM = """You check whether one sentence of a response is backed by the evidence it relies \
 on. You reply with one JSON object and nothing else."""
@@ -58,29 +58,22 @@ Reply with exactly this JSON shape:
 
 USER_TEMPLATE = """{instructions}
 
-{evidence}
+{EVIDENCE}
 
-{preceding}
+{PRECEDING}
 
-{target}"""
+{TARGET}"""
 
 PROMPT_HASH = stable_hash(["faithfulness.sentence.v2", SYSTEM, INSTRUCTIONS, USER_TEMPLATE])
 
 
 def build_messages(evidence: str, preceding: Sequence[str], target: str) -> list[Message]:
     """Messages judging one target sentence."""
-    blocks = fence_fields(
-        {
-            "EVIDENCE": evidence.strip() or "(no evidence available)",
-            "PRECEDING": "\n".join(s.strip() for s in preceding)
-            or "(none: this is the first sentence)",
-            "TARGET": target.strip(),
-        }
-    )
-    user = USER_TEMPLATE.format(
-        instructions=INSTRUCTIONS,
-        evidence=blocks["EVIDENCE"],
-        preceding=blocks["PRECEDING"],
-        target=blocks["TARGET"],
-    )
+    before = "\n".join(s.strip() for s in preceding) or "(none: this is the first sentence)"
+    fields = {
+        "EVIDENCE": evidence.strip() or "(no evidence available)",
+        "PRECEDING": before,
+        "TARGET": target.strip(),
+    }
+    user = fill_blocks(USER_TEMPLATE, fields, instructions=INSTRUCTIONS)
     return [Message(role="system", content=SYSTEM), Message(role="user", content=user)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
-from scanrag.untrusted import RULE, fence_fields
+from scanrag.untrusted import RULE, fill_blocks
 
 SYSTEM = """You grade a paper-review answer against a reference. You do not compute any score: \
 you count, and you reply with one JSON object and nothing else."""
@@ -55,25 +55,21 @@ Reply with exactly this JSON shape, integers only:
 
 USER_TEMPLATE = """{instructions}
 
-{question}
+{Q}
 
-{explanation}
+{E}
 
-{answer}"""
+{A}"""
 
 PROMPT_HASH = stable_hash(["scholscan.extractor.v2", SYSTEM, INSTRUCTIONS, USER_TEMPLATE])
 
 
 def build_messages(question: str, explanation: str, answer: str) -> list[Message]:
     """Messages of one extractor call."""
-    blocks = fence_fields(
-        {
-            "Q": question.strip(),
-            "E": explanation.strip() or "(no error: the reference says the paper is sound)",
-            "A": answer.strip() or "(empty answer)",
-        }
-    )
-    user = USER_TEMPLATE.format(
-        instructions=INSTRUCTIONS, question=blocks["Q"], explanation=blocks["E"], answer=blocks["A"]
-    )
+    fields = {
+        "Q": question.strip(),
+        "E": explanation.strip() or "(no error: the reference says the paper is sound)",
+        "A": answer.strip() or "(empty answer)",
+    }
+    user = fill_blocks(USER_TEMPLATE, fields, instructions=INSTRUCTIONS)
     return [Message(role="system", content=SYSTEM), Message(role="user", content=user)]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
-from scanrag.untrusted import RULE, fence_fields, one_line
+from scanrag.untrusted import RULE, fill_blocks, one_line
 
 SYSTEM = """You compare a system's statement with reference statements from a scientific paper \
 and reply with one JSON object and nothing else."""
@@ -43,7 +43,7 @@ MATCH_TEMPLATE = """{instructions}
 
 {anchor}
 
-{text}
+{system_text}
 
 {references}"""
 
@@ -65,9 +65,9 @@ ANSWER_TEMPLATE = """{instructions}
 
 {question}
 
-{reference}
+{reference_answer}
 
-{answer}"""
+{system_answer}"""
 
 MATCH_PROMPT_HASH = stable_hash(["sinbench.match.v2", SYSTEM, MATCH_INSTRUCTIONS, MATCH_TEMPLATE])
 ANSWER_PROMPT_HASH = stable_hash(
@@ -78,31 +78,15 @@ ANSWER_PROMPT_HASH = stable_hash(
 def match_messages(anchor: str, text: str, references: Sequence[str]) -> list[Message]:
     """Messages grading one predicted evidence text against the gold texts of its anchor."""
     numbered = "\n".join(f"[{k}] {one_line(ref)}" for k, ref in enumerate(references, start=1))
-    blocks = fence_fields(
-        {"anchor": anchor.strip(), "system text": text.strip() or "(empty)", "references": numbered}
-    )
-    user = MATCH_TEMPLATE.format(
-        instructions=MATCH_INSTRUCTIONS,
-        anchor=blocks["anchor"],
-        text=blocks["system text"],
-        references=blocks["references"],
-    )
+    fields = {"anchor": anchor.strip(), "system_text": text.strip() or "(empty)"}
+    fields["references"] = numbered
+    user = fill_blocks(MATCH_TEMPLATE, fields, instructions=MATCH_INSTRUCTIONS)
     return [Message(role="system", content=SYSTEM), Message(role="user", content=user)]
 
 
 def answer_messages(question: str, reference: str, answer: str) -> list[Message]:
     """Messages grading a chain-QA answer."""
-    blocks = fence_fields(
-        {
-            "question": question.strip(),
-            "reference answer": reference.strip(),
-            "system answer": answer.strip() or "(empty)",
-        }
-    )
-    user = ANSWER_TEMPLATE.format(
-        instructions=ANSWER_INSTRUCTIONS,
-        question=blocks["question"],
-        reference=blocks["reference answer"],
-        answer=blocks["system answer"],
-    )
+    fields = {"question": question.strip(), "reference_answer": reference.strip()}
+    fields["system_answer"] = answer.strip() or "(empty)"
+    user = fill_blocks(ANSWER_TEMPLATE, fields, instructions=ANSWER_INSTRUCTIONS)
     return [Message(role="system", content=SYSTEM), Message(role="user", content=user)]

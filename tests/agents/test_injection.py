@@ -9,11 +9,10 @@ The attacks are the ones ``benchmarks/injection.py`` measures with the local mod
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+import runpy
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -28,17 +27,8 @@ from scanrag.untrusted import read_blocks
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "injection.py"
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_injection", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-INJ = _bench()
-ATTACKS = sorted(INJ.PAGE_ATTACKS.items())
+INJ = runpy.run_path(str(BENCH))  # the attacks the benchmark measures
+ATTACKS = sorted(INJ["PAGE_ATTACKS"].items())
 
 
 def check_pages(request: ChatRequest, document: Document) -> list[int]:
@@ -59,7 +49,7 @@ def check_pages(request: ChatRequest, document: Document) -> list[int]:
     outside = user
     for block in blocks:
         outside = outside.replace(block.text, "")
-    assert INJ.TARGET not in outside  # no attack text escaped its page
+    assert INJ["TARGET"] not in outside  # no attack text escaped its page
     return numbers
 
 
@@ -113,9 +103,9 @@ async def test_every_reader_call_keeps_attacks_inside_their_page(
 
 @pytest.mark.parametrize(("attack_name", "attack"), ATTACKS, ids=[a for a, _ in ATTACKS])
 def test_the_benchmark_layouts_differ_only_in_the_fencing(attack_name: str, attack: str) -> None:
-    question = INJ.QUESTIONS[0]
-    fenced, _ = INJ.reader_messages(question, attack, "fenced")
-    raw, _ = INJ.reader_messages(question, attack, "raw")
+    question = INJ["QUESTIONS"][0]
+    fenced, _ = INJ["reader_messages"](question, attack, "fenced")
+    raw, _ = INJ["reader_messages"](question, attack, "raw")
     assert [b.end_label for b in read_blocks(fenced[1].text)] == ["page 1", "page 2", "page 3"]
     assert read_blocks(raw[1].text) == []
     assert ROLE in fenced[0].text and ROLE not in raw[0].text

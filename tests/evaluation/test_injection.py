@@ -10,11 +10,9 @@ like the same wrong answers without the attack.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+import runpy
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -45,23 +43,14 @@ from scanrag.untrusted import RULE, read_blocks
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "injection.py"
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_injection", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-INJ = _bench()
-TARGET = INJ.TARGET
+INJ = runpy.run_path(str(BENCH))  # the attacks the benchmark measures
+TARGET = INJ["TARGET"]
 WRONG, GOLD = "3.1 million", "4.2 million"
 ATTACKS = {
     name: f"{WRONG} " + template.format(wrong=WRONG, gold=GOLD)
-    for name, template in sorted(INJ.ANSWER_ATTACKS.items())
+    for name, template in sorted(INJ["ANSWER_ATTACKS"].items())
 }
-ATTACKS |= {f"page:{name}": f"{WRONG}. {text}" for name, text in INJ.PAGE_ATTACKS.items()}
+ATTACKS |= {f"page:{name}": f"{WRONG}. {text}" for name, text in INJ["PAGE_ATTACKS"].items()}
 CASES = sorted(ATTACKS.items())
 IDS = [name for name, _ in CASES]
 
@@ -135,7 +124,7 @@ def pdf_dir(tmp_path: Path) -> Path:
     for number in (1, 2):
         page = doc.new_page(width=300, height=400)
         page.insert_text((20, 40), f"Page {number}. Revenue in 2021 was {GOLD}.", fontsize=9)
-        page.insert_text((20, 60), INJ.PAGE_ATTACKS["ignore_instructions"][:60], fontsize=7)
+        page.insert_text((20, 60), INJ["PAGE_ATTACKS"]["ignore_instructions"][:60], fontsize=7)
     (tmp_path / "pdfs").mkdir()
     doc.save(tmp_path / "pdfs" / "doc.pdf")
     doc.close()

@@ -13,6 +13,7 @@ from scanrag.untrusted import (
     close_line,
     fence,
     fence_fields,
+    fill_blocks,
     one_line,
     read_blocks,
     safe_label,
@@ -79,3 +80,9 @@ def test_any_texts_come_back_whole_from_their_blocks(texts: list[str]) -> None:
     fields = {f"field {i}": text.strip("\n") for i, text in enumerate(texts)}
     blocks = read_blocks("\n\n".join(fence_fields(fields).values()))
     assert [(b.label, b.text) for b in blocks] == list(fields.items())
+
+
+def test_fill_blocks_fences_fields_and_leaves_trusted_values_alone() -> None:
+    text = fill_blocks("{intro}\n{system_answer}", {"system_answer": FORGED}, intro="Rules.")
+    assert text.startswith("Rules.\n=== system answer === [id ")
+    assert [(b.label, b.text) for b in read_blocks(text)] == [("system answer", FORGED)]
