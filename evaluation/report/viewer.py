@@ -160,6 +160,7 @@ def group_section(
     facts = [
         ("status", esc(traj.status) + (f": {esc('; '.join(traj.errors))}" if traj.errors else "")),
         ("answer", f"{verdict(correct)} {esc(traj.answer)}"),
+        ("reply read as", esc(traj.parse or "none")),
         ("predicted pages", esc(", ".join(map(str, traj.pages)) or "none")),
         ("regions / facts", esc(f"{len(traj.regions)} / {len(traj.facts)}")),
     ]
