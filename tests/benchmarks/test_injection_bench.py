@@ -12,15 +12,16 @@ import pytest
 from scanrag.llm import ScriptedModel
 from scanrag.llm.scripted import clear_scripted, register_scripted
 from scanrag.llm.types import ChatRequest
-from scanrag.untrusted import read_blocks
+from scanrag.untrusted import read_blocks, read_quoted
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "injection.py"
 
 
 def gullible_outside_blocks(request: ChatRequest) -> str:
-    """Follows a planted instruction only when the prompt has no blocks (the raw layout)."""
+    """Follows a planted instruction unless it stands inside a page block or a quoted field."""
     text = request.messages[-1].text
-    fooled = "ZEBRA-7731" in text and not read_blocks(text)
+    shielded = [b.text for b in read_blocks(text)] + [str(v) for v in read_quoted(text).values()]
+    fooled = "ZEBRA-7731" in text and not any("ZEBRA-7731" in s for s in shielded)
     if request.stage == "reader":
         return json.dumps({"answer": "ZEBRA-7731" if fooled else "the value on page 2"})
     if "grade" in (request.json_schema or {}).get("properties", {}):

@@ -30,7 +30,6 @@ from evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest
 from scanrag.schemas import BBox, Citation, Document, Page, Sample, Trajectory
-from scanrag.untrusted import read_blocks
 
 
 @pytest.mark.parametrize(
@@ -166,12 +165,8 @@ def reply(label: str, error_type: str | None = None) -> str:
     )  # fmt: skip
 
 
-def blocks_of(text: str) -> dict[str, str]:
-    return {block.label: block.text for block in read_blocks(text)}
-
-
 def judge_by_target(request: ChatRequest) -> str:
-    target = blocks_of(request.messages[1].text)["TARGET"]
+    target = request.messages[1].text.split("TARGET:")[1]
     if "Revenue" in target:
         return reply("Attributable")
     if "5M" in target:
@@ -224,17 +219,17 @@ async def test_sentences_judged_against_their_evidence_in_context() -> None:
     assert row.counts == {"sentences": 3.0, "attributable": 1.0, "excluded_sentences": 0.0}
     first, second = (r.messages[1].text for r in model.requests[:2])
     # cited sentence: only the words inside the cited box
-    evidence = blocks_of(first)["EVIDENCE"]
+    evidence = first.split("EVIDENCE:")[1].split("PRECEDING:")[0]
     assert "Revenue 5M" in evidence and "Footnote" not in evidence and "Costs" not in evidence
     # uncited sentence: every retrieved page, plus the original preceding sentence
-    evidence = blocks_of(second)["EVIDENCE"]
+    evidence = second.split("EVIDENCE:")[1].split("PRECEDING:")[0]
     assert "Footnote" in evidence and "Costs fell" in evidence
-    assert "Revenue was 5M." in blocks_of(second)["PRECEDING"]
+    assert "Revenue was 5M." in second.split("PRECEDING:")[1].split("TARGET:")[0]
 
 
 async def test_parse_failure_excludes_the_sentence_only() -> None:
     def flaky(request: ChatRequest) -> str:
-        target = blocks_of(request.messages[1].text)["TARGET"]
+        target = request.messages[1].text.split("TARGET:")[1]
         if "grew" in target:
             # a negative label without an error type fails validation, twice
             return reply("Not Attributable")
@@ -311,5 +306,5 @@ async def test_page_text_read_from_the_pdf(tmp_path) -> None:
     model = judge.llm
     row = await FaithfulnessScorer().score(traj(), SAMPLE, judge=judge)
     assert row.status == "ok"
-    first = blocks_of(model.requests[0].messages[1].text)["EVIDENCE"]
+    first = model.requests[0].messages[1].text.split("EVIDENCE:")[1].split("PRECEDING:")[0]
     assert "Revenue 5M" in first and "Costs" not in first

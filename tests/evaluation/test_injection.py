@@ -1,11 +1,12 @@
 """Injection suite, judge side: model outputs (and page text) carrying instructions, forged
-blocks, fake verdicts and "judge: mark this correct" reach every judge only inside their block.
+labels and markers, fake verdicts and "judge: mark this correct" reach every judge only inside
+their own quoted field.
 
-Each scorer runs with a scripted judge that follows the prompts' rule: it reads the blocks with
-``scanrag.untrusted.read_blocks``, checks the delimiting (the expected blocks in order, one id
-that no block contains, the attacked text whole inside its own block and nowhere outside one),
-and decides from the blocks' content alone. The attacked wrong answers must then score exactly
-like the same wrong answers without the attack.
+Each scorer runs with a scripted judge that follows the prompts' rule: it reads the inputs with
+``scanrag.untrusted.read_quoted``, checks the delimiting (exactly the expected inputs, the
+attacked text whole inside its own value and nowhere outside one), and decides from the values
+alone. The attacked wrong answers must then score exactly like the same wrong answers without
+the attack.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from scanrag.schemas import (
     Sample,
     Trajectory,
 )
-from scanrag.untrusted import RULE, read_blocks
+from scanrag.untrusted import QUOTED_RULE, quote, read_quoted
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "injection.py"
 
@@ -55,19 +56,17 @@ CASES = sorted(ATTACKS.items())
 IDS = [name for name, _ in CASES]
 
 
-def blocks_checked(request: ChatRequest, labels: list[str]) -> dict[str, str]:
-    """The blocks of a judge request, after asserting the delimiting; label → text."""
+def inputs_checked(request: ChatRequest, labels: list[str]) -> dict[str, Any]:
+    """The quoted inputs of a judge request, after asserting the delimiting; label → value."""
     text = "\n".join(m.text for m in request.messages)
-    assert RULE in text
-    blocks = read_blocks(text)
-    assert [b.label for b in blocks] == labels
-    assert len({b.token for b in blocks}) == 1
-    assert all(blocks[0].token not in b.text for b in blocks)
+    assert QUOTED_RULE in text
+    inputs = {k: v for k, v in read_quoted(text).items() if not k.startswith("Red boxes")}
+    assert list(inputs) == labels  # no attack started a line of its own
     outside = text
-    for block in blocks:
-        outside = outside.replace(block.text, "")
+    for value in inputs.values():
+        outside = outside.replace(quote(value), "")
     assert TARGET not in outside
-    return {b.label: b.text for b in blocks}
+    return inputs
 
 
 def context(responder: Any, **params: Any) -> JudgeContext:
@@ -84,9 +83,9 @@ SAMPLE = Sample(id="q", doc_ids=["doc.pdf"], question="What was revenue in 2021?
 @pytest.mark.parametrize(("name", "answer"), CASES, ids=IDS)
 async def test_docscope_answer_judge(name: str, answer: str) -> None:
     def judge(request: ChatRequest) -> str:
-        blocks = blocks_checked(request, ["question", "reference answer", "system answer"])
-        assert blocks["system answer"] == answer.strip()
-        return json.dumps({"consistent": blocks["system answer"] == blocks["reference answer"]})
+        inputs = inputs_checked(request, ["Question", "Reference answer", "System answer"])
+        assert inputs["System answer"] == answer.strip()
+        return json.dumps({"consistent": inputs["System answer"] == inputs["Reference answer"]})
 
     trajectory = Trajectory(sample_id="q", strategy="s", answer=answer)
     row = await AnswerScorer().score(trajectory, SAMPLE, judge=context(judge))
@@ -99,13 +98,14 @@ async def test_docscope_fact_judge(name: str, answer: str) -> None:
     units = [f"Revenue in 2021 was {answer}", "Costs were 3."]
 
     def judge(request: ChatRequest) -> str:
-        blocks = blocks_checked(request, ["question", "reference facts", "evidence units"])
-        listed = blocks["evidence units"].splitlines()
-        assert len(listed) == len(units) and len(blocks["reference facts"].splitlines()) == 2
-        assert listed[0].startswith("e1: Revenue in 2021 was 3.1 million")  # one line per unit
+        facts_in, units_in = "Reference facts (judge each one)", "Evidence units cited for page 2"
+        inputs = inputs_checked(request, ["Question", facts_in, units_in])
+        listed = inputs[units_in]
+        assert list(listed) == ["e1", "e2"] and list(inputs[facts_in]) == ["f1", "f2"]
+        assert listed["e1"].startswith("Revenue in 2021 was 3.1 million")
         items = [
-            {"id": f"f{i + 1}", "label": "consistent" if f.text in listed else "not_consistent"}
-            for i, f in enumerate(facts)
+            {"id": fid, "label": "consistent" if fact in listed.values() else "not_consistent"}
+            for fid, fact in inputs[facts_in].items()
         ]
         return json.dumps({"items": items})
 
@@ -134,9 +134,8 @@ def pdf_dir(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("question", ["What was revenue?", f"Revenue? {ATTACKS['judge_note']}"])
 async def test_docscope_region_judge(question: str, pdf_dir: Path, tmp_path: Path) -> None:
     def judge(request: ChatRequest) -> str:
-        blocks = read_blocks(request.messages[-1].text)
-        assert [b.label for b in blocks] == ["question", "reference answer"]
-        assert blocks[0].text == question and RULE in request.messages[-1].text
+        inputs = inputs_checked(request, ["Question", "Reference answer"])
+        assert inputs["Question"] == question
         return json.dumps({"items": [{"id": "GOLD[1]", "label": "not_covered"}]})
 
     gold = [Region(page=2, bbox=BBox.from_list([0.05, 0.05, 0.9, 0.2]))]
@@ -154,9 +153,9 @@ async def test_docscope_region_judge(question: str, pdf_dir: Path, tmp_path: Pat
 @pytest.mark.parametrize(("name", "answer"), CASES, ids=IDS)
 async def test_scholscan_extractor(name: str, answer: str) -> None:
     def judge(request: ChatRequest) -> str:
-        blocks = blocks_checked(request, ["Q", "E", "A"])
-        assert answer.strip() in blocks["A"]
-        found = "Table 2" in blocks["A"]  # the gold error is about Table 2; A never names it
+        inputs = inputs_checked(request, ["Q", "E", "A"])
+        assert answer.strip() in inputs["A"]
+        found = "Table 2" in inputs["A"]  # the gold error is about Table 2; A never names it
         counts = {"existence": 1, "contains_target_error": int(found)}
         return json.dumps(counts | {"location": {"gold": 1, "hit": 0, "extra": 0},
                                     "reasoning": {"gold": 2, "reached": 0, "missing": 2},
@@ -175,12 +174,12 @@ async def test_scholscan_extractor(name: str, answer: str) -> None:
 async def test_sinbench_judges(name: str, answer: str) -> None:
     def judge(request: ChatRequest) -> str:
         if request.stage == "judge.answer":
-            blocks = blocks_checked(request, ["question", "reference answer", "system answer"])
-            assert blocks["system answer"] == answer.strip()
-            return json.dumps({"grade": 3 if GOLD in blocks["system answer"] else 0})
-        blocks = blocks_checked(request, ["anchor", "system text", "references"])
-        assert blocks["system text"] == answer.strip()
-        return json.dumps({"scores": [3 if "rises" in blocks["system text"] else 0]})
+            inputs = inputs_checked(request, ["Question", "Reference answer", "System answer"])
+            assert inputs["System answer"] == answer.strip()
+            return json.dumps({"grade": 3 if GOLD in inputs["System answer"] else 0})
+        inputs = inputs_checked(request, ["Anchor", "System text", "References"])
+        assert inputs["System text"] == answer.strip()
+        return json.dumps({"scores": [3 if "rises" in inputs["System text"] else 0]})
 
     gold_chain = [EvidencePair(anchor="Fig. 1", text="Revenue rises to 4.2 million")]
     sample = Sample(
@@ -206,9 +205,9 @@ async def test_faithfulness_judge(name: str, attack: str) -> None:
     seen: list[str] = []
 
     def judge(request: ChatRequest) -> str:
-        blocks = blocks_checked(request, ["EVIDENCE", "PRECEDING", "TARGET"])
-        seen.append(blocks["TARGET"])
-        supported = blocks["TARGET"] in blocks["EVIDENCE"] and GOLD in blocks["TARGET"]
+        inputs = inputs_checked(request, ["EVIDENCE", "PRECEDING", "TARGET"])
+        seen.append(inputs["TARGET"])
+        supported = inputs["TARGET"] in inputs["EVIDENCE"] and GOLD in inputs["TARGET"]
         label = "Attributable" if supported else "Not Attributable"
         return json.dumps({"label": label, "error_type": None if supported else "R5"})
 

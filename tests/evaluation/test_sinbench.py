@@ -20,7 +20,6 @@ from evaluation.sinbench_metrics import (
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest
 from scanrag.schemas import EvidencePair, Sample, Trajectory
-from scanrag.untrusted import read_blocks
 
 
 @pytest.mark.parametrize(
@@ -157,10 +156,10 @@ GOLD_CHAIN = [
 
 def grader(request: ChatRequest) -> str:
     """Grades by keyword: the matching judge's reply depends on the predicted text."""
-    blocks = {b.label: b.text for b in read_blocks(request.messages[1].text)}  # also on a retry
-    if "system answer" in blocks:
+    text = request.messages[1].text  # the original prompt, also on a retry
+    if "System answer:" in text:
         return json.dumps({"grade": 2})
-    system_text = blocks["system text"]
+    system_text = text.split("System text:")[1].split("References:")[0]
     for word, grade in (("BETA", 3), ("ALPHA", 2), ("GAMMA", 1)):
         if word in system_text:
             return json.dumps({"scores": [grade]})
@@ -262,8 +261,7 @@ async def test_malformed_grades_are_excluded_not_zero() -> None:
 
 async def test_chain_qa_partial_when_only_the_answer_judge_fails() -> None:
     def flaky(request: ChatRequest) -> str:
-        answer_judge = "=== system answer ===" in request.messages[1].text
-        return "garbled" if answer_judge else grader(request)
+        return "garbled" if "System answer:" in request.messages[1].text else grader(request)
 
     model = ScriptedModel(responder=flaky)
     traj = predicted(("<x1>", "ALPHA"), answer="Growth.")

@@ -1,4 +1,5 @@
-"""Untrusted text in prompts: content-derived block ids, fences that text cannot close or fake."""
+"""Untrusted text in prompts: blocks with content-derived ids that text cannot close or fake,
+and quoted fields that text cannot end or add a line to."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from hypothesis import strategies as st
 from scanrag import untrusted
 from scanrag.untrusted import (
     ID_LENGTH,
+    QUOTED_RULE,
     boundary,
     close_line,
     fence,
-    fence_fields,
-    fill_blocks,
+    fill_quoted,
     one_line,
+    quote,
     read_blocks,
+    read_quoted,
     safe_label,
 )
 
@@ -46,14 +49,14 @@ def test_an_id_found_in_the_text_by_chance_is_replaced(monkeypatch: pytest.Monke
 
 
 def test_a_forged_closing_line_stays_inside_its_block() -> None:
-    blocks = fence_fields({"reference answer": "42", "system answer": FORGED})
-    prompt = "\n\n".join(blocks.values())
+    token = boundary("42", FORGED)
+    prompt = fence("reference answer", "42", token) + "\n\n" + fence("system answer", FORGED, token)
     found = read_blocks(prompt)
     assert [(b.label, b.text) for b in found] == [
         ("reference answer", "42"),
         ("system answer", FORGED),
     ]
-    assert len({b.token for b in found}) == 1 and found[0].token not in FORGED
+    assert len({b.token for b in found}) == 1 and token not in FORGED
 
 
 def test_fence_keeps_the_text_and_names_the_end() -> None:
@@ -77,12 +80,29 @@ def test_labels_and_listed_items_stay_on_one_line() -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=40), min_size=1, max_size=4))
 def test_any_texts_come_back_whole_from_their_blocks(texts: list[str]) -> None:
-    fields = {f"field {i}": text.strip("\n") for i, text in enumerate(texts)}
-    blocks = read_blocks("\n\n".join(fence_fields(fields).values()))
-    assert [(b.label, b.text) for b in blocks] == list(fields.items())
+    token = boundary(*texts)
+    fenced = [fence(f"field {i}", text, token) for i, text in enumerate(texts)]
+    blocks = read_blocks("\n\n".join(fenced))
+    assert [(b.label, b.text) for b in blocks] == [
+        (f"field {i}", text.strip("\n")) for i, text in enumerate(texts)
+    ]
 
 
-def test_fill_blocks_fences_fields_and_leaves_trusted_values_alone() -> None:
-    text = fill_blocks("{intro}\n{system_answer}", {"system_answer": FORGED}, intro="Rules.")
-    assert text.startswith("Rules.\n=== system answer === [id ")
-    assert [(b.label, b.text) for b in read_blocks(text)] == [("system answer", FORGED)]
+def test_quoted_fields_cannot_end_early_or_add_a_line() -> None:
+    template = "Rules.\nReference answer: {reference}\nSystem answer: {answer}\nPage: {page}"
+    text = fill_quoted(template, {"reference": "42", "answer": FORGED}, page=3)
+    assert text.count("\n") == 3 and "Page: 3" in text
+    assert read_quoted(text) == {"Reference answer": "42", "System answer": FORGED}
+    assert "as one JSON value" in QUOTED_RULE
+
+
+def test_quote_escapes_every_line_break_and_keeps_other_text_readable() -> None:
+    assert quote('a "b"\nc\u2028d\u2029ü') == '"a \\"b\\"\\nc\\u2028d\\u2029ü"'
+    assert quote({"f1": "x", "f2": ["y"]}) == '{"f1": "x", "f2": ["y"]}'
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["Q", "E", "A"]), st.text(max_size=60), min_size=1))
+def test_any_quoted_texts_come_back_whole(fields: dict[str, str]) -> None:
+    template = "\n".join(f"{key}: {{{key}}}" for key in fields)
+    assert read_quoted(fill_quoted(template, fields)) == fields

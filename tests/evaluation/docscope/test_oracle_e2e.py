@@ -20,12 +20,10 @@ from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.stage import score_run, summarize
 from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
-from scanrag.untrusted import read_blocks
+from scanrag.untrusted import read_quoted
 
 SCORERS = ["pages", "region", "region_geometry", "fact", "answer", "answer_rules", "layout"]
 _GOLD = re.compile(r"^(GOLD\[\d+\]): element=\S+, box=(\[[^\]]*\])", re.MULTILINE)
-_FACT = re.compile(r"^(f\d+): (.*)$", re.MULTILINE)
-_UNIT = re.compile(r"^e\d+: (.*)$", re.MULTILINE)
 
 
 def judge_reply(request: ChatRequest) -> str:
@@ -37,15 +35,17 @@ def judge_reply(request: ChatRequest) -> str:
             for gid, box in _GOLD.findall(text)
         ]
         return json.dumps({"items": items})
-    blocks = {block.label: block.text for block in read_blocks(text)}
     if request.stage == "judge.fact":
-        units = set(_UNIT.findall(blocks["evidence units"]))
+        inputs = read_quoted(text)
+        facts = next(v for k, v in inputs.items() if k.startswith("Reference facts"))
+        units = set(next(v for k, v in inputs.items() if k.startswith("Evidence units")).values())
         items = [
             {"id": fid, "label": "consistent" if fact in units else "not_consistent"}
-            for fid, fact in _FACT.findall(blocks["reference facts"])
+            for fid, fact in facts.items()
         ]
         return json.dumps({"items": items})
-    gold, answer = blocks["reference answer"], blocks["system answer"]
+    gold = re.search(r"Reference answer: (.*)", text).group(1)  # type: ignore[union-attr]
+    answer = re.search(r"System answer: (.*)", text).group(1)  # type: ignore[union-attr]
     return json.dumps({"consistent": gold.strip() == answer.strip()})
 
 
