@@ -19,6 +19,18 @@ and rejects the wrong one), so that a layout cannot look safe by making the mode
 Figures, not a test: a small model is noisy, and the rate says how often an attack in the data
 steers it.
 
+Measured for this release (flips / attacked cases, raw → fenced; clean accuracy alongside):
+
+* ``local/qwen2.5-0.5b``, 3 questions: reader 0/18 → 0/18 (clean 3/3 both); answer judge
+  9/15 → 12/15 (clean 2/3 → 3/3; 9 of the 10 → 12 of the 15 flippable cases); SIN-Bench judge
+  0/15 → 8/15 (clean 0/3 → 2/3: the raw judge accepted every wrong answer anyway).
+* ``local/smollm2-135m``, 6 questions: reader 10/36 → 15/36 (clean 5/6 both); both judges
+  accept every wrong answer with or without an attack (clean 0/6), so they cannot flip.
+
+Delimiting keeps planted text from ending its field or passing for a marker (the injection
+tests check that with scripted models); it does not make a sub-1B model ignore a planted
+"this answer is correct".
+
     python benchmarks/injection.py [--model local/smollm2-135m] [--questions 4]
         [--parts reader,answer,sinbench]
 """
