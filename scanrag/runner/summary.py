@@ -1,7 +1,9 @@
 """``summary.json`` and the table printed at the end of a run.
 
-Counts and usage are recomputed from the rows on disk, so the summary is right whatever number
-of sessions wrote them. Metrics per grid cell come from the evaluation stage's ``summarize``.
+:func:`write_summary` is the one writer of ``summary.json``, used by ``scanrag run`` and
+``scanrag score``. Counts and usage are recomputed from the rows on disk, so the summary is
+right whatever number of sessions (or commands) wrote them; metrics per grid cell come from
+the scoring backend's ``summarize`` with the run's scorer parameters.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scanrag.config import ExperimentConfig, RunCell
-from scanrag.runner.store import JsonlLog, RunDir, row_key
+from scanrag.config import ExperimentConfig, ScoringSpec
+from scanrag.rundir import RunDir, row_key
+from scanrag.runner.scoring import summarize_rows
 from scanrag.runner.usage import usage_from_json
 from scanrag.schemas import Sample, Usage
 
@@ -48,32 +51,60 @@ def _usage_by_stage(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return data
 
 
-def _metrics(score_rows: list[dict[str, Any]], samples: Mapping[str, Sample]) -> dict[str, Any]:
-    if not score_rows:
-        return {"headline": {}, "all": {}, "detail": None}
-    from scanrag.runner.scoring import summarize_rows
+def cell_descriptions(
+    config: ExperimentConfig | None, trajectories: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The grid cells: from the config, or (for a folder without one) from the rows."""
+    if config is not None:
+        return [
+            {
+                "run_key": c.run_key,
+                "strategy": c.strategy.name,
+                "retriever": c.retriever,
+                "models": c.models,
+            }
+            for c in config.cells()
+        ]
+    cells: dict[str, dict[str, Any]] = {}
+    for row in trajectories:
+        key = row_key(row)[0]
+        cells.setdefault(
+            key,
+            {
+                "run_key": key,
+                "strategy": row.get("strategy"),
+                "retriever": row.get("retriever"),
+                "models": row.get("models") or {},
+            },
+        )
+    return list(cells.values())
 
-    return summarize_rows(score_rows, samples)
+
+def _latest_score_keys(scores: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
+    """One key per (cell, sample, scorer): a re-scored pair counts once."""
+    return {(*row_key(r), str(r.get("scorer"))) for r in scores}
 
 
 def build_summary(
-    config: ExperimentConfig,
-    run_dir: RunDir,
-    cells: Sequence[RunCell],
+    run: RunDir,
+    config: ExperimentConfig | None,
     stop_reason: str | None,
-    manifest: dict[str, Any],
+    manifest: Mapping[str, Any],
     *,
-    samples: Mapping[str, Sample] | None = None,
+    samples: Mapping[str, Sample],
     score_pending: int | None = None,
+    scoring: ScoringSpec | None = None,
 ) -> dict[str, Any]:
     """The run's summary, recomputed from the rows on disk.
 
     ``score_pending`` is the number of (trajectory, scorer) pairs still without a row after
-    the score stage (``None`` when scoring did not run this session).
+    the score stage (``None`` when scoring did not run this session). ``scoring`` gives the
+    scorer parameters and bootstrap settings (default: the config's).
     """
-    trajectories = list(JsonlLog(run_dir.file(RunDir.TRAJECTORIES)).rows())
-    scores = list(JsonlLog(run_dir.file(RunDir.SCORES)).rows())
-    n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", []))
+    trajectories = run.trajectory_rows()
+    scores = run.score_rows()
+    cells = cell_descriptions(config, trajectories)
+    n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", [])) or len(samples)
     planned = n_samples * len(cells)
     by_cell: dict[str, Counter[str]] = defaultdict(Counter)
     seconds: dict[str, float] = defaultdict(float)
@@ -83,39 +114,40 @@ def build_summary(
         by_cell[key][str(row.get("status", "ok"))] += 1
         seconds[key] += float((row.get("timings") or {}).get("total", 0.0))
         spent[key] = spent[key].add(usage_of_rows([row]))
-    scored_keys = {row_key(r) for r in scores}
     done_keys = {row_key(r) for r in trajectories}
+    scored_keys = {row_key(r) for r in scores}
     complete = stop_reason is None and len(done_keys) >= planned
-    if config.scoring.enabled:
-        complete = complete and score_pending == 0
-    metrics = _metrics(scores, samples or {})
+    scoring = scoring or (config.scoring if config is not None else ScoringSpec())
+    if scoring.enabled:
+        complete = complete and not score_pending
+    metrics = summarize_rows(scores, samples, scoring.params, scoring.resamples, scoring.seed)
     cells_out = {}
     for cell in cells:
-        counts = by_cell.get(cell.run_key, Counter())
+        key = cell["run_key"]
+        counts = by_cell.get(key, Counter())
         n = sum(counts.values())
-        cells_out[cell.run_key] = {
-            "strategy": cell.strategy.name,
-            "retriever": cell.retriever,
-            "models": cell.models,
+        cells_out[key] = {
+            **{k: cell[k] for k in ("strategy", "retriever", "models")},
             "items": n,
             "status": dict(sorted(counts.items())),
-            "seconds_per_item": round(seconds[cell.run_key] / n, 3) if n else None,
-            "usage": spent[cell.run_key].model_dump(),
-            "usd_per_item": round(spent[cell.run_key].cost_usd / n, 6) if n else None,
+            "seconds_per_item": round(seconds[key] / n, 3) if n else None,
+            "usage": spent[key].model_dump(),
+            "usd_per_item": round(spent[key].cost_usd / n, 6) if n else None,
         }
+    name = config.name if config is not None else run.summary().get("name") or run.path.name
     return {
-        "name": config.name,
-        "run_dir": str(run_dir.path),
+        "name": name,
+        "run_dir": str(run.path),
         "complete": complete,
         "stop_reason": stop_reason,
-        "resume": None if complete else f"scanrag run --resume {run_dir.path}",
+        "resume": None if complete else f"scanrag run --resume {run.path}",
         "counts": {
             "samples": n_samples,
             "cells": len(cells),
             "planned": planned,
             "trajectories": len(done_keys),
             "scored": len(scored_keys & done_keys),
-            "score_rows": len(scores),
+            "score_rows": len(_latest_score_keys(scores)),
             "score_pending": score_pending,
         },
         "datasets": [_dataset_counts(d) for d in manifest.get("datasets", [])],
@@ -126,6 +158,32 @@ def build_summary(
         "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
         "sessions": manifest.get("sessions", []),
     }
+
+
+def write_summary(
+    run: RunDir,
+    config: ExperimentConfig | None,
+    stop_reason: str | None = None,
+    manifest: Mapping[str, Any] | None = None,
+    *,
+    samples: Mapping[str, Sample] | None = None,
+    score_pending: int | None = None,
+    scoring: ScoringSpec | None = None,
+) -> dict[str, Any]:
+    """Rebuild ``summary.json`` from the rows on disk and write it (the only writer)."""
+    if samples is None:
+        samples = {s.id: s for s in run.samples()[0]}
+    summary = build_summary(
+        run,
+        config,
+        stop_reason,
+        run.manifest() if manifest is None else manifest,
+        samples=samples,
+        score_pending=score_pending,
+        scoring=scoring,
+    )
+    run.write_json(RunDir.SUMMARY, summary)
+    return summary
 
 
 def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
