@@ -198,49 +198,110 @@ def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def table_console() -> Any:
-    """A rich console for result tables: the terminal's width, or 180 columns when the output
+    """A rich console for result tables: the terminal's width, or 100 columns when the output
     goes to a file or a pipe (rich would fold every cell to 80 columns there)."""
     import sys
 
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() else Console(width=180)
+    return Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
 
 
-def render_table(summary: dict[str, Any]) -> Any:
-    """A rich table: one row per grid cell with status counts, key metrics, cost and time."""
-    from rich.table import Table
+TABLE_WIDTH = 100
+MAX_METRICS = 8
+_OK = frozenset({"ok"})
+_JUDGE_KEPT = frozenset({"ok", "partial", "skipped"})
 
+
+def _metric_names(summary: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
     metrics: dict[str, dict[str, Any]] = summary.get("headline") or {}
     if not any(metrics.values()):
         metrics = summary.get("metrics") or {}
-    metric_names: list[str] = []
+    names: list[str] = []
     for values in metrics.values():
         for name, value in values.items():
-            if isinstance(value, int | float) and name not in metric_names:
-                metric_names.append(name)
-    metric_names = metric_names[:8]
-    table = Table(title=f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)")
-    table.add_column("run key", overflow="fold")
-    table.add_column("items", justify="right")
-    table.add_column("ok", justify="right")
-    for name in metric_names:
-        table.add_column(name, justify="right")
-    table.add_column("s/item", justify="right")
-    table.add_column("$/item", justify="right")
+            if isinstance(value, int | float) and name not in names:
+                names.append(name)
+    return metrics, names[:MAX_METRICS]
+
+
+def judge_exclusions(summary: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Per cell, score rows left out of the metrics because a judge (or a render) failed,
+    counted per scorer."""
+    groups = (summary.get("scoring") or {}).get("groups") or {}
+    out: dict[str, dict[str, int]] = {}
+    for cell, group in groups.items():
+        counts = {
+            scorer: sum(n for status, n in statuses.items() if status not in _JUDGE_KEPT)
+            for scorer, statuses in (group.get("status") or {}).items()
+        }
+        out[cell] = {k: v for k, v in counts.items() if v}
+    return out
+
+
+def render_table(summary: dict[str, Any]) -> Any:
+    """A rich table that fits 100 columns: one row per grid cell with its status counts (ok
+    items, errors of any kind, score rows excluded because a judge failed), up to eight
+    headline metrics under short aliases (m1, m2 … spelled out in the caption, with a line
+    per cell that has errors or exclusions), and time and cost per item."""
+    from rich import box
+    from rich.table import Table
+
+    metrics, names = _metric_names(summary)
+    excluded = judge_exclusions(summary)
+    legend = [f"m{i}={name}" for i, name in enumerate(names, start=1)]
+    legend += ["sec=seconds per item", "$=USD per item"]
+    notes = _status_notes(summary, excluded)
+    title = f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)"
+    caption = "\n".join(line for line in ("  ".join(legend), *notes) if line) or None
+    table = Table(
+        title=title,
+        caption=caption,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 0, 0, 1),
+        show_edge=False,
+    )
+    table.add_column("cell", overflow="ellipsis", max_width=28, no_wrap=True)
+    for header in ("ok", "err", "excl"):
+        table.add_column(header, justify="right")
+    for i in range(1, len(names) + 1):
+        table.add_column(f"m{i}", justify="right")
+    table.add_column("sec", justify="right")
+    table.add_column("$", justify="right")
     for key, cell in summary["cells"].items():
         values = metrics.get(key, {})
-        row = [key, str(cell["items"]), str(cell["status"].get("ok", 0))]
-        row += [_fmt(values.get(name)) for name in metric_names]
-        row.append(_fmt(cell["seconds_per_item"]))
-        row.append(_fmt(cell["usd_per_item"]))
+        status = cell["status"]
+        errors = sum(n for name, n in status.items() if name not in _OK)
+        row = [key, str(status.get("ok", 0)), str(errors)]
+        row.append(str(sum(excluded.get(key, {}).values())))
+        row += [_fmt(values.get(name)) for name in names]
+        row.append(_fmt(cell["seconds_per_item"], 1))
+        usd = cell["usd_per_item"]
+        row.append("—" if usd is None else f"{usd:.3g}")
         table.add_row(*row)
     return table
 
 
-def _fmt(value: Any) -> str:
+def _status_notes(
+    summary: Mapping[str, Any], excluded: Mapping[str, Mapping[str, int]]
+) -> list[str]:
+    """One note per cell with errors (by status) or judge exclusions (by scorer)."""
+    notes = []
+    for key, cell in summary["cells"].items():
+        parts = [f"{n} {name}" for name, n in sorted(cell["status"].items()) if name not in _OK]
+        parts += [
+            f"{n} {scorer} judged rows excluded" for scorer, n in excluded.get(key, {}).items()
+        ]
+        if parts:
+            notes.append(f"{key}: {', '.join(parts)}")
+    return notes
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return f"{value:.{digits}f}"
     return str(value)
