@@ -47,7 +47,7 @@ def test_index_table_and_plots_render(report_dir: Path, tmp_path: Path) -> None:
     for label in ("full_doc", "oracle_pages", "topk_rag+bm25"):
         assert label in dom
     plots = re.findall(r'<img src="plots/[^"]+"[^>]*>', dom)
-    assert len(plots) == 4 and all('data-loaded="1"' in tag for tag in plots)
+    assert len(plots) == 6 and all('data-loaded="1"' in tag for tag in plots)
     shot = tmp_path / "index.png"
     chromium(
         report_dir / "index.html",
