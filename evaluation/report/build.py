@@ -156,8 +156,13 @@ def build_report(
             pages[sample.id] = f"q/{name}.html"
         errors = images.errors
 
+    jump = (
+        '<nav class="muted">Jump to <a href="#comparison">comparison</a> · '
+        '<a href="#plots">plots</a> · <a href="#questions-list">questions</a></nav>'
+    )
     body = (
         "<h1>ScanRAG report</h1>"
+        + jump
         + _warnings(runs, [f"page image: {e}" for e in errors])
         + runs_section(runs)
         + comparison_section(comparison)

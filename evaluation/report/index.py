@@ -132,7 +132,7 @@ PLOT_MISSING = {
 
 
 def plots_section(plots: Mapping[str, Path | None], out_dir: Path) -> str:
-    parts = ["<h2>Plots</h2>", '<div class="plots">']
+    parts = ['<h2 id="plots">Plots</h2>', '<div class="plots">']
     for name, title in PLOT_TITLES.items():
         path = plots.get(name)
         if path is None:
@@ -227,12 +227,12 @@ def questions_section(
         "message), · not scored, — not run.</p>"
     )
     return (
-        "<h2>Questions</h2>"
+        '<h2 id="questions-list">Questions</h2><div>'
         + note
         + _controls(groups, kinds)
         + f'<table id="questions"><thead><tr>{head}</tr></thead><tbody>'
         + "".join(body)
-        + "</tbody></table>"
+        + "</tbody></table></div>"
     )
 
 
@@ -304,6 +304,7 @@ QUESTIONS_JS = """
     var sort = (state.get('sort') || '').split(':');
     sorted.col = sort[0] === '' ? -1 : parseInt(sort[0], 10);
     sorted.dir = sort[1] === 'desc' ? 'desc' : 'asc';
+    return ['q', 'cell', 'outcome', 'sort'].some(function (k) { return state.has(k); });
   }
   [search, cell, outcome].forEach(function (el) {
     el.addEventListener('input', function () { apply(); save(); });
@@ -318,8 +319,11 @@ QUESTIONS_JS = """
       save();
     });
   });
-  load();
+  var bookmarked = load();
   sortRows();
   apply();
+  if (bookmarked) {  // a bookmarked view: show the list once the page is laid out
+    window.addEventListener('load', function () { table.parentNode.scrollIntoView(); });
+  }
 })();
 """

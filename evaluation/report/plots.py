@@ -253,14 +253,19 @@ def stored_retrieval(run: RunData) -> dict[str, dict[int, float]]:
 
 
 def plot_recall(groups: Sequence[Group], runs: Sequence[RunData], path: Path) -> Path | None:
-    from matplotlib.ticker import MaxNLocator
-
     curves = {g.label: c for g in groups if (c := recall_curve(g))}
     stored: dict[str, dict[int, float]] = {}
     for run in runs:
         stored.update(stored_retrieval(run))
     if not curves and not stored:
         return None
+    return _save(recall_figure(curves, stored), path)
+
+
+def recall_figure(curves: dict[str, dict[int, float]], stored: dict[str, dict[int, float]]) -> Any:
+    """The recall@k figure: one line per curve (``stored`` ones dashed), integer k ticks."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure(7, 4.5)
     ax = fig.subplots()
     every = {**curves, **stored}
@@ -282,7 +287,7 @@ def plot_recall(groups: Sequence[Group], runs: Sequence[RunData], path: Path) ->
     ax.set_title("Retrieval recall@k against the gold pages")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return fig
 
 
 # --------------------------------------------------------------------------- oracle ablation

@@ -171,7 +171,11 @@ class Trajectory(BaseModel):
         default_factory=list, description="The model calls, with prompts and raw replies."
     )
     usage: dict[str, Usage] = Field(default_factory=dict, description="Usage per stage.")
-    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per stage.")
+    timings: dict[str, float] = Field(
+        default_factory=dict,
+        description="Seconds per stage; total: the whole item (wall), model and wait: its "
+        "model calls' model time and the time spent waiting around them.",
+    )
     models: dict[str, str] = Field(default_factory=dict, description="Model per role.")
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     status: Status = Status.OK
