@@ -105,23 +105,23 @@ def _run_files() -> list[tuple[str, str, list[type[BaseModel]]]]:
             "one row per (grid cell, sample), appended as items finish; a "
             "re-run item appends a new row and readers keep the last",
             [Trajectory],
-        ),  # fmt: skip
+        ),
         (
             RunDir.SCORES,
             "one row per (grid cell, sample, scorer); the last row per key wins",
             [ScoreRow],
-        ),  # fmt: skip
+        ),
         (
             RunDir.SUMMARY,
             "counts, status, usage and metrics, rebuilt from the rows on disk "
             "(keys below; its scoring entry is a Summary)",
             [Summary],
-        ),  # fmt: skip
+        ),
         (
             RunDir.RETRIEVAL,
             "optional: `scanrag retrieve eval --json` output, drawn in the report's recall@k plot",
             [RetrievalEvaluation],
-        ),  # fmt: skip
+        ),
         (f"{RunDir.INDEXES}/<alias>/", "saved retriever indexes, reused on resume", []),
         (f"{RunDir.CHECKPOINTS}/", "LangGraph checkpoints of strategies that keep them", []),
         (f"{RunDir.REPORT}/", "the HTML report (`scanrag report`; files below)", []),

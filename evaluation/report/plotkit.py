@@ -82,9 +82,16 @@ def dot_panel(ax: Any, cells: Mapping[str, Sequence[Any]], title: str, style: li
         ys = [i + dodge(j, len(cells)) for i in rows]
         s = style[j]
         ax.errorbar(
-            xs, ys, xerr=xerr, fmt=s.marker, color=s.color, capsize=2, markersize=5,
-            elinewidth=1, label=name,
-        )  # fmt: skip
+            xs,
+            ys,
+            xerr=xerr,
+            fmt=s.marker,
+            color=s.color,
+            capsize=2,
+            markersize=5,
+            elinewidth=1,
+            label=name,
+        )
     ticks = []
     for label in labels:
         ns = [b.n for bins in cells.values() for b in bins if b.label == label and b.n]

@@ -275,9 +275,15 @@ def recall_figure(curves: dict[str, dict[int, float]], stored: dict[str, dict[in
         xs = [k + plotkit.dodge(j, len(every), 0.3) for k in curve]
         dashed = name in stored and name not in curves
         ax.plot(
-            xs, list(curve.values()), marker=s.marker, color=s.color, markersize=5,
-            linestyle="--" if dashed else s.linestyle, label=name, alpha=0.9,
-        )  # fmt: skip
+            xs,
+            list(curve.values()),
+            marker=s.marker,
+            color=s.color,
+            markersize=5,
+            linestyle="--" if dashed else s.linestyle,
+            label=name,
+            alpha=0.9,
+        )
     longest = max(max(c) for c in every.values())
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_xlim(0.5, longest + 0.5)

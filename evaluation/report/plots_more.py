@@ -59,14 +59,24 @@ def plot_cost_latency(groups: Sequence[Group], metric: str | None, path: Path) -
             high = summary.high - summary.value if summary.high is not None else 0.0
             s = style[j]
             ax.errorbar(
-                [x], [summary.value], yerr=[[low], [high]], fmt=s.marker, color=s.color,
-                capsize=3, markersize=7, label=group.label,
-            )  # fmt: skip
+                [x],
+                [summary.value],
+                yerr=[[low], [high]],
+                fmt=s.marker,
+                color=s.color,
+                capsize=3,
+                markersize=7,
+                label=group.label,
+            )
             errors = f" ({summary.errors} err)" if summary.errors else ""
             ax.annotate(
-                group.label + errors, (x, summary.value), textcoords="offset points",
-                xytext=(6, 4), fontsize=7, color=s.color,
-            )  # fmt: skip
+                group.label + errors,
+                (x, summary.value),
+                textcoords="offset points",
+                xytext=(6, 4),
+                fontsize=7,
+                color=s.color,
+            )
         largest = max(float(getattr(c, attr) or 0.0) for c in costs)
         ax.set_xlabel(label)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))

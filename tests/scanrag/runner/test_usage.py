@@ -4,6 +4,7 @@ the summary's seconds per item and the printed table's sec column."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
@@ -34,10 +35,8 @@ class Reporting(ScriptedModel):
 
 def timed(model: Any) -> dict[str, float]:
     tally = UsageTally()
-    try:
+    with contextlib.suppress(ModelError):
         asyncio.run(MeteredModel(model, [tally]).chat(REQUEST))
-    except ModelError:
-        pass
     return tally.timings()
 
 
