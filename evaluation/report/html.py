@@ -134,14 +134,6 @@ def outcome_badge(outcome: str, status: str | None = None, detail: str | None = 
     return f'<span class="o o-{esc(outcome)}" title="{esc(title)}">{esc(text)}</span>'
 
 
-def verdict(correct: bool | None) -> str:
-    if correct is None:
-        return '<span class="na" title="not scored">·</span>'
-    if correct:
-        return '<span class="ok" title="correct">✓</span>'
-    return '<span class="bad" title="wrong">✗</span>'
-
-
 def page(title: str, body: str, *, nav: str = "", script: str = "") -> str:
     """A complete HTML document with inline CSS (and ``script``) and no external resources."""
     tail = f"<script>{script}</script>" if script else ""

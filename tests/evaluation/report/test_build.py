@@ -50,6 +50,9 @@ def test_report_files_and_offline_references(report_dir: Path) -> None:
         assert found.scripts == (1 if html_file.name == "index.html" else 0)  # inline only
         for ref in found.refs:
             assert "://" not in ref and not ref.startswith("/"), ref
+            if ref.startswith("#"):  # an anchor in the same page
+                assert f'id="{ref[1:]}"' in html_file.read_text(encoding="utf-8"), ref
+                continue
             assert (html_file.parent / ref).resolve().is_file(), ref
     index = (report_dir / "index.html").read_text(encoding="utf-8")
     assert '<table id="comparison">' in index and '<table id="questions">' in index
