@@ -40,9 +40,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from scanrag.datasets.base import Dataset, describe_validation_error
-from scanrag.datasets.generic import RowError
 from scanrag.datasets.sources import (
     LoadState,
+    RowError,
     as_text,
     default_pdf_dir,
     file_name,
@@ -51,20 +51,11 @@ from scanrag.datasets.sources import (
     resolve_file,
 )
 from scanrag.schemas import GoldError, Sample
+from scanrag.schemas.families import FAMILIES, family_code
+
+__all__ = ["FAMILIES", "family_code", "load_scholscan", "sample_from_scholscan"]
 
 DEFAULT_FILES = ("final_image_rag.json", "final_text_rag.json", "final_image.json")
-FAMILIES: dict[str, str] = {
-    "RQD": "Research Question & Definitions",
-    "DI": "Design & Identifiability",
-    "SG": "Sampling & Generalizability",
-    "MO": "Measurement & Operationalization",
-    "DHP": "Data Handling & Preprocessing",
-    "CF": "Computation & Formulae",
-    "IC": "Inference & Conclusions",
-    "RCA": "Referential & Citation Alignment",
-    "LE": "Language & Expression",
-}
-LETTERS = dict(zip("ABCDEFGHI", FAMILIES, strict=True))
 _FIELDS = {
     "family": ("Error Type", "error_type", "category"),
     "kind": ("Type", "type"),
@@ -75,35 +66,6 @@ _FIELDS = {
 }
 _OWN = frozenset({"id", "question", "explanation", "modify", *sum(_FIELDS.values(), ())})
 _PAGE_IN_TEXT = re.compile(r"\b(?:p|pp|pg|page)\.?\s*(\d{1,4})\b", re.IGNORECASE)
-_LEADING_CODE = re.compile(r"^\s*([A-Za-z]{1,3})\s*(?:[.:)\-(]|\s|$)")
-
-
-def _simple(text: str) -> str:
-    return "".join(ch for ch in text.lower().replace("&", "and") if ch.isalnum())
-
-
-_BY_NAME = {_simple(name): code for code, name in FAMILIES.items()}
-
-
-def family_code(value: Any) -> str | None:
-    """``RCA`` from ``"H"``, ``"RCA"``, ``"RCA (Referential and Citation Alignment)"``,
-    ``"Referential & Citation Alignment"`` or ``"H. ..."``; ``None`` if none of these."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if _simple(text) in _BY_NAME:
-        return _BY_NAME[_simple(text)]
-    match = _LEADING_CODE.match(text)
-    if match:
-        token = match.group(1).upper()
-        if token in FAMILIES:
-            return token
-        if len(token) == 1 and token in LETTERS:
-            return LETTERS[token]
-    inner = re.search(r"\(([^)]+)\)", text)
-    if inner and _simple(inner.group(1)) in _BY_NAME:
-        return _BY_NAME[_simple(inner.group(1))]
-    return None
 
 
 def _first(row: dict[str, Any], key: str) -> Any:
