@@ -1,23 +1,25 @@
 """DocScope ``benchmark.json``: a JSON array of questions with region and fact annotations.
 
-Layout (from the reference loader ``code/infer/benchmark_io.py`` of MiliLab/DocScope):
+Layout (DocScope ``code/README.md``, "Benchmark Format", and ``code/infer/benchmark_io.py``):
 ``{id, split ("test"|"dev"), pdf: {doc_id_str}, question, answer: {answer_text,
 is_answerable}, evidences: [{local_id, page, bbox, element_type}], facts: [{local_id,
-evidence_local_id, text_description}], extract_class}``. Pages are 1-based physical pages.
+evidence_local_id, text_description}], extract_class}``. Pages are 1-based physical pages;
+``bbox`` is ``[x1, y1, x2, y2]`` in pixels of a 144-DPI render, origin top-left.
 
 Mapping: the document is ``<doc_id_str>.pdf``; every evidence becomes a gold region (in file
 order) and its page a gold page; every fact becomes a gold fact on its evidence's page, with
-that evidence's box and ``region_index``; ``extract_class`` becomes the category and
-``split`` stays in the metadata. An evidence without a bbox covers its whole page.
+that evidence's box and ``region_index``; ``extract_class`` becomes the category, the evidence
+element types ``metadata["evidence_sources"]``, and ``split`` stays in the metadata. An
+evidence without a bbox covers its whole page.
 
-**Box units.** The annotations store boxes as the annotation tool wrote them, and the units are
-not documented. With ``bbox_units="auto"`` (the default) the loader looks at every box of the
-file: if every coordinate lies in [0, 1] the boxes are taken as normalized already; otherwise
-they are taken as PDF points and divided by each page's displayed size from the PDF (so the
-PDF must be present, even with ``validate=False``). Boxes are read as ``[x1, y1, x2, y2]``
-unless ``bbox_format="xywh"``. The assumption made is recorded in every sample's
-``metadata["bbox_units"]``. A box that ends more than 2% beyond its page is dropped with its
-row rather than clamped, since that means the units guess is wrong.
+**Box units** (:mod:`loaders.docscope_boxes`): 144-DPI pixels by default (``bbox_units=
+"pixels"``, ``bbox_dpi=144``), divided by each page's displayed size read from the PDF (so the
+PDF must be present, even with ``validate=False``); ``"points"`` and ``"normalized"`` read
+other files, ``"auto"`` takes a file whose coordinates all lie in [0, 1] as normalized and any
+other as pixels. Boxes are ``[x1, y1, x2, y2]`` unless ``bbox_format="xywh"``. The unit used
+is recorded in every sample's ``metadata["bbox_units"]``; a box that ends more than 2% beyond
+its page drops its row rather than being clamped, since the unit must be wrong then. The load
+report's notes give the mean box area next to the paper's 9.79%.
 """
 
 from __future__ import annotations
@@ -25,102 +27,46 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
+from loaders.docscope_boxes import (
+    NORMALIZED,
+    OFFICIAL_DPI,
+    POINTS,
+    UNITS,
+    BBoxFormat,
+    BBoxUnits,
+    PageBoxes,
+    area_note,
+    detect_units,
+    pixels_label,
+)
 from scanrag.datasets.base import Dataset, DatasetError, describe_validation_error
-from scanrag.datasets.generic import NOT_ANSWERABLE, RowError
+from scanrag.datasets.errors import DocumentPathError
+from scanrag.datasets.paths import resolve_document
 from scanrag.datasets.sources import (
+    NOT_ANSWERABLE,
     LoadState,
+    RowError,
     as_text,
     default_pdf_dir,
     file_name,
     finish_load,
-    page_sizes,
     read_records,
     resolve_file,
 )
 from scanrag.schemas import BBox, Fact, Region, Sample
 
-BBoxUnits = Literal["auto", "normalized", "points"]
-BBoxFormat = Literal["xyxy", "xywh"]
+__all__ = ["NORMALIZED", "POINTS", "detect_units", "load_docscope", "sample_from_docscope"]
+
 DEFAULT_FILES = ("benchmark.json",)
-NORMALIZED = "normalized (all coordinates within [0, 1] in the source)"
-POINTS = "PDF points, divided by the page size read from the PDF"
-TOLERANCE = 0.02
+_UNIT_LABELS = {"normalized": NORMALIZED, "points": POINTS}
+_UNIT_NAMES = {"points": "PDF points", "normalized": "normalized boxes"}
 _OWN = frozenset(
     {"id", "split", "pdf", "question", "answer", "evidences", "facts", "extract_class"}
 )
-
-
-def _numbers(value: Any, where: str, fmt: BBoxFormat) -> list[float] | None:
-    if value is None:
-        return None
-    if not isinstance(value, (list, tuple)) or len(value) != 4:
-        raise RowError(f"{where}: bbox must be four numbers, got {value!r}")
-    try:
-        x1, y1, a, b = (float(v) for v in value)
-    except (TypeError, ValueError) as exc:
-        raise RowError(f"{where}: bbox must be four numbers, got {value!r}") from exc
-    return [x1, y1, x1 + a, y1 + b] if fmt == "xywh" else [x1, y1, a, b]
-
-
-def detect_units(records: Sequence[dict[str, Any] | None], fmt: BBoxFormat = "xyxy") -> str:
-    """``"normalized"`` when every readable box of the file lies in [0, 1], else ``"points"``."""
-    for record in records:
-        if record is None or not isinstance(record.get("evidences"), list):
-            continue
-        for evidence in record["evidences"]:
-            if not isinstance(evidence, dict):
-                continue
-            try:
-                numbers = _numbers(evidence.get("bbox"), "", fmt)
-            except RowError:
-                continue
-            if numbers and any(not 0.0 <= v <= 1.0 for v in numbers):
-                return "points"
-    return "normalized"
-
-
-class _Boxes:
-    """Turns raw boxes of one document into normalized :class:`BBox` objects."""
-
-    def __init__(self, units: str, pdf: Path, fmt: BBoxFormat) -> None:
-        self.units = units
-        self.pdf = pdf
-        self.fmt = fmt
-        self._sizes: list[tuple[float, float]] | None = None
-
-    def size(self, page: int, where: str) -> tuple[float, float]:
-        if self._sizes is None:
-            try:
-                self._sizes = page_sizes(self.pdf)
-            except DatasetError as exc:
-                raise RowError(f"boxes are in page points and need the PDF: {exc}") from exc
-        if not 1 <= page <= len(self._sizes):
-            raise RowError(f"{where}: page {page} outside 1..{len(self._sizes)} of the PDF")
-        return self._sizes[page - 1]
-
-    def box(self, value: Any, page: int, where: str) -> BBox:
-        numbers = _numbers(value, where, self.fmt)
-        if numbers is None:
-            return BBox(x1=0.0, y1=0.0, x2=1.0, y2=1.0)
-        x1, y1, x2, y2 = numbers
-        if x1 > x2 or y1 > y2:
-            raise RowError(f"{where}: bbox corners out of order: {value!r}")
-        if self.units == "normalized":
-            try:
-                return BBox.from_list(numbers)
-            except (ValidationError, ValueError) as exc:
-                raise RowError(f"{where}: bbox {value!r} is not normalized: {exc}") from exc
-        width, height = self.size(page, where)
-        if x2 > width * (1 + TOLERANCE) or y2 > height * (1 + TOLERANCE) or min(x1, y1) < 0:
-            raise RowError(
-                f"{where}: bbox {value!r} exceeds the page ({width:.0f}x{height:.0f} points); "
-                "are the boxes in another unit?"
-            )
-        return BBox.from_points(numbers, width, height)
 
 
 def _page(value: Any, where: str) -> int:
@@ -146,7 +92,7 @@ def _doc(row: dict[str, Any]) -> str:
     return file_name(as_text(ref))
 
 
-def sample_from_docscope(row: dict[str, Any], boxes: _Boxes) -> Sample:
+def sample_from_docscope(row: dict[str, Any], boxes: PageBoxes) -> Sample:
     """One ``benchmark.json`` item as a :class:`Sample`; raises :class:`RowError`."""
     ident = row.get("id")
     if ident is None or isinstance(ident, (dict, list, bool)) or not str(ident).strip():
@@ -193,7 +139,10 @@ def sample_from_docscope(row: dict[str, Any], boxes: _Boxes) -> Sample:
             )
         )
     metadata = {k: v for k, v in row.items() if k not in _OWN}
-    metadata["bbox_units"] = NORMALIZED if boxes.units == "normalized" else POINTS
+    metadata["bbox_units"] = _UNIT_LABELS.get(boxes.units) or pixels_label(72.0 / boxes.scale)
+    types = sorted({r.element_type for r in regions})
+    if types:
+        metadata["evidence_sources"] = types
     if row.get("split") is not None:
         metadata["split"] = row["split"]
     if whole_page:
@@ -202,7 +151,7 @@ def sample_from_docscope(row: dict[str, Any], boxes: _Boxes) -> Sample:
     try:
         return Sample(
             id=as_text(ident).strip(),
-            doc_ids=[boxes.pdf.name],
+            doc_ids=[_doc(row)],
             question=question,
             answer=text,
             answerable=answerable,
@@ -223,40 +172,75 @@ def load_docscope(
     validate: bool = True,
     name: str | None = None,
     split: str | None = None,
-    bbox_units: BBoxUnits = "auto",
+    bbox_units: BBoxUnits = "pixels",
+    bbox_dpi: float = OFFICIAL_DPI,
     bbox_format: BBoxFormat = "xyxy",
+    allow_outside_pdf_dir: bool = False,
 ) -> Dataset:
     """Load DocScope ``benchmark.json`` (or a folder holding it).
 
     ``split`` keeps one split (``"test"`` or ``"dev"``); items of other splits are reported
-    as dropped with that reason. See the module docstring for ``bbox_units``.
+    as dropped with that reason. See the module docstring for ``bbox_units`` and ``bbox_dpi``.
     """
-    if bbox_units not in ("auto", "normalized", "points"):
-        raise DatasetError(f"bbox_units must be auto, normalized or points, got {bbox_units!r}")
+    if bbox_units not in UNITS:
+        raise DatasetError(f"bbox_units must be one of {', '.join(UNITS)}, got {bbox_units!r}")
     if bbox_format not in ("xyxy", "xywh"):
         raise DatasetError(f"bbox_format must be xyxy or xywh, got {bbox_format!r}")
+    if isinstance(bbox_dpi, bool) or not isinstance(bbox_dpi, (int, float)) or bbox_dpi <= 0:
+        raise DatasetError(f"bbox_dpi must be a positive number, got {bbox_dpi!r}")
     source = resolve_file(path, DEFAULT_FILES)
     folder = Path(pdf_dir) if pdf_dir is not None else default_pdf_dir(source)
     records = read_records(source)
-    units = detect_units([r for _, r, _ in records], bbox_format)
-    units = units if bbox_units == "auto" else bbox_units
+    units: str = bbox_units
+    if units == "auto":
+        units = detect_units([r for _, r, _ in records], bbox_format)
     state = LoadState()
-    boxes: dict[str, _Boxes] = {}
+    boxes: dict[str, PageBoxes] = {}
     for index, row in state.read(records):
         if split is not None and row.get("split") != split:
             state.drop(index, row.get("id"), f"split {row.get('split')!r} not selected")
             continue
         try:
             doc = _doc(row)
-            handler = boxes.setdefault(doc, _Boxes(units, folder / doc, bbox_format))
-            state.parsed.append((index, sample_from_docscope(row, handler)))
+            if doc not in boxes:
+                boxes[doc] = _page_boxes(
+                    folder, doc, units, bbox_format, float(bbox_dpi), allow_outside_pdf_dir
+                )
+            state.parsed.append((index, sample_from_docscope(row, boxes[doc])))
         except RowError as exc:
             state.drop(index, row.get("id"), str(exc))
-    return finish_load(
+    dataset = finish_load(
         state,
         name=name or (f"docscope-{split}" if split else "docscope"),
         source=source,
         pdf_dir=folder,
         loader="docscope",
         validate=validate,
+        allow_outside=allow_outside_pdf_dir,
     )
+    unit_name = _UNIT_NAMES.get(units) or f"pixels at {float(bbox_dpi):g} DPI"
+    note = area_note(_drawn_boxes(dataset.samples), unit_name)
+    if note is not None:
+        dataset.report.notes.append(note)
+    return dataset
+
+
+def _page_boxes(
+    folder: Path, doc: str, units: str, fmt: BBoxFormat, dpi: float, allow_outside: bool = False
+) -> PageBoxes:
+    try:
+        pdf = resolve_document(folder, doc, allow_outside=allow_outside)
+    except DocumentPathError as exc:
+        boxes = PageBoxes(units, None, fmt, dpi)
+        boxes.refuse(str(exc))
+        return boxes
+    return PageBoxes(units, pdf, fmt, dpi)
+
+
+def _drawn_boxes(samples: Sequence[Sample]) -> list[BBox]:
+    """The gold boxes the annotators drew (whole-page evidences left out)."""
+    out = []
+    for sample in samples:
+        whole = set(sample.metadata.get("whole_page_regions", []))
+        out += [r.bbox for i, r in enumerate(sample.gold_regions) if i not in whole]
+    return out

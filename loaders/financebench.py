@@ -12,7 +12,9 @@ evidence snippets are kept in ``metadata["evidence"]`` as ``{doc, page, text}`` 
 pages). An evidence item naming another filing adds that filing to ``doc_ids`` (after the
 primary one); its pages are kept in the metadata only, since gold pages refer to the primary
 document. ``evidence_text_full_page`` (a whole page of text) is left out unless
-``keep_full_pages=True``. Every FinanceBench question is answerable.
+``keep_full_pages=True``. Every FinanceBench question is answerable. ``metadata["doc_type"]``
+is the row's own ``doc_type`` if it has one, else the filing type ending the document name
+(``10K``, ``10Q``, ``8K``, ``EARNINGS``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from scanrag.datasets.base import Dataset, describe_validation_error
-from scanrag.datasets.generic import RowError
 from scanrag.datasets.sources import (
     LoadState,
+    RowError,
     as_text,
     default_pdf_dir,
     file_name,
@@ -38,6 +40,7 @@ from scanrag.datasets.sources import (
 from scanrag.schemas import Sample
 
 DEFAULT_FILES = ("financebench_open_source.jsonl",)
+FILING_TYPES = frozenset({"10K", "10Q", "8K", "EARNINGS"})
 _OWN = frozenset({"financebench_id", "doc_name", "question", "answer", "evidence"})
 
 
@@ -68,6 +71,13 @@ def _evidence(row: dict[str, Any], primary: str, keep_full_pages: bool) -> list[
     return out
 
 
+def doc_type(doc_name: str) -> str | None:
+    """The filing type FinanceBench writes last in a document name: ``"3M_2023Q2_10Q"`` →
+    ``"10Q"`` (10K, 10Q, 8K or EARNINGS); ``None`` for another shape."""
+    kind = doc_name.strip().rsplit("_", 1)[-1].upper()
+    return kind if kind in FILING_TYPES else None
+
+
 def sample_from_financebench(row: dict[str, Any], keep_full_pages: bool = False) -> Sample:
     """One FinanceBench row as a :class:`Sample`; raises :class:`RowError`."""
     ident = row.get("financebench_id")
@@ -83,6 +93,9 @@ def sample_from_financebench(row: dict[str, Any], keep_full_pages: bool = False)
     evidence = _evidence(row, primary, keep_full_pages)
     docs = list(dict.fromkeys([primary, *(e["doc"] for e in evidence)]))
     metadata = {k: v for k, v in row.items() if k not in _OWN and v is not None}
+    kind = doc_type(doc_name)
+    if kind is not None:
+        metadata.setdefault("doc_type", kind)
     metadata["evidence"] = evidence
     metadata["page_base_in_source"] = 0
     try:

@@ -6,9 +6,12 @@ physical pages), ``evidence_sources`` (a string such as ``"['Chart']"``) and
 ``answer_format`` (``Str``, ``Int``, ``Float``, ``List``, ``None``). The answer
 ``"Not answerable"`` marks an unanswerable question (its evidence pages are ``"[]"``).
 
-Rows carry no id: the sample id is ``mmlongbench-doc/NNNN``, NNNN being the row's 0-based
-position in the file (the convention of ``shared/data/mmlb-dev``), so ids stay stable as long
-as the file does.
+Rows carry no id: the sample id is ``mmlongbench-doc/<hash>``, a hash of the document and the
+question (whitespace folded), so the same question has the same id in every file that holds it
+(the full ``samples.json``, a subset, a reordered copy). A question asked twice about the same
+document keeps both rows, the second as ``<id>~2``. The row's position is kept in
+``metadata["source_index"]``. (``shared/data/mmlb-dev`` was converted by hand with positional
+ids ``mmlongbench-doc/NNNN``; that file is in the generic format and keeps its own ids.)
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from scanrag.datasets.base import Dataset, describe_validation_error
-from scanrag.datasets.generic import NOT_ANSWERABLE, RowError
+from scanrag.datasets.fields import content_id, unique_content_ids
 from scanrag.datasets.sources import (
+    NOT_ANSWERABLE,
     LoadState,
+    RowError,
     as_text,
     default_pdf_dir,
     finish_load,
@@ -63,14 +68,21 @@ def parse_pages(value: Any) -> list[int]:
     return pages
 
 
-def sample_from_mmlb(row: dict[str, Any], index: int) -> Sample:
-    """One ``samples.json`` row as a :class:`Sample`; raises :class:`RowError`."""
-    doc = row.get("doc_id")
+def sample_id(row: dict[str, Any]) -> str:
+    """``mmlongbench-doc/<hash of document and question>``; :class:`RowError` without them."""
+    doc, question = row.get("doc_id"), row.get("question")
     if not isinstance(doc, str) or not doc.strip():
         raise RowError("missing field 'doc_id'")
-    question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise RowError("missing field 'question'")
+    return content_id(ID_PREFIX, doc.strip(), question)
+
+
+def sample_from_mmlb(row: dict[str, Any], index: int, ident: str | None = None) -> Sample:
+    """One ``samples.json`` row as a :class:`Sample` (``ident`` defaults to
+    :func:`sample_id`); raises :class:`RowError`."""
+    ident = ident or sample_id(row)
+    doc, question = str(row["doc_id"]), str(row["question"])
     answer = None if row.get("answer") is None else as_text(row["answer"])
     answerable = answer is None or answer.strip().lower() not in NOT_ANSWERABLE
     sources = _literal(row.get("evidence_sources"), "evidence_sources")
@@ -84,7 +96,7 @@ def sample_from_mmlb(row: dict[str, Any], index: int) -> Sample:
     fmt = row.get("answer_format")
     try:
         return Sample(
-            id=f"{ID_PREFIX}{index:04d}",
+            id=ident,
             doc_ids=[doc.strip()],
             question=question,
             answer=answer,
@@ -95,6 +107,18 @@ def sample_from_mmlb(row: dict[str, Any], index: int) -> Sample:
         )
     except ValidationError as exc:
         raise RowError(describe_validation_error(exc)) from exc
+
+
+def _row_ids(rows: list[tuple[int, dict[str, Any]]]) -> list[str | None]:
+    """Each row's id (``None`` for a row without document or question); repeats get ``~N``."""
+    found: list[str | None] = []
+    for _, row in rows:
+        try:
+            found.append(sample_id(row))
+        except RowError:
+            found.append(None)
+    unique = iter(unique_content_ids(i for i in found if i is not None))
+    return [None if i is None else next(unique) for i in found]
 
 
 def load_mmlongbench(
@@ -112,11 +136,13 @@ def load_mmlongbench(
     source = resolve_file(path, DEFAULT_FILES)
     folder = Path(pdf_dir) if pdf_dir is not None else default_pdf_dir(source)
     state = LoadState()
-    for index, row in state.read(read_records(source)):
+    rows = list(state.read(read_records(source)))
+    idents = _row_ids(rows)
+    for (index, row), ident in zip(rows, idents, strict=True):
         try:
-            state.parsed.append((index, sample_from_mmlb(row, index)))
+            state.parsed.append((index, sample_from_mmlb(row, index, ident)))
         except RowError as exc:
-            state.drop(index, f"{ID_PREFIX}{index:04d}", str(exc))
+            state.drop(index, ident, str(exc))
     return finish_load(
         state,
         name=name or "mmlongbench-doc",

@@ -16,7 +16,9 @@ anchor and the text span it supports (stored as a list or as a JSON string). Per
 The interleaved paper text (``paper.jsonl``) is not published, so a sample's document is
 ``<paper_id>.pdf`` in the PDF folder (supply the papers yourself, or load with
 ``validate=False``). Anchors keep their ``<xN>`` spelling; the chain's pages are unknown.
-Sample ids are ``sinbench/<task>-<task_id>`` (``sinbench/find-4``).
+Sample ids are ``sinbench/<task>-<task_id>`` (``sinbench/find-4``); a row without a
+``task_id`` gets ``sinbench/<task>-<hash>``, a hash of its paper, question and evidence, so its
+id does not depend on where the row sits in the file.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import ValidationError
 
 from scanrag.datasets.base import Dataset, DatasetError, describe_validation_error
-from scanrag.datasets.generic import RowError
+from scanrag.datasets.fields import content_id
 from scanrag.datasets.sources import (
     LoadState,
+    RowError,
     as_text,
     default_pdf_dir,
     file_name,
@@ -39,9 +42,10 @@ from scanrag.datasets.sources import (
     maybe_json,
     read_records,
 )
-from scanrag.schemas import EvidencePair, Sample, TaskType
+from scanrag.schemas import EvidencePair, Sample
 
-TASKS: dict[str, TaskType] = {
+# SIN-Bench's task names → task types of the task table (scanrag.tasks).
+TASKS: dict[str, str] = {
     "FIND": "find",
     "QA": "chain_qa",
     "SUM": "summary",
@@ -93,14 +97,18 @@ def _task_name(row: dict[str, Any], fallback: str | None) -> str:
     return name
 
 
-def sample_id(row: dict[str, Any], task: str, index: int) -> str:
+def sample_id(row: dict[str, Any], task: str, question: str) -> str:
+    """``sinbench/<task>-<task_id>``, or a content hash where the row has no ``task_id``."""
+    prefix = f"sinbench/{TASKS[task]}-"
     task_id = row.get("task_id")
-    suffix = f"row{index}" if task_id is None else as_text(task_id).strip()
-    return f"sinbench/{TASKS[task]}-{suffix}"
+    if task_id is not None and as_text(task_id).strip():
+        return prefix + as_text(task_id).strip()
+    evidence = row.get("summary", row.get("evidence")) if task == "SUM" else row.get("evidence")
+    return content_id(prefix, as_text(row.get("paper_id")), question, as_text(evidence or ""))
 
 
 def sample_from_sinbench(
-    row: dict[str, Any], index: int, task_hint: str | None = None, doc_suffix: str = ".pdf"
+    row: dict[str, Any], task_hint: str | None = None, doc_suffix: str = ".pdf"
 ) -> Sample:
     """One task-file row as a :class:`Sample`; raises :class:`RowError`."""
     task = _task_name(row, task_hint)
@@ -127,12 +135,12 @@ def sample_from_sinbench(
         raise RowError(f"{task} row has no evidence chain")
     try:
         return Sample(
-            id=sample_id(row, task, index),
+            id=sample_id(row, task, question),
             doc_ids=[file_name(metadata["paper_id"], doc_suffix)],
             question=question,
             answer=None if answer is None else as_text(answer),
             gold_chain=chain,
-            task=cast(TaskType, TASKS[task]),
+            task=TASKS[task],
             category=row.get("new_domain") or row.get("domain"),
             metadata=metadata,
         )
@@ -189,7 +197,7 @@ def load_sinbench(
         prefix = f"{source.name}: " if len(files) > 1 else ""
         for index, row in state.read(read_records(source)):
             try:
-                sample = sample_from_sinbench(row, index, hint, doc_suffix)
+                sample = sample_from_sinbench(row, hint, doc_suffix)
             except RowError as exc:
                 state.drop(index, row.get("task_id"), prefix + str(exc))
                 continue
