@@ -8,6 +8,7 @@ imported from the new module on first use (with a ``DeprecationWarning``), so im
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -32,11 +33,13 @@ def forward(old: str, new: str | None = None) -> Callable[[str], Any]:
     def moved_attribute(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(target), name)
         warnings.warn(
             f"{old} moved to {target}; the alias goes away in the next release",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(importlib.import_module(target), name)
+        vars(sys.modules[old])[name] = value  # warn once per name
+        return value
 
     return moved_attribute

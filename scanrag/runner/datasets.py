@@ -155,16 +155,21 @@ def _first(items: Sequence[str], n: int) -> str:
     return "; ".join(items[:n]) + ("; ..." if len(items) > n else "")
 
 
-def unique_id_problems(datasets: Sequence[LoadedDataset]) -> list[str]:
-    """One line per sample id found in two datasets (ids must be unique across a run)."""
+def unique_id_problems(
+    datasets: Sequence[LoadedDataset], keys: Sequence[str] | None = None
+) -> list[str]:
+    """One line per sample id found in two datasets (ids must be unique across a run), under
+    the later dataset's config key when ``keys`` are given."""
     owner: dict[str, str] = {}
     problems = []
-    for dataset in datasets:
+    for position, dataset in enumerate(datasets):
+        prefix = f"{keys[position]}: " if keys is not None else ""
         for sample in dataset.samples:
             if sample.id in owner and owner[sample.id] != dataset.name:
                 problems.append(
-                    f"sample id {sample.id!r} appears in datasets {owner[sample.id]!r} and "
-                    f"{dataset.name!r}; sample ids must be unique across a run"
+                    f"{prefix}sample id {sample.id!r} appears in datasets "
+                    f"{owner[sample.id]!r} and {dataset.name!r}; sample ids must be unique "
+                    "across a run"
                 )
             owner.setdefault(sample.id, dataset.name)
     return problems
@@ -185,7 +190,7 @@ def load_checked(
     """Load every dataset of ``config`` (or those at the positions ``only``) once; return them
     with the problems, each under its config key."""
     cache_dir = Path(config.runner.cache_dir)
-    datasets, problems = [], []
+    datasets, keys, problems = [], [], []
     for i, spec in enumerate(config.datasets):
         if only is not None and i not in only:
             continue
@@ -196,10 +201,11 @@ def load_checked(
             problems.append(f"{key}: {exc}")
             continue
         datasets.append(dataset)
+        keys.append(key)
         problems += [
             f"{key}.{sub}: {msg}" if sub else f"{key}: {msg}" for sub, msg in dataset.problems
         ]
-    return datasets, problems + unique_id_problems(datasets)
+    return datasets, problems + unique_id_problems(datasets, keys)
 
 
 def freeze(datasets: Sequence[LoadedDataset], run_dir: RunDir) -> list[LoadedDataset]:

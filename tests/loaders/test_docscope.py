@@ -92,7 +92,9 @@ def test_point_boxes_are_divided_by_the_page_size(tmp_path: Path, pdfs: Path) ->
     assert sample.metadata["bbox_units"] == POINTS
 
     xywh = load_docscope(
-        _write(tmp_path, [_item("wh", [[30, 40, 120, 160]])]), bbox_format="xywh", bbox_units="points"
+        _write(tmp_path, [_item("wh", [[30, 40, 120, 160]])]),
+        bbox_format="xywh",
+        bbox_units="points",
     )
     assert xywh.samples[0].gold_regions[0].bbox.as_list() == pytest.approx([0.1, 0.1, 0.5, 0.5])
     # Pixels at 72 DPI are points.

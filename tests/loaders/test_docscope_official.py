@@ -34,7 +34,9 @@ def _official_pdf(folder: Path, name: str, size: tuple[float, float], item: dict
         doc.new_page(width=width, height=height)
     for evidence in item["evidences"]:
         x1, y1, x2, y2 = (v * 72 / 144 for v in evidence["bbox"])
-        doc[evidence["page"] - 1].draw_rect(pymupdf.Rect(x1, y1, x2, y2), color=None, fill=(0, 0, 0))
+        doc[evidence["page"] - 1].draw_rect(
+            pymupdf.Rect(x1, y1, x2, y2), color=None, fill=(0, 0, 0)
+        )
     path = folder / f"{name}.pdf"
     folder.mkdir(parents=True, exist_ok=True)
     doc.save(path)
@@ -94,7 +96,12 @@ def test_loaded_boxes_land_where_the_official_renderer_draws_them(
             drawn = _black_box(pix)
             assert drawn == pytest.approx(evidence["bbox"], abs=1.5)  # the official pixels
             box = region.bbox
-            loaded = (box.x1 * pix.width, box.y1 * pix.height, box.x2 * pix.width, box.y2 * pix.height)
+            loaded = (
+                box.x1 * pix.width,
+                box.y1 * pix.height,
+                box.x2 * pix.width,
+                box.y2 * pix.height,
+            )
             assert loaded == pytest.approx(drawn, abs=1.5)
 
 
@@ -122,9 +129,7 @@ def _tenth_of_a_page_items(count: int) -> list[dict[str, Any]]:
     ]
 
 
-def test_the_mean_area_is_checked_against_the_paper(
-    tmp_path: Path, pdf_factory: Any
-) -> None:
+def test_the_mean_area_is_checked_against_the_paper(tmp_path: Path, pdf_factory: Any) -> None:
     pdf_factory(tmp_path / "pdfs" / "paper.pdf", 1)
     path = _write(tmp_path, _tenth_of_a_page_items(40))
     right = load_docscope(path)

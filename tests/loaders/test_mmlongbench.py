@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from loaders.mmlongbench import load_mmlongbench, parse_pages
-from scanrag.datasets.fields import content_id
 from scanrag.datasets import DatasetError, load_dataset, load_generic
+from scanrag.datasets.fields import content_id
 
 SAMPLE_FILE = "mmlongbench-doc_samples_sample.json"
 
@@ -130,4 +130,7 @@ def test_ids_come_from_document_and_question_not_row_position(
     # Whitespace does not change the identity; the same question on two rows keeps both.
     spaced = {**rows[0], "question": "  " + rows[0]["question"].replace(" ", "  ") + "\n"}
     twice = load_mmlongbench(_write(tmp_path, [rows[0], spaced], "c.json"), validate=False)
-    assert [s.id for s in twice.samples] == [ids[rows[0]["question"]], ids[rows[0]["question"]] + "~2"]
+    assert [s.id for s in twice.samples] == [
+        ids[rows[0]["question"]],
+        ids[rows[0]["question"]] + "~2",
+    ]
