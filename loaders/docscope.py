@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from loaders.docscope_boxes import (
     NORMALIZED,
     OFFICIAL_DPI,
@@ -43,7 +41,7 @@ from loaders.docscope_boxes import (
     detect_units,
     pixels_label,
 )
-from scanrag.datasets.base import Dataset, DatasetError, describe_validation_error
+from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.errors import DocumentPathError
 from scanrag.datasets.paths import resolve_document
 from scanrag.datasets.sources import (
@@ -54,6 +52,7 @@ from scanrag.datasets.sources import (
     default_pdf_dir,
     file_name,
     finish_load,
+    new_sample,
     read_records,
     resolve_file,
 )
@@ -118,7 +117,9 @@ def sample_from_docscope(row: dict[str, Any], boxes: PageBoxes) -> Sample:
             whole_page.append(i)
         bbox = boxes.box(evidence.get("bbox"), page, where)
         regions.append(
-            Region(page=page, bbox=bbox, element_type=evidence.get("element_type") or "text")
+            Region(
+                page=page, bbox=bbox, element_type=as_text(evidence.get("element_type") or "text")
+            )
         )
         index_of[as_text(evidence.get("local_id", i))] = i
     facts: list[Fact] = []
@@ -148,21 +149,18 @@ def sample_from_docscope(row: dict[str, Any], boxes: PageBoxes) -> Sample:
     if whole_page:
         metadata["whole_page_regions"] = whole_page
     metadata["evidence_ids"] = list(index_of)
-    try:
-        return Sample(
-            id=as_text(ident).strip(),
-            doc_ids=[_doc(row)],
-            question=question,
-            answer=text,
-            answerable=answerable,
-            gold_pages=[r.page for r in regions],
-            gold_regions=regions,
-            gold_facts=facts,
-            category=row.get("extract_class"),
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
+    return new_sample(
+        id=as_text(ident).strip(),
+        doc_ids=[_doc(row)],
+        question=question,
+        answer=text,
+        answerable=answerable,
+        gold_pages=[r.page for r in regions],
+        gold_regions=regions,
+        gold_facts=facts,
+        category=row.get("extract_class"),
+        metadata=metadata,
+    )
 
 
 def load_docscope(

@@ -23,9 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from scanrag.datasets.base import Dataset, describe_validation_error
+from scanrag.datasets.base import Dataset
 from scanrag.datasets.sources import (
     LoadState,
     RowError,
@@ -34,6 +32,7 @@ from scanrag.datasets.sources import (
     file_name,
     finish_load,
     maybe_json,
+    new_sample,
     read_records,
     resolve_file,
 )
@@ -98,19 +97,16 @@ def sample_from_financebench(row: dict[str, Any], keep_full_pages: bool = False)
         metadata.setdefault("doc_type", kind)
     metadata["evidence"] = evidence
     metadata["page_base_in_source"] = 0
-    try:
-        return Sample(
-            id=as_text(ident).strip(),
-            doc_ids=docs,
-            question=question,
-            answer=None if row.get("answer") is None else as_text(row["answer"]),
-            answerable=True,
-            gold_pages=[e["page"] for e in evidence if e["doc"] == primary],
-            category=row.get("question_type"),
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
+    return new_sample(
+        id=as_text(ident).strip(),
+        doc_ids=docs,
+        question=question,
+        answer=None if row.get("answer") is None else as_text(row["answer"]),
+        answerable=True,
+        gold_pages=[e["page"] for e in evidence if e["doc"] == primary],
+        category=row.get("question_type"),
+        metadata=metadata,
+    )
 
 
 def load_financebench(
@@ -120,6 +116,7 @@ def load_financebench(
     validate: bool = True,
     name: str | None = None,
     keep_full_pages: bool = False,
+    allow_outside_pdf_dir: bool = False,
 ) -> Dataset:
     """Load ``financebench_open_source.jsonl`` (or a folder holding it).
 
@@ -141,4 +138,5 @@ def load_financebench(
         pdf_dir=folder,
         loader="financebench",
         validate=validate,
+        allow_outside=allow_outside_pdf_dir,
     )

@@ -21,9 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from scanrag.datasets.base import Dataset, describe_validation_error
+from scanrag.datasets.base import Dataset
 from scanrag.datasets.fields import content_id, unique_content_ids
 from scanrag.datasets.sources import (
     NOT_ANSWERABLE,
@@ -32,6 +30,7 @@ from scanrag.datasets.sources import (
     as_text,
     default_pdf_dir,
     finish_load,
+    new_sample,
     read_records,
     resolve_file,
 )
@@ -94,19 +93,16 @@ def sample_from_mmlb(row: dict[str, Any], index: int, ident: str | None = None) 
     known = {"doc_id", "doc_type", "question", "answer", "evidence_pages", "evidence_sources"}
     metadata.update({k: v for k, v in row.items() if k not in known and k != "answer_format"})
     fmt = row.get("answer_format")
-    try:
-        return Sample(
-            id=ident,
-            doc_ids=[doc.strip()],
-            question=question,
-            answer=answer,
-            answerable=answerable,
-            answer_format=None if fmt is None else str(fmt),
-            gold_pages=parse_pages(row.get("evidence_pages")),
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
+    return new_sample(
+        id=ident,
+        doc_ids=[doc.strip()],
+        question=question,
+        answer=answer,
+        answerable=answerable,
+        answer_format=None if fmt is None else str(fmt),
+        gold_pages=parse_pages(row.get("evidence_pages")),
+        metadata=metadata,
+    )
 
 
 def _row_ids(rows: list[tuple[int, dict[str, Any]]]) -> list[str | None]:
@@ -127,6 +123,7 @@ def load_mmlongbench(
     *,
     validate: bool = True,
     name: str | None = None,
+    allow_outside_pdf_dir: bool = False,
 ) -> Dataset:
     """Load MMLongBench-Doc ``samples.json`` (or a folder holding it).
 
@@ -150,4 +147,5 @@ def load_mmlongbench(
         pdf_dir=folder,
         loader="mmlongbench",
         validate=validate,
+        allow_outside=allow_outside_pdf_dir,
     )

@@ -37,9 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from scanrag.datasets.base import Dataset, describe_validation_error
+from scanrag.datasets.base import Dataset
 from scanrag.datasets.sources import (
     LoadState,
     RowError,
@@ -47,6 +45,7 @@ from scanrag.datasets.sources import (
     default_pdf_dir,
     file_name,
     finish_load,
+    new_sample,
     read_records,
     resolve_file,
 )
@@ -148,21 +147,18 @@ def sample_from_scholscan(row: dict[str, Any]) -> Sample:
     errors = []
     if exists is not False and (explanation or family or pages):
         errors = [GoldError(family=family, description=explanation or "", pages=pages)]
-    try:
-        return Sample(
-            id=as_text(ident).strip(),
-            doc_ids=[file_name(doc)],
-            cited_doc_ids=_cited(_first(row, "cited")),
-            question=question,
-            gold_pages=pages,
-            gold_errors=errors,
-            gold_explanation=explanation,
-            task="error_detection",
-            category=family,
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
+    return new_sample(
+        id=as_text(ident).strip(),
+        doc_ids=[file_name(doc)],
+        cited_doc_ids=_cited(_first(row, "cited")),
+        question=question,
+        gold_pages=pages,
+        gold_errors=errors,
+        gold_explanation=explanation,
+        task="error_detection",
+        category=family,
+        metadata=metadata,
+    )
 
 
 def load_scholscan(
@@ -171,6 +167,7 @@ def load_scholscan(
     *,
     validate: bool = True,
     name: str | None = None,
+    allow_outside_pdf_dir: bool = False,
 ) -> Dataset:
     """Load ScholScan items (a JSON array or JSONL file, or a folder holding
     ``final_image_rag.json``...). ``pdf_dir`` defaults to ``pdfs/`` next to the file or one
@@ -190,4 +187,5 @@ def load_scholscan(
         pdf_dir=folder,
         loader="scholscan",
         validate=validate,
+        allow_outside=allow_outside_pdf_dir,
     )

@@ -28,9 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from scanrag.datasets.base import Dataset, DatasetError, describe_validation_error
+from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.fields import content_id
 from scanrag.datasets.sources import (
     LoadState,
@@ -40,6 +38,7 @@ from scanrag.datasets.sources import (
     file_name,
     finish_load,
     maybe_json,
+    new_sample,
     read_records,
 )
 from scanrag.schemas import EvidencePair, Sample
@@ -133,19 +132,16 @@ def sample_from_sinbench(
         metadata["verdict"] = _verdict(answer)
     if task in ("FIND", "QA", "SUM") and not chain:
         raise RowError(f"{task} row has no evidence chain")
-    try:
-        return Sample(
-            id=sample_id(row, task, question),
-            doc_ids=[file_name(metadata["paper_id"], doc_suffix)],
-            question=question,
-            answer=None if answer is None else as_text(answer),
-            gold_chain=chain,
-            task=TASKS[task],
-            category=row.get("new_domain") or row.get("domain"),
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
+    return new_sample(
+        id=sample_id(row, task, question),
+        doc_ids=[file_name(metadata["paper_id"], doc_suffix)],
+        question=question,
+        answer=None if answer is None else as_text(answer),
+        gold_chain=chain,
+        task=TASKS[task],
+        category=row.get("new_domain") or row.get("domain"),
+        metadata=metadata,
+    )
 
 
 def task_files(path: Path) -> list[Path]:
@@ -175,6 +171,7 @@ def load_sinbench(
     name: str | None = None,
     tasks: Iterable[str] | None = None,
     doc_suffix: str = ".pdf",
+    allow_outside_pdf_dir: bool = False,
 ) -> Dataset:
     """Load one SIN-Bench task file, or every task file in a folder.
 
@@ -212,4 +209,5 @@ def load_sinbench(
         pdf_dir=folder,
         loader="sinbench",
         validate=validate,
+        allow_outside=allow_outside_pdf_dir,
     )

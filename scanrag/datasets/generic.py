@@ -69,6 +69,7 @@ from scanrag.datasets.sources import (
     as_text,
     default_pdf_dir,
     finish_load,
+    new_sample,
     read_records,
     resolve_file,
 )
@@ -192,13 +193,30 @@ def _error(obj: dict[str, Any], where: str) -> GoldError:
     locations = obj.get("locations") or []
     if not isinstance(locations, list) or not all(isinstance(v, dict) for v in locations):
         raise RowError(f"{where}: locations must be a list of region objects")
-    return GoldError(
-        family=obj.get("family"),
-        description=obj.get("description") or "",
-        pages=_page_list(obj.get("pages"), f"{where} pages"),
-        locations=[_region(loc, f"{where} location {j}") for j, loc in enumerate(locations)],
-        reasoning_steps=obj.get("reasoning_steps") or [],
-    )
+    pages = _page_list(obj.get("pages"), f"{where} pages")
+    regions = [_region(loc, f"{where} location {j}") for j, loc in enumerate(locations)]
+    try:
+        return GoldError(
+            family=obj.get("family"),
+            description=obj.get("description") or "",
+            pages=pages,
+            locations=regions,
+            reasoning_steps=obj.get("reasoning_steps") or [],
+        )
+    except ValidationError as exc:
+        raise RowError(f"{where}: {describe_validation_error(exc)}") from exc
+
+
+def _chain(row: dict[str, Any]) -> list[EvidencePair]:
+    pairs = []
+    for i, obj in enumerate(_objects(row, "gold_chain")):
+        try:
+            pairs.append(EvidencePair(**obj))
+        except ValidationError as exc:
+            raise RowError(f"gold_chain[{i}]: {describe_validation_error(exc)}") from exc
+        except TypeError as exc:  # a key EvidencePair does not take
+            raise RowError(f"gold_chain[{i}]: {exc}") from exc
+    return pairs
 
 
 def _doc_ids(row: dict[str, Any]) -> list[str]:
@@ -238,36 +256,30 @@ def sample_from_row(row: dict[str, Any]) -> Sample:
         if not isinstance(extra, dict):
             raise RowError("metadata must be an object")
         metadata.update(extra)
-    try:
-        return Sample(
-            id=as_text(row["id"]),
-            doc_ids=_doc_ids(row),
-            cited_doc_ids=row.get("cited_docs") or [],
-            question=question,
-            answer=answer,
-            answerable=answerable,
-            answer_format=row.get("answer_format"),
-            gold_pages=_page_list(row.get("evidence_pages"), "evidence_pages"),
-            gold_regions=[
-                _region(o, f"gold_regions[{i}]")
-                for i, o in enumerate(_objects(row, "gold_regions"))
-            ],
-            gold_facts=[
-                _fact(o, f"gold_facts[{i}]") for i, o in enumerate(_objects(row, "gold_facts"))
-            ],
-            gold_chain=[EvidencePair(**o) for o in _objects(row, "gold_chain")],
-            gold_errors=[
-                _error(o, f"gold_errors[{i}]") for i, o in enumerate(_objects(row, "gold_errors"))
-            ],
-            gold_explanation=row.get("gold_explanation"),
-            task=task,
-            category=row.get("category"),
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
-    except TypeError as exc:  # e.g. gold_chain item with an unexpected shape
-        raise RowError(str(exc)) from exc
+    return new_sample(
+        id=as_text(row["id"]),
+        doc_ids=_doc_ids(row),
+        cited_doc_ids=row.get("cited_docs") or [],
+        question=question,
+        answer=answer,
+        answerable=answerable,
+        answer_format=row.get("answer_format"),
+        gold_pages=_page_list(row.get("evidence_pages"), "evidence_pages"),
+        gold_regions=[
+            _region(o, f"gold_regions[{i}]") for i, o in enumerate(_objects(row, "gold_regions"))
+        ],
+        gold_facts=[
+            _fact(o, f"gold_facts[{i}]") for i, o in enumerate(_objects(row, "gold_facts"))
+        ],
+        gold_chain=_chain(row),
+        gold_errors=[
+            _error(o, f"gold_errors[{i}]") for i, o in enumerate(_objects(row, "gold_errors"))
+        ],
+        gold_explanation=row.get("gold_explanation"),
+        task=task,
+        category=row.get("category"),
+        metadata=metadata,
+    )
 
 
 def load_generic(

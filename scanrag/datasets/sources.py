@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from scanrag.datasets.base import (
     Dataset,
     DatasetError,
     DroppedRow,
     LoadReport,
+    describe_validation_error,
     page_count,
     unique_ids,
     validate_against_pdfs,
@@ -38,6 +41,15 @@ NOT_ANSWERABLE = frozenset({"not answerable", "unanswerable"})
 
 class RowError(ValueError):
     """One row cannot become a Sample; the message is the drop reason."""
+
+
+def new_sample(**fields: Any) -> Sample:
+    """A :class:`Sample` from ``fields``; a value the schema refuses raises :class:`RowError`
+    with a short reason."""
+    try:
+        return Sample(**fields)
+    except ValidationError as exc:
+        raise RowError(describe_validation_error(exc)) from exc
 
 
 # --------------------------------------------------------------------------- raw records
