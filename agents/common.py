@@ -11,6 +11,7 @@ from agents.prompts.base import Prompt
 from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Step, Trajectory
+from scanrag.tasks import task_spec_or_default
 
 
 class InputProblemError(Exception):
@@ -58,8 +59,9 @@ def setting(value: Any, ctx: StrategyContext, key: str, default: Any = None) -> 
 
 
 def task_input(sample: Sample) -> str:
-    """Extra input some tasks carry: the answer and chain a verify item asks about."""
-    if sample.task != "verify":
+    """Extra input some tasks carry (``TaskSpec.given``): the candidate answer and chain a
+    verify item asks about."""
+    if "candidate" not in task_spec_or_default(sample.task).given:
         return ""
     meta = sample.metadata
     answer = next(

@@ -25,6 +25,7 @@ from agents.reader import ReaderSpec, read_pages
 from agents.scope import Scope
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, ReportedIssue, Status
+from scanrag.tasks import task_spec_or_default
 
 CITED_PLACES = ("map", "reduce", "both")
 EMPTY_NOTES = "(nothing relevant on these pages)"
@@ -203,7 +204,7 @@ def _adopt_map_evidence(scope: Scope, ok: list[dict[str, Any]]) -> None:
     trajectory = scope.trajectory
     citations = [Citation.model_validate(c) for r in ok for c in r["citations"]]
     adopt_evidence(trajectory, merge_citations(scope.parse_ctx, citations), "map steps")
-    if scope.sample.task == "error_detection" and not trajectory.issues:
+    if task_spec_or_default(scope.sample.task).reports_issues and not trajectory.issues:
         issues = [ReportedIssue.model_validate(i) for r in ok for i in r["issues"]]
         unique: dict[str, ReportedIssue] = {}
         for issue in issues:

@@ -7,10 +7,10 @@ page-label table, so both ways of reading ``doc_page`` get exercised.
 
 from __future__ import annotations
 
-from scanrag.synth import pdfdraw as d
-from scanrag.synth.builder import GAP, PDF_DATE, DocumentBuilder
-from scanrag.synth.model import DocResult
-from scanrag.synth.vocab import roman
+from synth import pdfdraw as d
+from synth.builder import GAP, PDF_DATE, DocumentBuilder
+from synth.model import DocResult
+from synth.vocab import roman
 
 
 def page_labels(b: DocumentBuilder) -> list[str]:
@@ -45,8 +45,8 @@ def finish_document(b: DocumentBuilder) -> DocResult:
             "author": "ScanRAG synthetic corpus",
             "subject": b.topic.doc_type,
             "keywords": b.topic.kind,
-            "creator": "scanrag.synth",
-            "producer": "scanrag.synth",
+            "creator": "synth",
+            "producer": "synth",
             "creationDate": PDF_DATE,
             "modDate": PDF_DATE,
         }

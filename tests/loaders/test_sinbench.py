@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from loaders.sinbench import SUMMARY_QUESTION, load_sinbench
 from scanrag.datasets import DatasetError, load_dataset
-from scanrag.datasets.sinbench import SUMMARY_QUESTION, load_sinbench
 
 SAMPLE_FILE = "sin-bench_sample.jsonl"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from loaders.scholscan import family_code, load_scholscan
 from scanrag.datasets import load_dataset
-from scanrag.datasets.scholscan import family_code, load_scholscan
 
 MakePdf = Callable[[Path, int], Path]
 

@@ -15,7 +15,7 @@ import pytest
 from scanrag.cli import main as cli_main
 from scanrag.datasets import Dataset
 from scanrag.hashing import file_sha256
-from scanrag.synth import GENERATOR_VERSION, generate_corpus
+from synth import GENERATOR_VERSION, generate_corpus
 
 SMALL: dict[str, Any] = {"n_docs": 2, "min_pages": 10, "max_pages": 14, "questions_per_doc": 4}
 
@@ -133,7 +133,7 @@ def test_output_does_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
     params = {**SMALL, "n_docs": 1, "scan_docs": 1}
     generate_corpus(tmp_path / "here", seed=9, **params)
     code = (
-        "import sys; from scanrag.synth import generate_corpus; "
+        "import sys; from synth import generate_corpus; "
         f"generate_corpus(sys.argv[1], seed=9, **{params!r})"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

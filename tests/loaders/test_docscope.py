@@ -1,4 +1,7 @@
-"""DocScope benchmark.json: regions and facts, box-unit detection, splits and bad items."""
+"""DocScope benchmark.json: regions and facts, box units, splits and bad items.
+
+The official format (144-DPI pixel boxes, the README's example item) is in
+test_docscope_official.py."""
 
 from __future__ import annotations
 
@@ -9,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from loaders.docscope import NORMALIZED, POINTS, detect_units, load_docscope
 from scanrag.datasets import load_dataset
-from scanrag.datasets.docscope import NORMALIZED, POINTS, detect_units, load_docscope
 
-MakePdf = Callable[[Path, int], Path]  # pages are 300 x 400 points
+MakePdf = Callable[[Path, int], Path]  # pages are 300 x 400 points (600 x 800 pixels at 144 DPI)
 
 
 def _item(ident: str, boxes: list[list[float]], **overrides: Any) -> dict[str, Any]:
@@ -59,7 +62,7 @@ def test_normalized_boxes_become_regions_and_facts(tmp_path: Path, pdfs: Path) -
             extract_class="none",
         ),
     ]
-    dataset = load_dataset("docscope", _write(tmp_path, items))
+    dataset = load_dataset("docscope", _write(tmp_path, items), bbox_units="auto")
     assert dataset.report.summary() == "read 2, kept 2, dropped 0"
     a, b = dataset.samples
     assert a.doc_ids == ["report.pdf"] and a.gold_pages == [2, 3]
@@ -72,30 +75,38 @@ def test_normalized_boxes_become_regions_and_facts(tmp_path: Path, pdfs: Path) -
     assert a.gold_facts[1].bbox == a.gold_regions[1].bbox
     assert a.metadata["bbox_units"] == NORMALIZED and a.metadata["split"] == "test"
     assert a.category == "table" and a.answer == "42" and a.answerable
+    assert a.metadata["evidence_sources"] == ["table"]
     assert not b.answerable and b.gold_pages == [] and b.metadata["split"] == "dev"
 
-    only_dev = load_docscope(tmp_path / "benchmark.json", split="dev")
+    only_dev = load_docscope(tmp_path / "benchmark.json", split="dev", bbox_units="normalized")
     assert [s.id for s in only_dev.samples] == ["b"] and only_dev.name == "docscope-dev"
     assert only_dev.report.dropped[0].reason == "split 'test' not selected"
 
 
 def test_point_boxes_are_divided_by_the_page_size(tmp_path: Path, pdfs: Path) -> None:
     items = [_item("pts", [[30, 40, 150, 200], [0, 200, 300, 400]])]
-    dataset = load_docscope(_write(tmp_path, items), validate=False)
+    dataset = load_docscope(_write(tmp_path, items), validate=False, bbox_units="points")
     sample = dataset.samples[0]
     assert sample.gold_regions[0].bbox.as_list() == pytest.approx([0.1, 0.1, 0.5, 0.5])
     assert sample.gold_regions[1].bbox.as_list() == pytest.approx([0.0, 0.5, 1.0, 1.0])
     assert sample.metadata["bbox_units"] == POINTS
 
-    xywh = load_docscope(_write(tmp_path, [_item("wh", [[30, 40, 120, 160]])]), bbox_format="xywh")
+    xywh = load_docscope(
+        _write(tmp_path, [_item("wh", [[30, 40, 120, 160]])]),
+        bbox_format="xywh",
+        bbox_units="points",
+    )
     assert xywh.samples[0].gold_regions[0].bbox.as_list() == pytest.approx([0.1, 0.1, 0.5, 0.5])
+    # Pixels at 72 DPI are points.
+    at72 = load_docscope(_write(tmp_path, items), bbox_units="pixels", bbox_dpi=72)
+    assert at72.samples[0].gold_regions[0].bbox == sample.gold_regions[0].bbox
 
 
 def test_unit_detection_looks_at_the_whole_file() -> None:
     small = _item("s", [[0.1, 0.1, 0.2, 0.2]])
     large = _item("l", [[10, 10, 20, 20]])
     assert detect_units([small]) == "normalized"
-    assert detect_units([small, large, None]) == "points"
+    assert detect_units([small, large, None]) == "pixels"
     assert detect_units([{"evidences": [{"bbox": "junk"}]}]) == "normalized"
 
 
@@ -104,7 +115,7 @@ def test_bad_items_are_dropped_with_reasons(tmp_path: Path, pdfs: Path) -> None:
     ghost["facts"][0]["evidence_local_id"] = "e9"
     items = [
         _item("ok", [[10, 10, 50, 50]]),
-        _item("huge", [[10, 10, 600, 50]]),  # beyond a 300-point-wide page
+        _item("huge", [[10, 10, 1300, 50]]),  # beyond a page 600 pixels wide at 144 DPI
         ghost,
         _item("late", [[10, 10, 50, 50]], evidences=[{"local_id": "e0", "page": 9, "bbox": None}]),
         _item("nopdf", [[10, 10, 50, 50]], pdf={"doc_id_str": "absent"}),
@@ -114,7 +125,7 @@ def test_bad_items_are_dropped_with_reasons(tmp_path: Path, pdfs: Path) -> None:
     dataset = load_docscope(_write(tmp_path, items))
     assert [s.id for s in dataset.samples] == ["ok"]
     reasons = {d.id: d.reason for d in dataset.report.dropped}
-    assert "exceeds the page (300x400 points)" in reasons["huge"]
+    assert "exceeds the page (600x800 pixels)" in reasons["huge"]
     assert "unknown evidence 'e9'" in reasons["ghost"]
     assert "page 9 outside 1..4" in reasons["late"]
     assert "need the PDF" in reasons["nopdf"]

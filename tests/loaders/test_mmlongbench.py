@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from loaders.mmlongbench import load_mmlongbench, parse_pages
 from scanrag.datasets import DatasetError, load_dataset, load_generic
-from scanrag.datasets.mmlongbench import load_mmlongbench, parse_pages
+from scanrag.datasets.fields import content_id
 
 SAMPLE_FILE = "mmlongbench-doc_samples_sample.json"
 
@@ -40,8 +41,10 @@ def test_public_rows_load_against_the_real_pdfs(formats_dir: Path, mmlb_dir: Pat
     assert dataset.report.summary() == "read 6, kept 6, dropped 0"
     assert dataset.loader == "mmlongbench"
     assert [s.gold_pages for s in dataset.samples] == [[2], [14], [10], [11], [14], [13]]
-    assert [s.id for s in dataset.samples][:2] == ["mmlongbench-doc/0000", "mmlongbench-doc/0001"]
     first = dataset.samples[0]
+    assert first.id == content_id("mmlongbench-doc/", first.doc_ids[0], first.question)
+    assert len({s.id for s in dataset.samples}) == 6
+    assert [s.metadata["source_index"] for s in dataset.samples] == list(range(6))
     assert first.metadata["evidence_sources"] == ["Pure-text (Plain-text)"]
     assert first.metadata["num_pages"] == 15 and first.answer_format == "Str"
     # The same questions in mmlb-dev (converted by hand to the generic format) agree.
@@ -100,7 +103,7 @@ def test_bad_rows_are_dropped_with_reasons(tmp_path: Path, pdf_dir: Path) -> Non
     assert "missing PDF 'missing.pdf'" in reasons[5]
     assert "question" in reasons[6]
     assert "not an object" in reasons[7]
-    assert dataset.report.dropped[0].id == "mmlongbench-doc/0001"
+    assert dataset.report.dropped[0].id == dataset.samples[0].id + "~2"  # same doc and question
 
 
 def test_registry_folder_lookup_and_unreadable_files(tmp_path: Path, pdf_dir: Path) -> None:
@@ -113,3 +116,21 @@ def test_registry_folder_lookup_and_unreadable_files(tmp_path: Path, pdf_dir: Pa
         load_mmlongbench(tmp_path / "broken.json", validate=False)
     with pytest.raises(DatasetError, match="not found"):
         load_mmlongbench(tmp_path / "nope.json")
+
+
+def test_ids_come_from_document_and_question_not_row_position(
+    formats_dir: Path, mmlb_dir: Path, tmp_path: Path
+) -> None:
+    rows = json.loads((formats_dir / SAMPLE_FILE).read_text(encoding="utf-8"))
+    forward = load_mmlongbench(_write(tmp_path, rows, "a.json"), mmlb_dir / "pdfs")
+    backward = load_mmlongbench(_write(tmp_path, rows[::-1][:4], "b.json"), mmlb_dir / "pdfs")
+    ids = {s.question: s.id for s in forward.samples}
+    assert all(ids[s.question] == s.id for s in backward.samples)
+    assert all(s.id.startswith("mmlongbench-doc/") and len(s.id) == 28 for s in forward.samples)
+    # Whitespace does not change the identity; the same question on two rows keeps both.
+    spaced = {**rows[0], "question": "  " + rows[0]["question"].replace(" ", "  ") + "\n"}
+    twice = load_mmlongbench(_write(tmp_path, [rows[0], spaced], "c.json"), validate=False)
+    assert [s.id for s in twice.samples] == [
+        ids[rows[0]["question"]],
+        ids[rows[0]["question"]] + "~2",
+    ]
