@@ -45,6 +45,13 @@ def register(subparsers: Any) -> None:
         metavar="ROLE=MODEL",
         help="judge model for one role (region, fact, answer, extractor, matching, faithfulness)",
     )
+    parser.add_argument(
+        "--judge-prompt",
+        action="append",
+        default=[],
+        metavar="ROLE=FILE",
+        help="use FILE verbatim as the prompt of judge ROLE (answer, fact, region)",
+    )
     parser.add_argument("--samples", type=Path, help="samples file (default RUN_DIR/samples.jsonl)")
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
@@ -80,6 +87,7 @@ def score_dir(
     scorers: Sequence[str] | None = None,
     judge_model: str | None = None,
     role_models: Sequence[str] = (),
+    judge_prompts: Sequence[str] = (),
     samples_path: Path | None = None,
     pdf_dirs: Sequence[Path] = (),
     cache_dir: Path | None = None,
@@ -108,6 +116,10 @@ def score_dir(
                 "models": {**config.models, **JudgeConfig.from_options(None, role_models).models}
             }
         )
+    if judge_prompts:
+        from evaluation.judge_prompts import read_prompt_files
+
+        config = config.model_copy(update={"prompts": read_prompt_files(judge_prompts)})
     cache = cache_dir or run_dir / "score_cache"
     documents = DocumentSource(inputs.pdf_dirs, cache_dir=cache)
     ctx = JudgeContext(
@@ -199,6 +211,7 @@ def handle(args: argparse.Namespace) -> int:
             scorers=scorers,
             judge_model=args.judge_model,
             role_models=args.judge_role_model,
+            judge_prompts=args.judge_prompt,
             samples_path=args.samples,
             pdf_dirs=args.pdf_dir,
             cache_dir=args.cache_dir,

@@ -62,6 +62,7 @@ def judge_context(job: RunJob, llm: ChatModel | None, scoring: ScoringBackend) -
         cache_dir=Path(runner.cache_dir),
         dpi=runner.render_dpi,
         concurrency=runner.concurrency,
+        judge_prompts=dict(job.config.scoring.judge_prompts),
     )
     return scoring.judge_context(setup)
 
