@@ -64,6 +64,9 @@ class Scorer:
     roles: ClassVar[tuple[str, ...]] = ()
     item_level: ClassVar[bool] = True
     depends_on: ClassVar[tuple[str, ...]] = ()
+    # Opt-in scorers run only when named (``--scorers``, ``scoring.scorers``), never by
+    # default: the ``<name>_official`` twins of the DocScope scorers, say.
+    opt_in: ClassVar[bool] = False
 
     def applies(self, sample: Sample) -> bool:
         return sample.task in self.tasks
@@ -125,13 +128,14 @@ def get_scorer(name: str, **params: Any) -> Scorer:
 
 
 def default_scorer_names(tasks: Iterable[str]) -> list[str]:
-    """Every registered scorer handling at least one of ``tasks``, in registry order."""
+    """Every registered scorer handling at least one of ``tasks``, in registry order
+    (opt-in scorers aside)."""
     wanted = set(tasks)
     names = []
     for name in SCORERS.names():
         factory = SCORERS.get(name)
         handled: frozenset[str] = getattr(factory, "tasks", frozenset())
-        if wanted & set(handled):
+        if wanted & set(handled) and not getattr(factory, "opt_in", False):
             names.append(name)
     return names
 

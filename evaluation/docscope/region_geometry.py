@@ -5,7 +5,10 @@ Same items and pages as the region judge (answerable, gold regions, p ∈ P̂ wi
 regions). Aggregates are means over gold boxes, pooled across items. ``covered_rate`` is
 the share of gold boxes with GT-recall ≥ ``covered_threshold`` (default 0.9, the share of
 gold content at which the region judge prefers "covered"); evidence-chain completeness uses
-it as its judge-free region check.
+it as its judge-free region check. ``profile: official`` measures the boxes the official
+region judge sees instead (inference-error items left out, unanswerable items in, every
+four-number box within [-0.01, 1.5] clipped to the page; see
+:mod:`evaluation.docscope.official_region`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from evaluation.docscope.common import (
     predicted_boxes,
 )
 from evaluation.docscope.geometry import gold_vs_union
+from evaluation.docscope.profiles import OFFICIAL, PAPER, Profile, apply_profile, rows_of_profile
 from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
@@ -39,14 +43,21 @@ GEOMETRIC = ("iou", "iom", "gt_recall")
 class RegionGeometryScorer(PureScorer):
     name = "region_geometry"
 
-    def __init__(self, covered_threshold: float = 0.9) -> None:
+    profile: Profile = PAPER
+
+    def __init__(self, covered_threshold: float = 0.9, profile: Profile = PAPER) -> None:
         if not 0.0 < covered_threshold <= 1.0:
             raise ValueError(f"covered_threshold must lie in (0, 1], got {covered_threshold}")
         self.covered_threshold = covered_threshold
+        apply_profile(self, profile)
 
     def compute(
         self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
     ) -> ScoreRow:
+        if self.profile == OFFICIAL:
+            from evaluation.docscope.official_region import score_geometry
+
+            return score_geometry(self, trajectory, sample, self.covered_threshold)
         if not sample.answerable:
             return self.skip(trajectory, sample, "unanswerable question: no region metric")
         scope = doc_scope(trajectory, sample, judge)
@@ -89,12 +100,17 @@ class RegionGeometryScorer(PureScorer):
                 "gold_all": sum(len(v) for v in gold_by_page.values()),
                 **{f"sum_{name}": sums[name] for name in GEOMETRIC},
             },
-            details={"units": units, "covered_threshold": self.covered_threshold},
+            details={
+                "profile": PAPER,
+                "units": units,
+                "covered_threshold": self.covered_threshold,
+            },
         )
 
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
+        profile, rows, other = rows_of_profile(rows, self.profile)
         usable, failed, skipped = split_rows(rows)
         gold = count_column(usable, "gold")
         metrics = {
@@ -116,5 +132,19 @@ class RegionGeometryScorer(PureScorer):
             tables={
                 "gold_boxes": int(gold.sum()),
                 "degenerate": int(count_column(usable, "degenerate").sum()),
-            },
+                "profile": profile,
+            }
+            | ({"rows_of_other_profile": other} if other else {}),
         )
+
+
+class RegionGeometryOfficialScorer(RegionGeometryScorer):
+    """``region_geometry`` with the official profile, under its own name."""
+
+    name = "region_geometry_official"
+    profile: Profile = OFFICIAL
+    fixed_profile = True
+    opt_in = True
+
+    def __init__(self, covered_threshold: float = 0.9, profile: Profile = OFFICIAL) -> None:
+        super().__init__(covered_threshold, profile)

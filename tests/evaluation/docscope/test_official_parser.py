@@ -29,7 +29,7 @@ def test_the_grammar_and_its_doc_page_spellings() -> None:
         f"Revenue was $5.2B {CITE}. "
         "Costs were 3 [page=6, doc_page=iv, bbox=[0.1, 0.2, 0.3, 0.4]]. "
         "Staff: 40 [page=7, doc_page='A-3', bbox=[0,0,1,1]]. "
-        "Debt: 2 [PAGE = 8 , DOC_PAGE = \"none\" , BBOX = [ .5 , .5 , +.9 , 1 ] ]."
+        'Debt: 2 [PAGE = 8 , DOC_PAGE = "none" , BBOX = [ .5 , .5 , +.9 , 1 ] ].'
     )
     parsed = parse_official(text)
     assert parsed.predicted_pages == [5, 6, 7, 8]
