@@ -25,7 +25,14 @@ from evaluation.base import PureScorer, RowGroup, Scorer, StatsOptions, mean_met
 from evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
 from evaluation.docscope.common import answer_text
 from evaluation.docscope.official_answer import aggregate_answer, answer_messages, score_answer
-from evaluation.docscope.profiles import OFFICIAL, PAPER, Profile, apply_profile, rows_of_profile
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
 from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
@@ -133,28 +140,15 @@ class AnswerScorer(Scorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        profile, rows, other = rows_of_profile(rows, self.profile)
-        result = (
-            aggregate_answer(rows, stats)
-            if profile == OFFICIAL
-            else accuracy_aggregate(rows, stats)
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: accuracy_aggregate(kept, stats),
+            lambda kept: aggregate_answer(kept, stats),
         )
-        result.tables["profile"] = profile
-        if other:
-            result.tables["rows_of_other_profile"] = other
-        return result
 
 
-class AnswerOfficialScorer(AnswerScorer):
-    """``answer`` with the official profile, under its own name (both side by side)."""
-
-    name = "answer_official"
-    profile: Profile = OFFICIAL
-    fixed_profile = True
-    opt_in = True
-
-    def __init__(self, profile: Profile = OFFICIAL) -> None:
-        super().__init__(profile)
+AnswerOfficialScorer = official_twin(AnswerScorer, "answer_official")
 
 
 class AnswerRulesScorer(PureScorer):

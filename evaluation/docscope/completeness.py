@@ -33,11 +33,11 @@ from typing import Any, ClassVar
 
 from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric
 from evaluation.docscope.profiles import (
-    OFFICIAL,
     OFFICIAL_SUFFIX,
     PAPER,
     Profile,
     apply_profile,
+    official_twin,
     stage_rows,
 )
 from evaluation.schemas import AggregateResult, ScoreRow
@@ -191,14 +191,5 @@ def _answerable(group: RowGroup, sample_id: str, page_row: ScoreRow | None) -> b
     return page_row.details.get("answerable", True) is not False
 
 
-class CompletenessOfficialScorer(CompletenessScorer):
-    """``completeness`` over the official profile's rows, under its own name."""
-
-    name = "completeness_official"
-    depends_on: ClassVar[tuple[str, ...]] = tuple(stage + OFFICIAL_SUFFIX for stage in _STAGES)
-    profile: Profile = OFFICIAL
-    fixed_profile = True
-    opt_in = True
-
-    def __init__(self, profile: Profile = OFFICIAL) -> None:
-        super().__init__(profile)
+CompletenessOfficialScorer = official_twin(CompletenessScorer, "completeness_official")
+CompletenessOfficialScorer.depends_on = tuple(stage + OFFICIAL_SUFFIX for stage in _STAGES)

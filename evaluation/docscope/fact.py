@@ -30,7 +30,14 @@ from evaluation.docscope.common import (
     gold_facts_by_page,
 )
 from evaluation.docscope.official_fact import aggregate_fact, score_fact
-from evaluation.docscope.profiles import OFFICIAL, PAPER, Profile, apply_profile, rows_of_profile
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
 from evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from evaluation.judging import JudgeContext
 from evaluation.prompts import docscope_fact as prompt
@@ -215,12 +222,12 @@ class FactScorer(Scorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        profile, rows, other = rows_of_profile(rows, self.profile)
-        result = aggregate_fact(rows, stats) if profile == OFFICIAL else self._paper(rows, stats)
-        result.tables["profile"] = profile
-        if other:
-            result.tables["rows_of_other_profile"] = other
-        return result
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: self._paper(kept, stats),
+            lambda kept: aggregate_fact(kept, stats),
+        )
 
     @staticmethod
     def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
@@ -247,13 +254,4 @@ class FactScorer(Scorer):
         )
 
 
-class FactOfficialScorer(FactScorer):
-    """``fact`` with the official profile, under its own name (both side by side)."""
-
-    name = "fact_official"
-    profile: Profile = OFFICIAL
-    fixed_profile = True
-    opt_in = True
-
-    def __init__(self, profile: Profile = OFFICIAL) -> None:
-        super().__init__(profile)
+FactOfficialScorer = official_twin(FactScorer, "fact_official")

@@ -155,6 +155,13 @@ def official_view(trajectory: Trajectory) -> OfficialView:
     )
 
 
+def inference_skip(scorer: Any, trajectory: Trajectory, sample: Any, view: OfficialView) -> Any:
+    """The ``skipped`` row of an item whose model call failed (left out officially)."""
+    reason = f"inference status {view.status!r}: left out under the official profile"
+    details = {"profile": "official", "view": view.source}
+    return scorer.skip(trajectory, sample, reason, details=details)
+
+
 # --------------------------------------------------------------------------- judge replies
 
 
@@ -162,6 +169,46 @@ class AnyReply(BaseModel):
     """Any JSON object: the official profile reads the reply itself (:func:`reply_object`)."""
 
     model_config = ConfigDict(extra="allow")
+
+
+async def official_judge(
+    ctx: Any, role: str, messages: Sequence[Any], prompt_hash: str, key: str | None = None
+) -> tuple[Any, dict[str, Any] | None]:
+    """One judge call as the released scorers make it (at most 2048 tokens, no second try):
+    the record, and the reply's JSON object (``None`` when the call itself failed)."""
+    record, _ = await ctx.judge(
+        role,
+        messages,
+        AnyReply,
+        prompt_hash,
+        key=key,
+        max_tokens=JUDGE_MAX_TOKENS,
+        parse_retry=False,
+    )
+    if record.status == "judge_error" or record.raw is None:
+        return record, None
+    return record, reply_object(record.raw)
+
+
+async def judge_items(
+    ctx: Any,
+    role: str,
+    messages: Sequence[Any],
+    prompt_hash: str,
+    key: str,
+    ids: Sequence[str],
+    allowed: frozenset[str],
+) -> tuple[Any, list[tuple[str, str | None, str | None]]]:
+    """One call labelling several items (gold boxes, facts): the record and, per id,
+    (status, label, reason); a failed call gives every item the call's status."""
+    record, reply = await official_judge(ctx, role, messages, prompt_hash, key)
+    if reply is None:
+        status = record.status if record.status != "ok" else "judge_error"
+        return record, [(status, None, None)] * len(ids)
+    return record, [
+        ("ok" if label is not None else "judge_parse_error", label, reason)
+        for label, reason in labels_by_id(reply, ids, allowed)
+    ]
 
 
 def reply_object(text: str | None) -> dict[str, Any]:

@@ -18,10 +18,9 @@ from typing import Any
 from evaluation.base import Scorer, StatsOptions
 from evaluation.docscope.official import (
     GOLD_UNANSWERABLE,
-    JUDGE_MAX_TOKENS,
-    AnyReply,
+    inference_skip,
+    official_judge,
     official_view,
-    reply_object,
     verdict,
 )
 from evaluation.docscope.profiles import OFFICIAL
@@ -60,23 +59,15 @@ async def score_answer(
         "predicted": view.model_answer,
     }
     if not view.ok:
-        reason = f"inference status {view.status!r}: left out under the official profile"
-        return scorer.skip(trajectory, sample, reason, details=details)
+        return inference_skip(scorer, trajectory, sample, view)
     if judge is None or judge.model_for(ROLE) is None:
         reason = judge.why_not(ROLE) if judge is not None else "no judge context"
         return scorer.skip(trajectory, sample, reason, details=details)
     messages, prompt_hash = answer_messages(judge, sample.question, gold, view.model_answer)
-    record, _ = await judge.judge(
-        ROLE,
-        messages,
-        AnyReply,
-        prompt_hash,
-        max_tokens=JUDGE_MAX_TOKENS,
-        parse_retry=False,
-    )
+    record, reply = await official_judge(judge, ROLE, messages, prompt_hash)
     row = scorer.new_row(trajectory, sample, details=details | {"method": "judge"})
     row.add_judge(record)
-    consistent, reason = (None, "") if record.raw is None else verdict(reply_object(record.raw))
+    consistent, reason = (None, "") if reply is None else verdict(reply)
     if record.status == "judge_error" or consistent is None:
         row.status = "judge_error" if record.status == "judge_error" else "judge_parse_error"
         row.reason = record.error or "no JSON boolean 'consistent' in the reply"

@@ -23,12 +23,10 @@ from pydantic import BaseModel
 from evaluation.base import Scorer, StatsOptions, count_column, ratio_metric, split_rows
 from evaluation.docscope import official_prompts as prompt
 from evaluation.docscope.official import (
-    JUDGE_MAX_TOKENS,
-    AnyReply,
     OfficialView,
-    labels_by_id,
+    inference_skip,
+    judge_items,
     official_view,
-    reply_object,
 )
 from evaluation.docscope.profiles import OFFICIAL
 from evaluation.judge_prompts import custom_messages, custom_template, template_hash
@@ -97,31 +95,11 @@ async def _judge_page(
     ctx: JudgeContext, sample: Sample, view: OfficialView, page: int, on_page: list[int]
 ) -> tuple[list[_FactOutcome], JudgeRecord]:
     messages, prompt_hash, ids = _messages(ctx, sample, page, on_page, view.raw)
-    record, _ = await ctx.judge(
-        ROLE,
-        messages,
-        AnyReply,
-        prompt_hash,
-        key=f"page={page}",
-        max_tokens=JUDGE_MAX_TOKENS,
-        parse_retry=False,
-    )
-    if record.status == "judge_error" or record.raw is None:
-        status = record.status if record.status != "ok" else "judge_error"
-        return [
-            _FactOutcome(page=page, index=k, fact_id=ids[k], status=status) for k in range(len(ids))
-        ], record
-    labelled = labels_by_id(reply_object(record.raw), ids, LABELS)
+    key = f"page={page}"
+    record, items = await judge_items(ctx, ROLE, messages, prompt_hash, key, ids, LABELS)
     return [
-        _FactOutcome(
-            page=page,
-            index=k,
-            fact_id=ids[k],
-            status="ok" if label is not None else "judge_parse_error",
-            label=label,
-            reason=reason,
-        )
-        for k, (label, reason) in enumerate(labelled)
+        _FactOutcome(page=page, index=k, fact_id=ids[k], status=status, label=label, reason=reason)
+        for k, (status, label, reason) in enumerate(items)
     ], record
 
 
@@ -131,8 +109,7 @@ async def score_fact(
     view = official_view(trajectory)
     details: dict[str, Any] = {"profile": OFFICIAL, "view": view.source}
     if not view.ok:
-        reason = f"inference status {view.status!r}: left out under the official profile"
-        return scorer.skip(trajectory, sample, reason, details=details)
+        return inference_skip(scorer, trajectory, sample, view)
     by_page = fact_pages(sample)
     if not by_page:
         return scorer.skip(trajectory, sample, "no gold facts", details=details)

@@ -25,7 +25,7 @@ from evaluation.base import (
     split_rows,
     statistic_metric,
 )
-from evaluation.docscope.official import official_view
+from evaluation.docscope.official import inference_skip, official_view
 from evaluation.docscope.profiles import OFFICIAL
 from evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
@@ -59,8 +59,7 @@ def score_pages(scorer: Scorer, trajectory: Trajectory, sample: Sample) -> Score
     view = official_view(trajectory)
     details: dict[str, Any] = {"profile": OFFICIAL, "view": view.source}
     if not view.ok:
-        reason = f"inference status {view.status!r}: left out under the official profile"
-        return scorer.skip(trajectory, sample, reason, details=details)
+        return inference_skip(scorer, trajectory, sample, view)
     predicted, gold = set(view.predicted_pages), set(sample.gold_pages)
     prf = page_prf(predicted, gold)
     return scorer.new_row(

@@ -30,16 +30,15 @@ from pydantic import BaseModel
 from evaluation.base import Scorer, StatsOptions, count_column, f1, ratio_metric, split_rows
 from evaluation.docscope.geometry import gold_vs_union
 from evaluation.docscope.official import (
-    JUDGE_MAX_TOKENS,
-    AnyReply,
     OfficialView,
-    labels_by_id,
+    inference_skip,
+    judge_items,
     official_view,
-    reply_object,
 )
 from evaluation.docscope.overlay import cached_overlay
 from evaluation.docscope.profiles import OFFICIAL
 from evaluation.docscope.region import LABELS, ROLE, region_prf
+from evaluation.docscope.region_geometry import measure_boxes
 from evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from evaluation.judging import JudgeContext
 from evaluation.prompts import docscope_region as prompt
@@ -161,9 +160,10 @@ async def _judge_page(
 ) -> _Page:
     drawn, skipped = view.boxes_on(page)
 
-    def boxes(status: str, ids: Sequence[str] | None = None) -> list[_Box]:
-        names = ids or [f"g{i + 1}" for i in range(len(gold))]
-        return [_Box(page=page, index=i, gold_id=names[i], status=status) for i in range(len(gold))]
+    def boxes(status: str) -> list[_Box]:
+        return [
+            _Box(page=page, index=i, gold_id=f"g{i + 1}", status=status) for i in range(len(gold))
+        ]
 
     key = f"page={page}"
     try:
@@ -191,30 +191,11 @@ async def _judge_page(
             skipped=skipped,
             record=record,
         )
-    record, _ = await ctx.judge(
-        ROLE,
-        messages,
-        AnyReply,
-        prompt_hash,
-        key=key,
-        max_tokens=JUDGE_MAX_TOKENS,
-        parse_retry=False,
-    )
-    if record.status == "judge_error" or record.raw is None:
-        out = boxes(record.status if record.status != "ok" else "judge_error", ids)
-    else:
-        labelled = labels_by_id(reply_object(record.raw), ids, _LABELS)
-        out = [
-            _Box(
-                page=page,
-                index=i,
-                gold_id=ids[i],
-                status="ok" if label is not None else "judge_parse_error",
-                label=label,
-                reason=reason,
-            )
-            for i, (label, reason) in enumerate(labelled)
-        ]
+    record, items = await judge_items(ctx, ROLE, messages, prompt_hash, key, ids, _LABELS)
+    out = [
+        _Box(page=page, index=i, gold_id=ids[i], status=status, label=label, reason=reason)
+        for i, (status, label, reason) in enumerate(items)
+    ]
     return _Page(page=page, boxes=out, n_drawn=len(drawn), skipped=skipped, record=record)
 
 
@@ -222,16 +203,25 @@ def _skip(scorer: Scorer, trajectory: Trajectory, sample: Sample, reason: str, v
     return scorer.skip(trajectory, sample, reason, details={"profile": OFFICIAL, "view": view})
 
 
+def _population(
+    scorer: Scorer, trajectory: Trajectory, sample: Sample
+) -> tuple[OfficialView, dict[int, list[Region]], ScoreRow | None]:
+    """The view and gold boxes of an item, or the ``skipped`` row when it is out."""
+    view = official_view(trajectory)
+    if not view.ok:
+        return view, {}, inference_skip(scorer, trajectory, sample, view)
+    gold = gold_by_page(sample)
+    if not gold:
+        return view, gold, _skip(scorer, trajectory, sample, "no gold regions", view.source)
+    return view, gold, None
+
+
 async def score_region(
     scorer: Scorer, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None
 ) -> ScoreRow:
-    view = official_view(trajectory)
-    if not view.ok:
-        reason = f"inference status {view.status!r}: left out under the official profile"
-        return _skip(scorer, trajectory, sample, reason, view.source)
-    gold = gold_by_page(sample)
-    if not gold:
-        return _skip(scorer, trajectory, sample, "no gold regions", view.source)
+    view, gold, skipped = _population(scorer, trajectory, sample)
+    if skipped is not None:
+        return skipped
     if judge is None or judge.model_for(ROLE) is None:
         reason = judge.why_not(ROLE) if judge is not None else "no judge context"
         return _skip(scorer, trajectory, sample, reason, view.source)
@@ -352,43 +342,16 @@ def score_geometry(
 ) -> ScoreRow:
     """IoU / IoM / GT-recall of every gold box the official region judge would see, against
     the union of the boxes it would draw."""
-    view = official_view(trajectory)
-    if not view.ok:
-        reason = f"inference status {view.status!r}: left out under the official profile"
-        return _skip(scorer, trajectory, sample, reason, view.source)
-    gold = gold_by_page(sample)
-    if not gold:
-        return _skip(scorer, trajectory, sample, "no gold regions", view.source)
-    sums = {"iou": 0.0, "iom": 0.0, "gt_recall": 0.0}
-    n_gold = covered = degenerate = 0
-    units: list[dict[str, Any]] = []
-    for page in judged_pages(sample, view, gold):
-        valid = drawable(view.boxes_on(page)[0])
-        for index, region in enumerate(gold[page]):
-            geo = gold_vs_union(region.bbox, valid)
-            if geo.gt_recall is None or geo.iou is None or geo.iom is None:
-                degenerate += 1
-                continue
-            n_gold += 1
-            sums["iou"] += geo.iou
-            sums["iom"] += geo.iom
-            sums["gt_recall"] += geo.gt_recall
-            covered += geo.gt_recall >= threshold - 1e-12
-            units.append(
-                {"unit": f"page{page}/gold{index}", "page": page, "index": index}
-                | {k: getattr(geo, k) for k in sums}
-            )
+    view, gold, skipped = _population(scorer, trajectory, sample)
+    if skipped is not None:
+        return skipped
+    pages = [(p, drawable(view.boxes_on(p)[0])) for p in judged_pages(sample, view, gold)]
+    metrics, counts, units = measure_boxes(pages, gold, threshold)
     return scorer.new_row(
         trajectory,
         sample,
-        metrics={k: v / n_gold if n_gold else None for k, v in sums.items()},
-        counts={
-            "gold": n_gold,
-            "covered_geo": covered,
-            "degenerate": degenerate,
-            "gold_all": sum(len(v) for v in gold.values()),
-            **{f"sum_{k}": v for k, v in sums.items()},
-        },
+        metrics=metrics,
+        counts=counts,
         details={
             "profile": OFFICIAL,
             "view": view.source,

@@ -28,7 +28,14 @@ from evaluation.base import (
 )
 from evaluation.docscope.common import predicted_pages
 from evaluation.docscope.official_pages import aggregate_pages, score_pages
-from evaluation.docscope.profiles import OFFICIAL, PAPER, Profile, apply_profile, rows_of_profile
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
 from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
@@ -89,12 +96,12 @@ class PagesScorer(PureScorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        profile, rows, other = rows_of_profile(rows, self.profile)
-        result = aggregate_pages(rows, stats) if profile == OFFICIAL else self._paper(rows, stats)
-        result.tables["profile"] = profile
-        if other:
-            result.tables["rows_of_other_profile"] = other
-        return result
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: self._paper(kept, stats),
+            lambda kept: aggregate_pages(kept, stats),
+        )
 
     @staticmethod
     def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
@@ -127,16 +134,7 @@ class PagesScorer(PureScorer):
         )
 
 
-class PagesOfficialScorer(PagesScorer):
-    """``pages`` with the official profile, under its own name (both side by side)."""
-
-    name = "pages_official"
-    profile: Profile = OFFICIAL
-    fixed_profile = True
-    opt_in = True
-
-    def __init__(self, profile: Profile = OFFICIAL) -> None:
-        super().__init__(profile)
+PagesOfficialScorer = official_twin(PagesScorer, "pages_official")
 
 
 __all__ = ["PagesOfficialScorer", "PagesScorer", "f1", "page_counts", "prf"]

@@ -19,11 +19,13 @@ score files) unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
-from evaluation.base import RowGroup
-from evaluation.schemas import ScoreRow
+from evaluation.base import RowGroup, Scorer
+from evaluation.schemas import AggregateResult, ScoreRow
+
+S = TypeVar("S", bound=type[Scorer])
 
 Profile = Literal["paper", "official"]
 PAPER: Profile = "paper"
@@ -83,3 +85,38 @@ def stage_rows(group: RowGroup, stage: str, profile: str) -> dict[str, ScoreRow]
             if row_profile(row) == profile:
                 out.setdefault(sample_id, row)
     return out
+
+
+def aggregate_by_profile(
+    rows: Sequence[ScoreRow],
+    wanted: str,
+    paper: Callable[[Sequence[ScoreRow]], AggregateResult],
+    official: Callable[[Sequence[ScoreRow]], AggregateResult],
+) -> AggregateResult:
+    """Aggregate rows with the function of their profile (:func:`rows_of_profile`); the
+    result's tables say which profile (``profile``) and how many rows were left out."""
+    profile, kept, other = rows_of_profile(rows, wanted)
+    result = official(kept) if profile == OFFICIAL else paper(kept)
+    result.tables["profile"] = profile
+    if other:
+        result.tables["rows_of_other_profile"] = other
+    return result
+
+
+def official_twin(base: S, name: str) -> S:
+    """``base`` with the official profile fixed, opt-in, registered as ``name``."""
+
+    def init(self: Any, *args: Any, profile: Profile = OFFICIAL, **kwargs: Any) -> None:
+        base.__init__(self, *args, profile=profile, **kwargs)  # type: ignore[call-arg]
+
+    attributes = {
+        "__doc__": f"``{base.name}`` with the official profile, under its own name.",
+        "__module__": base.__module__,
+        "__qualname__": name,
+        "__init__": init,
+        "name": name,
+        "profile": OFFICIAL,
+        "fixed_profile": True,
+        "opt_in": True,
+    }
+    return type(name, (base,), attributes)  # type: ignore[return-value]

@@ -50,7 +50,14 @@ from evaluation.docscope.common import (
 )
 from evaluation.docscope.geometry import gold_vs_union
 from evaluation.docscope.overlay import cached_overlay
-from evaluation.docscope.profiles import OFFICIAL, PAPER, Profile, apply_profile, rows_of_profile
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
 from evaluation.judge_prompts import custom_template
 from evaluation.judging import JudgeContext
 from evaluation.prompts import docscope_region as prompt
@@ -332,17 +339,14 @@ class RegionScorer(Scorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        profile, rows, other = rows_of_profile(rows, self.profile)
-        if profile == OFFICIAL:
-            from evaluation.docscope.official_region import aggregate_region
+        from evaluation.docscope.official_region import aggregate_region
 
-            result = aggregate_region(rows, stats)
-        else:
-            result = self._paper(rows, stats)
-        result.tables["profile"] = profile
-        if other:
-            result.tables["rows_of_other_profile"] = other
-        return result
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: self._paper(kept, stats),
+            lambda kept: aggregate_region(kept, stats),
+        )
 
     @staticmethod
     def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
@@ -385,13 +389,4 @@ class RegionScorer(Scorer):
         return AggregateResult(metrics=metrics, tables=tables)
 
 
-class RegionOfficialScorer(RegionScorer):
-    """``region`` with the official profile, under its own name (both side by side)."""
-
-    name = "region_official"
-    profile: Profile = OFFICIAL
-    fixed_profile = True
-    opt_in = True
-
-    def __init__(self, profile: Profile = OFFICIAL) -> None:
-        super().__init__(profile)
+RegionOfficialScorer = official_twin(RegionScorer, "region_official")
