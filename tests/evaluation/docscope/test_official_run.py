@@ -73,7 +73,7 @@ def test_import_writes_a_run_folder(imported: Path) -> None:
         import_infer(infer, imported / "y", imported)
 
 
-def test_official_summary_matches_summarize_eval(scored) -> None:
+def test_official_summary_matches_summarize_eval(scored, capsys) -> None:
     run, _ = scored
     summary = json.loads((run / "summary.json").read_text())
     from evaluation.schemas import GroupSummary
@@ -98,6 +98,12 @@ def test_official_summary_matches_summarize_eval(scored) -> None:
         },
     }
     assert official_summary(group) == expected
+    from evaluation.docscope.official_summary import main
+
+    assert main([str(run)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed[CELL]["answer"]["n_with_answer_tag"] == 3
+    assert main([]) == 2 and main([str(run / "nowhere")]) == 2
 
 
 def test_both_profiles_side_by_side(scored) -> None:
