@@ -19,8 +19,9 @@ Samples come from the benchmark file through the ``docscope`` loader (its ``bbox
 ``split`` options passed on; without ``bbox_units`` the loader's default applies). Lines that
 are not JSON are skipped as DocScope's readers skip them, and reported; when a question id
 repeats, the last record wins (reported). The run folder gets ``samples.jsonl``, ``datasets.json``,
-``trajectories.jsonl``, ``config.resolved.yaml`` and ``manifest.json``; an existing run
-folder with trajectories is never overwritten.
+``trajectories.jsonl`` and ``manifest.json`` (no ``config.resolved.yaml``: nothing was run
+here, so scoring uses its defaults and the command's options); an existing run folder with
+trajectories is never overwritten.
 """
 
 from __future__ import annotations
@@ -301,10 +302,6 @@ def import_infer(
             }
         ],
     )
-    import yaml
-
-    config = {"name": out.name, "imported": {"from": "docscope-infer", "infer": str(infer)}}
-    write_atomic(out / "config.resolved.yaml", yaml.safe_dump(config, sort_keys=False))
     write_json(
         out / "manifest.json",
         {

@@ -67,6 +67,7 @@ def test_import_writes_a_run_folder(imported: Path) -> None:
     assert q4["pages"] == [2] and q4["regions"] == []
     assert [c["valid"] for c in q4["citations"]] == [False, False]
     assert (imported / "samples.jsonl").is_file() and (imported / "manifest.json").is_file()
+    assert not (imported / "config.resolved.yaml").exists()  # nothing was run here
     infer = imported / "copy.jsonl"
     infer.write_text("")
     with pytest.raises(InferImportError, match="already holds a run"):
