@@ -65,6 +65,9 @@ class Scorer:
     roles: ClassVar[tuple[str, ...]] = ()
     item_level: ClassVar[bool] = True
     depends_on: ClassVar[tuple[str, ...]] = ()
+    # Opt-in scorers run only when named (``--scorers``, ``scoring.scorers``), never by
+    # default: the ``<name>_official`` twins of the DocScope scorers, say.
+    opt_in: ClassVar[bool] = False
 
     def applies(self, sample: Sample) -> bool:
         return sample.task in self.tasks

@@ -270,6 +270,19 @@ class ScoringSpec(StrictModel):
     params: dict[str, Any] = Field(default_factory=dict)
     resamples: int = Field(default=1000, ge=0, description="Bootstrap resamples (0: none).")
     seed: int = Field(default=0, description="Seed of the bootstrap resampling.")
+    judge_prompts: dict[str, str] = Field(
+        default_factory=dict,
+        description="Prompt files replacing a judge role's built-in prompt (role → path), "
+        "used verbatim; see docs/docscope-scoring.md.",
+    )
+
+    @field_validator("judge_prompts")
+    @classmethod
+    def _prompt_files_exist(cls, files: dict[str, str]) -> dict[str, str]:
+        missing = {role: path for role, path in files.items() if not Path(path).is_file()}
+        if missing:
+            raise ValueError(f"judge prompt files not found: {missing}")
+        return files
 
     @field_validator("scorers")
     @classmethod
