@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agents import agentic, routing
@@ -33,7 +32,7 @@ from agents.agentic import AgentParams
 from agents.prompts import agentic as agentic_prompts
 from agents.scope import ItemContext
 from agents.state import StrategyState
-from graphs.base import GraphStrategy, NodeFailedError, edge, node
+from graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ModelError
 from scanrag.protocols import StrategyContext
@@ -130,10 +129,10 @@ class AgenticRagStrategy(GraphStrategy):
 
     # -- wiring ------------------------------------------------------------------------------
 
-    def build(self) -> StateGraph:
+    def build(self) -> Builder:
         """The loop of the module docstring."""
         p = self.agent
-        graph = StateGraph(StrategyState, context_schema=ItemContext)
+        graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
         for name in NODES:
             graph.add_node(name, node(name, self.reader, partial(getattr(agentic, name), p=p)))
         graph.add_edge(START, "prepare")
@@ -198,7 +197,7 @@ class AgenticRagStrategy(GraphStrategy):
         return trajectory
 
 
-def _with_checkpointer(graph: CompiledStateGraph, saver: Any) -> CompiledStateGraph:
+def _with_checkpointer(graph: Compiled, saver: Any) -> Compiled:
     """The compiled graph bound to one item's checkpointer (a shallow copy: the nodes and
     channels are shared, nothing is compiled again)."""
     return graph.copy(update={"checkpointer": saver})

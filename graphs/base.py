@@ -19,8 +19,9 @@ import itertools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -41,6 +42,12 @@ Node = Any
 
 Logic = Callable[[Scope, StrategyState], dict[str, Any] | Awaitable[dict[str, Any]]]
 """Node logic from ``agents``: ``(scope, state) -> update`` (sync or async), parameters bound."""
+
+Builder: TypeAlias = "StateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
+"""An uncompiled strategy graph: shared state, item context."""
+
+Compiled: TypeAlias = "CompiledStateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
+"""A compiled strategy graph."""
 
 LinearState = StrategyState
 """Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
@@ -108,9 +115,9 @@ def stopped(state: StrategyState) -> str:
     return routing.after_prepare(bool(state.get("stop")))
 
 
-def linear_graph(reader: ReaderParams, steps: Sequence[tuple[str, Logic]]) -> StateGraph:
+def linear_graph(reader: ReaderParams, steps: Sequence[tuple[str, Logic]]) -> Builder:
     """``prepare`` then ``steps`` in order; any step that sets ``stop`` ends the run."""
-    graph = StateGraph(StrategyState, context_schema=ItemContext)
+    graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
     named = [("prepare", prepare), *steps]
     for name, logic in named:
         graph.add_node(name, node(name, reader, logic))
@@ -178,17 +185,17 @@ class GraphStrategy:
 
     # -- the graph ---------------------------------------------------------------------------
 
-    def build(self) -> StateGraph:
+    def build(self) -> Builder:
         """The uncompiled graph for this configuration (state ``StrategyState``, context
         ``ItemContext``)."""
         raise NotImplementedError
 
     @cached_property
-    def graph(self) -> CompiledStateGraph:
+    def graph(self) -> Compiled:
         """The compiled graph, built once per instance and shared by every item."""
         return self.build().compile(name=self.name)
 
-    def run_config(self) -> dict[str, Any]:
+    def run_config(self) -> RunnableConfig:
         """LangGraph config for one item's run (e.g. ``max_concurrency``)."""
         return {}
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from langgraph.graph import StateGraph
-
 from agents import baseline
-from graphs.base import GraphStrategy, linear_graph
+from graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class FullDocStrategy(GraphStrategy):
@@ -19,7 +17,7 @@ class FullDocStrategy(GraphStrategy):
 
     name: ClassVar[str] = "full_doc"
 
-    def build(self) -> StateGraph:
+    def build(self) -> Builder:
         """prepare → select → read."""
         return linear_graph(
             self.reader,

@@ -10,11 +10,9 @@ from __future__ import annotations
 from functools import partial
 from typing import ClassVar
 
-from langgraph.graph import StateGraph
-
 from agents import baseline
 from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
-from graphs.base import GraphStrategy, linear_graph
+from graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class OraclePagesStrategy(GraphStrategy):
@@ -32,7 +30,7 @@ class OraclePagesStrategy(GraphStrategy):
             hashes["oracle_facts"] = FACTS_SECTION.hash
         return hashes
 
-    def build(self) -> StateGraph:
+    def build(self) -> Builder:
         """prepare → select → read."""
         select = partial(baseline.select_oracle, level=self.level)
         return linear_graph(self.reader, [("select", select), ("read", baseline.read_truncated)])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, ClassVar
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
@@ -21,7 +22,7 @@ from agents.common import new_trajectory
 from agents.prompts.scan import map_prompt
 from agents.scope import ItemContext, ReaderParams, Scope
 from agents.state import StrategyState, WindowTask
-from graphs.base import GraphStrategy, Node, NodeFailedError, edge, node, open_scope
+from graphs.base import Builder, GraphStrategy, Node, NodeFailedError, edge, node, open_scope
 
 ScanState = StrategyState
 """Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
@@ -88,10 +89,10 @@ class ScanStrategy(GraphStrategy):
         """The reader's hashes plus the map prompt's."""
         return {**super().prompt_hashes(), "map": map_prompt(self.reader.output, "qa").hash}
 
-    def build(self) -> StateGraph:
+    def build(self) -> Builder:
         """prepare → map × windows → reduce."""
         p = self.scan
-        graph = StateGraph(StrategyState, context_schema=ItemContext)
+        graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
         graph.add_node("prepare", node("prepare", self.reader, partial(scan.prepare, p=p)))
         graph.add_node("map", map_node(self.reader, p))
         graph.add_node("reduce", node("reduce", self.reader, partial(scan.reduce_windows, p=p)))
@@ -101,6 +102,6 @@ class ScanStrategy(GraphStrategy):
         graph.add_edge("reduce", END)
         return graph
 
-    def run_config(self) -> dict[str, Any]:
+    def run_config(self) -> RunnableConfig:
         """Map windows run ``concurrency`` at a time."""
         return {"max_concurrency": self.scan.concurrency}

@@ -11,10 +11,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, ClassVar
 
-from langgraph.graph import StateGraph
-
 from agents import baseline
-from graphs.base import GraphStrategy, linear_graph
+from graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class TopKRagStrategy(GraphStrategy):
@@ -35,7 +33,7 @@ class TopKRagStrategy(GraphStrategy):
         """``k``, ``order`` and the reader parameters."""
         return {"k": self.k, "order": self.order, **super().params()}
 
-    def build(self) -> StateGraph:
+    def build(self) -> Builder:
         """prepare → retrieve → read."""
         retrieve = partial(baseline.retrieve_topk, k=self.k, order=self.order)
         return linear_graph(self.reader, [("retrieve", retrieve), ("read", baseline.read_ranked)])
