@@ -60,6 +60,7 @@ class AgentParams:
         return 2 * self.max_steps if self.max_searches is None else self.max_searches
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as recorded in run manifests."""
         return asdict(self)
 
 

@@ -60,6 +60,7 @@ class ScanParams:
                 raise ValueError(f"{name} must be >= 1, got {value}")
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as recorded in run manifests."""
         return asdict(self)
 
 

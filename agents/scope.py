@@ -59,6 +59,7 @@ class ReaderParams:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as recorded in run manifests."""
         return asdict(self)
 
 
@@ -108,26 +109,32 @@ class Scope:
 
     @property
     def sample(self) -> Sample:
+        """The item's sample."""
         return self.item.sample
 
     @property
     def ctx(self) -> StrategyContext:
+        """The runner's context: model client, documents, retriever, settings."""
         return self.item.ctx
 
     @property
     def others(self) -> tuple[Document, ...]:
+        """The item's other documents (extra and cited ones)."""
         return self.item.others
 
     @property
     def parse_ctx(self) -> ParseContext | None:
+        """The documents a reply may cite."""
         return self.item.parse_ctx
 
     @property
     def page_cap(self) -> int | None:
+        """The page cap in force (the strategy's, else the runner's ``max_pages``)."""
         cap = setting(self.params.page_cap, self.ctx, "max_pages")
         return int(cap) if cap is not None else None
 
     def options(self) -> ContextOptions:
+        """How pages are shown to the reader (modality, caps, DPI)."""
         max_images = setting(self.params.max_images, self.ctx, "max_images")
         max_chars = setting(self.params.max_chars_per_page, self.ctx, "max_chars_per_page")
         return ContextOptions(
@@ -141,6 +148,7 @@ class Scope:
     def spec(
         self, fallback: Fallback, *, stage: str = "reader", role: str = "reader"
     ) -> ReaderSpec:
+        """How this strategy calls its reader at ``stage`` (fallback mode, token limits)."""
         window = setting(self.params.context_tokens, self.ctx, "context_tokens")
         return ReaderSpec(
             output=self.params.output,  # type: ignore[arg-type]

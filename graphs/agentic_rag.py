@@ -8,10 +8,10 @@ Graph::
                   (no new pages)        └─ answer  └─ plan
                                        (budget spent: forced answer)
 
-The graph is compiled once per strategy instance; with ``ctx.checkpoint_dir`` set, an item runs on a
-copy bound to a SQLite checkpointer (``agentic_rag.sqlite``) that saves the state after
-every node, keyed by thread id ``<run key>/<sample id>``. A rerun of an
-interrupted question resumes from the last saved node; a finished one returns its stored
+The graph is compiled once per strategy instance. With ``ctx.checkpoint_dir`` set, an item
+runs on a shallow copy of it bound to a SQLite checkpointer (``agentic_rag.sqlite``) that
+saves the state after every node, keyed by thread id ``<run key>/<sample id>``. A rerun of
+an interrupted question resumes from the last saved node; a finished one returns its stored
 trajectory without any model call.
 """
 
