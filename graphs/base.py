@@ -102,12 +102,21 @@ def edge(route: Callable[..., Any]) -> Node:
         async def decide_with_runtime(state: StrategyState, runtime: Runtime[ItemContext]) -> Any:
             return route(state, runtime=runtime)
 
+        decide_with_runtime.__name__ = _name_of(route)
         return decide_with_runtime
 
     async def decide(state: StrategyState) -> Any:
         return route(state)
 
+    decide.__name__ = _name_of(route)
     return decide
+
+
+def _name_of(route: Callable[..., Any]) -> str:
+    return str(
+        getattr(route, "__name__", None)
+        or getattr(getattr(route, "func", None), "__name__", "route")
+    )
 
 
 def stopped(state: StrategyState) -> str:
