@@ -37,14 +37,17 @@ def resolve_documents(sample: Sample, ctx: StrategyContext) -> tuple[Document, l
 
 
 def parse_context(primary: Document, others: Sequence[Document]) -> ParseContext:
+    """The documents a reply may cite, the primary one first."""
     return ParseContext.for_documents(primary, others)
 
 
 def new_trajectory(strategy: str, sample: Sample) -> Trajectory:
+    """An empty trajectory of ``strategy`` for ``sample``."""
     return Trajectory(sample_id=sample.id, strategy=strategy, doc_ids=list(sample.doc_ids))
 
 
 def add_step(trajectory: Trajectory, kind: str, data: dict[str, Any], seconds: float = 0.0) -> Step:
+    """Append a step (numbered in order) to ``trajectory``."""
     step = Step(index=len(trajectory.steps), kind=kind, data=data, seconds=round(seconds, 4))
     trajectory.steps.append(step)
     return step
