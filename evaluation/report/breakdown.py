@@ -11,7 +11,6 @@ one-item bins a small run has, where they rightly span most of [0, 1].
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -49,36 +48,11 @@ def wilson(correct: int, n: int, z: float = Z95) -> tuple[float | None, float | 
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _sources(value: Any) -> list[str]:
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                value = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                value = [text]
-        else:
-            value = [text] if text else []
-    if not isinstance(value, list | tuple):
-        return []
-    return [str(v).strip() for v in value if str(v).strip()]
-
-
 def breakdown_fields(sample: Sample) -> dict[str, Any]:
-    """``doc_type`` (str or None), ``evidence_sources`` (list), ``answer_format`` (str or
-    None) and ``evidence_pages`` (int) of a sample: the loaders' breakdown when it is there,
-    else read here from the same fields (a string list such as ``"['Chart']"`` decoded)."""
-    try:
-        from scanrag.datasets import breakdown  # type: ignore[attr-defined]
-    except ImportError:
-        meta = sample.metadata
-        doc_type = meta.get("doc_type")
-        return {
-            "doc_type": None if doc_type in (None, "") else str(doc_type),
-            "evidence_sources": _sources(meta.get("evidence_sources")),
-            "answer_format": sample.answer_format,
-            "evidence_pages": len(set(sample.gold_pages)),
-        }
+    """``doc_type``, ``evidence_sources`` (list), ``answer_format`` and ``evidence_pages`` of a
+    sample, as every loader gives them (:func:`scanrag.datasets.breakdown`)."""
+    from scanrag.datasets import breakdown
+
     fields: dict[str, Any] = breakdown(sample)
     return fields
 

@@ -85,7 +85,7 @@ def outcomes_html(counts: OutcomeCounts) -> str:
 
 
 def comparison_section(data: ComparisonTable) -> str:
-    titles = [getattr(data, "labels", {}).get(m, m) for m in data.metrics]
+    titles = [data.labels.get(m, m) for m in data.metrics]
     headers = ["grid cell", "strategy", "outcomes", *titles]
     headers += [label for _, label, _ in COST_COLUMNS]
     rows = []

@@ -80,6 +80,7 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "source": "the file (or generator) it was read from",
         "loader": "the loader used",
         "pdf_dir": "the folder of its PDFs",
+        "allow_outside_pdf_dir": "whether documents may resolve outside pdf_dir (opt-in)",
         "report": "rows read, rows kept, dropped rows with reasons (and loader notes)",
         "sample_ids": "ids of the samples run",
         "input_errors": "sample id → why it cannot run (missing PDF...)",

@@ -111,7 +111,7 @@ def test_markdown_and_csv(finished_run: Path) -> None:
     markdown = to_markdown(table)
     lines = markdown.splitlines()
     assert lines[0].startswith(
-        "| grid cell | outcomes | answer.accuracy_answerable | answer.accuracy"
+        "| grid cell | outcomes | answer.accuracy_answerable [paper] | answer.accuracy"
     )
     assert lines[2].startswith("| full_doc (baseline) | 3 ✓ 3 ✗ 0 ∅ 0 ⚠ | 0.500 [")
     assert "baseline **full_doc**" in markdown and "200 resamples" in markdown

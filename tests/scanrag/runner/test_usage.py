@@ -43,7 +43,7 @@ def timed(model: Any) -> dict[str, float]:
 def test_the_client_latency_is_model_time_and_the_rest_is_waiting() -> None:
     split = timed(Reporting(latency=0.02, delay_s=0.1))
     assert split["model"] == pytest.approx(0.02, abs=1e-3)
-    assert split["wait"] == pytest.approx(0.08, abs=0.05)
+    assert split["wait"] >= 0.079  # the call took at least 0.1 s, 0.02 s of it the model's
 
 
 def test_cache_hits_failures_and_silent_clients() -> None:
@@ -74,7 +74,7 @@ def test_each_item_gets_its_model_and_wait_seconds() -> None:
     trajectory, _ = asyncio.run(execute_item(item, Strategy(), ctx, run_tally=run_tally))  # type: ignore[arg-type]
     timings = trajectory.timings
     assert timings["model"] == pytest.approx(0.02, abs=1e-3)
-    assert timings["wait"] == pytest.approx(0.04, abs=0.03)
+    assert timings["wait"] >= 0.039  # two calls of at least 0.03 s, 0.01 s each of model time
     assert timings["total"] >= timings["model"] + timings["wait"] - 1e-3
     assert run_tally.timings()["model"] == pytest.approx(0.02, abs=1e-3)
 
