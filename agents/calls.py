@@ -21,8 +21,11 @@ PAGE_PREVIEW_CHARS = 240
 TEXT_CAP_CHARS = 6000
 REPLY_CAP_CHARS = 8000
 CUT_MARK = " […]"
-# ``=== Page 12 (printed: 10) ===`` or ``=== report.pdf — Page 3 (printed: none) ===``
-PAGE_MARKER = re.compile(r"^=== (?:.+ — )?Page (\d+) \(printed: [^\n]*\) ===$")
+# ``=== Page 12 (printed: 10) ===``, ``=== report.pdf — Page 3 (printed: none) ===``, either
+# with a block id after it (``... === [id 3f9a2c1b7d4e]``) where page text is fenced
+PAGE_MARKER = re.compile(
+    r"^=== (?:.+ — )?Page (\d+) \(printed: [^\n]*?\) ===(?: \[id [0-9a-f]+\])?$"
+)
 
 
 def cut(text: str, limit: int) -> str:

@@ -12,8 +12,8 @@ works across runs:
 ``retriever``          the retriever alias (empty without one)
 ``retriever_type``     its registered type; ``retriever.<name>`` its configured parameters
 ``model.<role>``       the model of each agent role (reader, planner ...)
-``model.<role>.<key>`` scalar settings of that model's entry (endpoint, sampling, output
-                       mode), when the manifest records model entries
+``model.<role>.<key>`` settings of that model's entry (endpoint, ``sampling.<name>``,
+                       output mode...), when the manifest records model entries
 ``judge.<role>``       the judge model of each judge role
 =====================  ==============================================================
 """
@@ -55,12 +55,21 @@ def _datasets(group: Group) -> str | None:
 
 
 def _model_entry(manifest: Mapping[str, Any], ref: str) -> dict[str, Scalar]:
-    """Scalar settings of a model entry (``manifest.models.entries[ref]``), if recorded."""
+    """Settings of a model entry (``manifest.models.entries[ref]``), if recorded: nested
+    mappings (sampling) one level down as dotted keys; the model only when it is not ``ref``."""
     entries = (manifest.get("models") or {}).get("entries") or {}
     entry = entries.get(ref) if isinstance(entries, dict) else None
     if not isinstance(entry, dict):
         return {}
-    return {str(k): scalar(v) for k, v in sorted(entry.items()) if k != "model"}
+    out: dict[str, Scalar] = {}
+    for key, value in sorted(entry.items()):
+        if key == "model" and value == ref:
+            continue
+        if isinstance(value, dict):
+            out |= {f"{key}.{k}": scalar(v) for k, v in sorted(value.items())}
+        else:
+            out[str(key)] = scalar(value)
+    return out
 
 
 def describe_cell(group: Group) -> dict[str, Scalar]:

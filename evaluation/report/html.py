@@ -47,6 +47,7 @@ nav a { margin-right: 12px; }
 .o-error { color: #fff; background: #6b3fa0; font-size: 12px; }
 .o-unscored { color: #888; }
 .errs { color: #6b3fa0; font-weight: 600; } .nowrap { white-space: nowrap; }
+.zero { opacity: 0.35; filter: grayscale(1); }
 details.call, details.step { margin: 3px 0; } details.page { margin: 2px 0 2px 12px; }
 summary { cursor: pointer; } .kv { color: #444; font-size: 12px; }
 .controls { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 8px 0; }

@@ -74,7 +74,8 @@ def metric_html(cell: MetricCell | None) -> str:
 def outcomes_html(counts: OutcomeCounts) -> str:
     """``4 ✓ 1 ✗ 0 ∅ 1 ⚠`` as badges, the errors by kind below."""
     parts = [
-        f"{getattr(counts, name)}&nbsp;{outcome_badge(name)}"
+        f'<span class="{"zero" if getattr(counts, name) == 0 else ""}">'
+        f"{getattr(counts, name)}&nbsp;{outcome_badge(name)}</span>"
         for name in ("correct", "wrong", "unanswered", "error")
     ]
     if counts.unscored:

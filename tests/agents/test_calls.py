@@ -23,6 +23,9 @@ def test_the_marker_pattern_matches_what_the_reader_writes() -> None:
         assert match is not None and match.group(1) == "12", marker
     unlabelled = Page(number=3, doc_page="none", width=1, height=1, text="x")
     assert PAGE_MARKER.match(page_marker(unlabelled))
+    fenced = PAGE_MARKER.match("=== Page 4 (printed: 2) === [id 3f9a2c1b7d4e]")  # with an id
+    assert fenced is not None and fenced.group(1) == "4"
+    assert PAGE_MARKER.match("=== end of page 4 === [id 3f9a2c1b7d4e]") is None
 
 
 def test_page_text_is_kept_as_a_preview_and_images_as_names() -> None:

@@ -88,3 +88,25 @@ def test_mixed_column_types_become_text() -> None:
     assert export._uniform([1, 2.5, None]) == [1.0, 2.5, None]
     assert export._uniform([1, "a", None]) == ["1", "a", None]
     assert export._uniform([True, None]) == [True, None]
+
+
+def test_cell_columns_read_model_entries_from_the_manifest(finished_run: Path) -> None:
+    from evaluation.report.cells import describe_cell
+
+    run = load_runs([finished_run])[0]
+    group = run.groups[0]
+    reader = group.trajectories[next(iter(group.trajectories))].models["reader"]
+    run.manifest["models"]["entries"] = {
+        reader: {
+            "model": "hosted_vllm/qwen",
+            "endpoint": "gpu-box:8000/v1",
+            "sampling": {"temperature": 0.2, "top_p": 0.9},
+            "output_mode": "json_schema",
+        }
+    }
+    cell = describe_cell(group)
+    assert cell["model.reader"] == reader
+    assert cell["model.reader.model"] == "hosted_vllm/qwen"
+    assert cell["model.reader.endpoint"] == "gpu-box:8000/v1"
+    assert cell["model.reader.sampling.temperature"] == 0.2
+    assert cell["model.reader.output_mode"] == "json_schema"
