@@ -45,6 +45,8 @@ DECIMALS_WITHOUT_POINT = 3
 
 _PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
 _EDGE_QUOTE = re.compile(r"^['\"]|['\"]$")
+_LEADING_DOLLARS = re.compile(r"^\$+")
+_TRAILING_PERCENTS = re.compile(r"%+\Z")
 # Full-string patterns of golds that need an exact match. The official "YYYY-MM" pattern is
 # left out: every string it matches is already a number run.
 _NUMBER_RUN = re.compile(r"\d+(?:-\d+|\s\d+)?")  # 42, 2015-2016, 555 1234
@@ -60,8 +62,8 @@ def clean_answer(value: object) -> str:
     text = str(value).lower().strip()
     text = _PARENTHETICAL.sub("", text).strip()
     text = _EDGE_QUOTE.sub("", text).strip()
-    text = text.lstrip("$").strip()
-    return text.rstrip("%").strip()
+    text = _LEADING_DOLLARS.sub("", text).strip()
+    return _TRAILING_PERCENTS.sub("", text).strip()
 
 
 def needs_exact_match(text: str) -> bool:

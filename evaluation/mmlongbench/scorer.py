@@ -23,6 +23,8 @@ evidence source and document type.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -54,6 +56,18 @@ GROUPS: dict[str, Callable[[dict[str, Any]], bool]] = {
     ),
     "accuracy_unanswerable": lambda d: d.get("gold") == NOT_ANSWERABLE,
 }
+
+
+def evidence_sources(sample: Sample) -> list[str]:
+    """The sample's evidence sources as names: a list, or the benchmark's string form
+    (``"['Chart', 'Table']"``) read as a Python literal; a plain string is one name."""
+    value = sample.metadata.get("evidence_sources")
+    if isinstance(value, str) and value.strip().startswith("["):
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value.strip())
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
 
 
 def gold_answer(sample: Sample) -> str | None:
@@ -116,7 +130,7 @@ class MMLongBenchScorer(Scorer):
             "format": sample.answer_format,
             "answerable": sample.answerable,
             "n_evidence_pages": len(sample.gold_pages),
-            "evidence_sources": sample.metadata.get("evidence_sources"),
+            "evidence_sources": evidence_sources(sample),
             "doc_type": sample.metadata.get("doc_type"),
         }
         if gold is None:

@@ -3,6 +3,8 @@ on cases worked out by hand (and checked against the official code)."""
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import pytest
 
 from evaluation.mmlongbench import official_acc_f1, official_metrics
@@ -56,3 +58,9 @@ def test_undefined_parts_are_none() -> None:
     assert all_refused.recall == 0.0 and all_refused.precision is None
     empty = official_metrics([])
     assert (empty.recall, empty.precision, empty.n) == (None, None, 0)
+
+
+def test_metrics_are_immutable() -> None:
+    result = official_metrics(ITEMS)
+    with pytest.raises(FrozenInstanceError):
+        result.f1 = 1.0  # type: ignore[misc]

@@ -15,6 +15,7 @@ import pytest
 
 from evaluation.mmlongbench import official_score
 from evaluation.mmlongbench.official import (
+    _is_number,
     anls,
     clean_answer,
     float_equal,
@@ -173,6 +174,7 @@ CASES = [
     ("0", "0.004", "Float", 1.0),
     ("0", "0.009", "Float", 0.0),
     ("0.002", "7e-05", "Float", 1.0),
+    ("0.4", "4e-05", "Float", 0.0),
     ("3.14159", "3.14", "Float", 1.0),
     ("$1,200", "1200", "Float", 0.0),
     ("abc", "abc", "Float", 0.0),
@@ -187,6 +189,7 @@ CASES = [
     ("Not answerable", "Not answerable", "None", 1.0),
     ("Not answerable", "unanswerable", "None", pytest.approx(1 - 4 / 14)),
     ("Not answerable", "Fail to answer", "None", 0.0),
+    ("Not answerable", "['Not answerable']", "None", pytest.approx(1 - 4 / 18)),
     # List (and any other format): sorted pairs, lowest ANLS, exact when numeric
     ("['Jun', 'Aug']", "['aug', 'jun']", "List", 1.0),
     ("['Jun', 'Aug']", "['June', 'August']", "List", 0.0),
@@ -217,6 +220,11 @@ def test_official_score(gold: str, pred: str, fmt: str, expected: float) -> None
 def test_float_equal_tries_gold_over_and_times_hundred() -> None:
     assert float_equal(50.0, 0.5) and float_equal(0.5, 50.0) and float_equal(50.0, 50.0)
     assert not float_equal(50.0, 5.0)
+
+
+def test_is_number() -> None:
+    assert _is_number("1e3") is True and _is_number("7.5") is True
+    assert _is_number("1,000") is False and _is_number("") is False
 
 
 def test_list_items_reads_python_literals_only() -> None:
@@ -257,10 +265,14 @@ def test_agreement_set_is_varied_and_built_from_real_golds() -> None:
     assert all(row["id"].startswith(("mmlongbench-doc/", "formats/")) for row in rows)
 
 
-def test_agreement_with_the_official_code_on_real_golds(mmlb_dir: Path) -> None:
+def test_agreement_set_golds_are_the_benchmark_golds(mmlb_dir: Path) -> None:
     rows = _golden("agreement")
     golds = {json.loads(line)["answer"] for line in (mmlb_dir / "questions.jsonl").open()}
     assert {r["gold"] for r in rows if r["id"].startswith("mmlongbench-doc/")} <= golds
+
+
+def test_agreement_with_the_official_code_on_real_golds() -> None:
+    rows = _golden("agreement")
     misses = [r for r in rows if official_score(r["gold"], r["pred"], r["format"]) != r["expected"]]
     assert misses == []
 

@@ -17,7 +17,7 @@ from evaluation.mmlongbench.extraction import (
     answer_as_text,
     canonical_prediction,
 )
-from evaluation.mmlongbench.scorer import MMLongBenchScorer, gold_answer
+from evaluation.mmlongbench.scorer import MMLongBenchScorer, evidence_sources, gold_answer
 from evaluation.prompts import mmlongbench_extract as prompt
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.schemas import Sample, Trajectory
@@ -133,6 +133,24 @@ def test_registered_and_applies_to_samples_with_a_format() -> None:
         MMLongBenchScorer(extract="yes")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("value", "names"),
+    [
+        (["Chart", "Table"], ["Chart", "Table"]),
+        ("['Chart', 'Pure-text (Plain-text)']", ["Chart", "Pure-text (Plain-text)"]),
+        (" ('Chart',) ", [" ('Chart',) "]),
+        ("[Chart", ["[Chart"]),
+        ("Chart", ["Chart"]),
+        (("Chart", 3), ["Chart", "3"]),
+        (None, []),
+    ],
+)
+def test_evidence_sources(value: Any, names: list[str]) -> None:
+    item = sample()
+    item.metadata["evidence_sources"] = value
+    assert evidence_sources(item) == names
+
+
 def test_gold_answer() -> None:
     assert gold_answer(sample()) == "21%"
     assert gold_answer(unanswerable(answer=None)) == "Not answerable"
@@ -142,7 +160,7 @@ def test_gold_answer() -> None:
 
 async def test_raw_answer_is_scored_as_it_is() -> None:
     row = await MMLongBenchScorer().score(trajectory(" 0.21 "), sample())
-    assert row.status == "ok" and row.metrics == {"score": 1.0}
+    assert row.status == "ok" and row.metrics == {"score": 1.0} and row.scorer == "mmlongbench"
     assert row.details["prediction"] == "0.21" and row.details["method"] == "raw"
     assert row.details["gold"] == "21%" and row.details["format"] == "Float"
     assert row.details["n_evidence_pages"] == 1 and row.details["evidence_sources"] == ["Chart"]
