@@ -65,13 +65,18 @@ class ScoreDirResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _llm(cache_dir: Path) -> Any:
+def _llm(cache_dir: Path, run_dir: Path | None = None) -> Any:
+    """The gateway, knowing the model entries (servers, sampling) of the run's config."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
-    return LLMClient(cache_dir=cache_dir / "llm")
+    from evaluation.rundir import CONFIG
+    from scanrag.config.models import entries_from_file
+
+    endpoints = entries_from_file(run_dir / CONFIG) if run_dir is not None else {}
+    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints)
 
 
 def score_dir(
@@ -111,7 +116,9 @@ def score_dir(
     cache = cache_dir or run_dir / "score_cache"
     documents = DocumentSource(inputs.pdf_dirs, cache_dir=cache)
     ctx = JudgeContext(
-        llm=llm if llm is not None else _llm(cache), config=config, documents=documents
+        llm=llm if llm is not None else _llm(cache, run_dir),
+        config=config,
+        documents=documents,
     )
     lock = RunDir(run_dir)
     lock.acquire()

@@ -78,8 +78,9 @@ def _judges_from_config(run_dir: Path) -> dict[str, str]:
         data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return {}
-    judges = ((data or {}).get("models") or {}).get("judges") or {}
-    return {str(k): str(v) for k, v in judges.items()} if isinstance(judges, dict) else {}
+    from scanrag.config.models import refs_of_raw
+
+    return refs_of_raw(((data or {}).get("models") or {}).get("judges"))
 
 
 def read_run(

@@ -11,6 +11,7 @@ the entry up by it. One ref must mean one entry throughout a config.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ValidationError
@@ -120,6 +121,17 @@ def entries_from_raw(models: Any) -> dict[str, ModelEntry]:
         return named
 
 
+def entries_from_file(path: Path) -> dict[str, ModelEntry]:
+    """The model entries of a run's saved config (``{}`` when it is missing or unreadable)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return entries_from_raw(data.get("models") if isinstance(data, Mapping) else None)
+
+
 def refs_of_raw(roles: Any) -> dict[str, str]:
     """role → ref of a raw role mapping (``models.judges`` read from YAML)."""
     if not isinstance(roles, Mapping):
@@ -139,6 +151,7 @@ __all__ = [
     "ModelRef",
     "check_role_strings",
     "collect_entries",
+    "entries_from_file",
     "entries_from_raw",
     "name_entries",
     "ref_of",

@@ -50,14 +50,14 @@ def _litellm_kind(exc: BaseException) -> ErrorKind | None:
         return None
     if isinstance(exc, litellm.ContextWindowExceededError):
         return ErrorKind.OVERFLOW
+    if _NOT_A_COMPLETION in str(exc):
+        return ErrorKind.FATAL
     if isinstance(exc, tuple(getattr(litellm, n) for n in _RETRYABLE_LITELLM)):
         return ErrorKind.RETRY
     if isinstance(exc, tuple(getattr(litellm, n) for n in _UNKNOWN_MODEL_LITELLM)):
         return ErrorKind.UNKNOWN_MODEL
     if isinstance(exc, litellm.BadRequestError) and _PROVIDER_MISSING in str(exc):
         return ErrorKind.UNKNOWN_MODEL
-    if _NOT_A_COMPLETION in str(exc):
-        return ErrorKind.FATAL
     if isinstance(exc, litellm.APIError):
         status = getattr(exc, "status_code", None)
         return ErrorKind.RETRY if isinstance(status, int) and status >= 500 else ErrorKind.FATAL

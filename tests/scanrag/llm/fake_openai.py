@@ -4,8 +4,8 @@
 from a thread. Every request body and its headers are recorded. What a call gets is decided by
 a queue of *modes* (consumed one per request), then by ``default``:
 
-- ``"ok"``: a normal reply whose content comes from ``responder(body)`` (by default a minimal
-  instance of the request's JSON schema, else ``"ok"``);
+- ``"ok"``: a normal reply (after ``delay_s``) whose content comes from ``responder(body)``
+  (by default a minimal instance of the request's JSON schema, else ``"ok"``);
 - ``"rate_limit"``: HTTP 429 with ``Retry-After: <retry_after>``;
 - ``"server_error"``: HTTP 500 with an OpenAI-style error body;
 - ``"hang"``: no answer for ``hang_s`` seconds (or until the server stops), then a reply;
@@ -92,6 +92,7 @@ class FakeOpenAIServer:
         responder: Responder | None = None,
         retry_after: str = "2",
         hang_s: float = 30.0,
+        delay_s: float = 0.0,
         prefix: str = "/v1",
         model_name: str = "fake-model",
     ) -> None:
@@ -103,11 +104,14 @@ class FakeOpenAIServer:
         self.responder = responder or default_responder
         self.retry_after = retry_after
         self.hang_s = hang_s
+        self.delay_s = delay_s
         self.prefix = prefix.rstrip("/")
         self.model_name = model_name
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.arrivals: list[float] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -125,10 +129,10 @@ class FakeOpenAIServer:
         return f"http://127.0.0.1:{self.port}{self.prefix}"
 
     def start(self) -> FakeOpenAIServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 
@@ -179,6 +183,20 @@ class FakeOpenAIServer:
     def wait_or_stop(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client that timed out and hung up is expected here
+
 
 def _error_body(message: str, kind: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind, "code": None}}).encode()
@@ -224,6 +242,13 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, _error_body("request body is not JSON", "invalid_request"))
                 return
             mode = fake.next_mode(body, {k.lower(): v for k, v in self.headers.items()})
+            fake.enter()
+            try:
+                self._reply(mode, body)
+            finally:
+                fake.leave()
+
+        def _reply(self, mode: str, body: dict[str, Any]) -> None:
             if mode == "rate_limit":
                 self._send(
                     429,
@@ -241,8 +266,7 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             elif mode == "length":
                 self._send(200, fake.completion(body, '{"pages": [1, 2, 3, 4', "length"))
             else:
-                if mode == "hang":
-                    fake.wait_or_stop(fake.hang_s)
+                fake.wait_or_stop(fake.hang_s if mode == "hang" else fake.delay_s)
                 self._send(200, fake.completion(body, fake.responder(body)))
 
     return Handler
