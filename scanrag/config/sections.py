@@ -240,6 +240,9 @@ class RaySpec(StrictModel):
     num_cpus: int | None = Field(default=None, ge=1, description="CPUs for a local ray.init.")
     cpus_per_item: float = Field(default=1.0, gt=0)
     max_in_flight: int | None = Field(default=None, ge=1)
+    actor_restarts: int = Field(
+        default=3, ge=0, description="Times Ray restarts a dead retriever actor (index reloaded)."
+    )
 
 
 class LLMSpec(StrictModel):
