@@ -84,7 +84,7 @@ def test_describe_keeps_credentials_out() -> None:
         "endpoint": "gpu-box.lab:8000/v1",
         "sampling": {"temperature": 0.2, "repetition_penalty": 1.05},
         "output_mode": "json_schema",
-        "api_key_env": "VLLM_KEY",
+        "key_from_env": "VLLM_KEY",
         "header_names": ["X-Token"],
     }
     assert "SECRET_TOKEN" not in str(described) and "https" not in str(described)

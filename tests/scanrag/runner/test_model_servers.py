@@ -73,6 +73,7 @@ def _config(tmp_path: Path, reader: FakeOpenAIServer | str, judge: FakeOpenAISer
                     "model": "openai/judge-model",
                     "api_base": judge.api_base,
                     "output_mode": "json_object",
+                    "api_key_env": "JUDGE_SERVER_KEY",
                 },
             },
         },
@@ -91,6 +92,14 @@ def _config(tmp_path: Path, reader: FakeOpenAIServer | str, judge: FakeOpenAISer
 
 def _rows(run_dir: Path, name: str) -> list[dict[str, Any]]:
     return list(JsonlLog(run_dir / name).rows())
+
+
+@pytest.fixture(autouse=True)
+def _judge_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUDGE_SERVER_KEY", KEY)
+
+
+KEY = "judge-key-0123456789"
 
 
 def test_reader_and_judge_on_two_servers(tmp_path: Path, servers, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -125,6 +134,12 @@ def test_reader_and_judge_on_two_servers(tmp_path: Path, servers, capsys) -> Non
     }
     assert models["entries"]["judge-srv"]["endpoint"] == f"127.0.0.1:{judge.port}/v1"
     assert models["entries"]["judge-srv"]["output_mode"] == "json_object"
+    assert models["entries"]["judge-srv"]["key_from_env"] == "JUDGE_SERVER_KEY"
+    assert all(h["authorization"] == f"Bearer {KEY}" for h in judge.headers)
+    assert all(h["authorization"] == "Bearer not-needed" for h in reader.headers)
+    for path in result.run_dir.rglob("*"):  # the key itself is nowhere in the run folder
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace"), path
     assert "not ok" not in capsys.readouterr().err
 
 
