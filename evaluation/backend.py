@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evaluation.base import default_scorer_names
+from evaluation.base import StatsOptions, default_scorer_names
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.stage import (
     build_scorers,
@@ -85,9 +85,15 @@ class EvaluationBackend:
         )
 
     def summarize(
-        self, rows: Sequence[Mapping[str, Any]], samples: Mapping[str, Sample]
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        samples: Mapping[str, Sample],
+        params: Mapping[str, Mapping[str, Any]],
+        resamples: int,
+        seed: int,
     ) -> dict[str, Any]:
-        summary = summarize(rows, samples)
+        stats = StatsOptions(n_resamples=resamples, seed=seed)
+        summary = summarize(rows, samples, stats=stats, scorer_params=params)
         return {
             "headline": summary.flat(headline_only=True),
             "all": summary.flat(),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -356,20 +355,14 @@ def summarize(
 
 def read_rows(path: str | Path) -> list[ScoreRow]:
     """Rows of a ``scores.jsonl``; a torn (newline-less) last line is ignored."""
-    path = Path(path)
-    if not path.is_file():
-        return []
+    from scanrag.rundir import iter_jsonl
+
     rows: list[ScoreRow] = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.endswith("\n"):
-                break
-            if not line.strip():
-                continue
-            try:
-                rows.append(ScoreRow.model_validate(json.loads(line)))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not a score row: {exc}") from None
+    for number, data in iter_jsonl(path):
+        try:
+            rows.append(ScoreRow.model_validate(data))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: not a score row: {exc}") from None
     return rows
 
 

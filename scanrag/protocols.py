@@ -148,8 +148,17 @@ class ScoringBackend(Protocol):
         ...
 
     def summarize(
-        self, rows: Sequence[Mapping[str, Any]], samples: Mapping[str, Sample]
-    ) -> dict[str, Any]: ...
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        samples: Mapping[str, Sample],
+        params: Mapping[str, Mapping[str, Any]],
+        resamples: int,
+        seed: int,
+    ) -> dict[str, Any]:
+        """``{"headline": {cell: {metric: value}}, "all": {...}, "detail": <JSON summary>}``
+        with each scorer aggregated under its configured ``params`` and bootstrap intervals
+        from ``resamples`` resamples (0: none) drawn with ``seed``."""
+        ...
 
 
 class ReportWriter(Protocol):

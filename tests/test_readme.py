@@ -45,10 +45,10 @@ def test_the_two_setup_commands_are_there() -> None:
 
 
 def test_the_retriever_example_works_and_round_trips(tmp_path: Path, kit) -> None:
-    ns = _example("class KeywordRetriever")
+    ns = _example("class KeywordIndex")
     from scanrag.registry import RETRIEVERS
 
-    RETRIEVERS.register("readme_keyword")(ns["KeywordRetriever"])
+    RETRIEVERS.register("readme_keyword")(ns["KeywordIndex"])
     try:
         from retrievers.base import build_retriever
 
@@ -58,7 +58,8 @@ def test_the_retriever_example_works_and_round_trips(tmp_path: Path, kit) -> Non
         hits = retriever.search("revenue", 2)
         assert [(h.page, h.rank, h.score) for h in hits] == [(2, 1, 3.0), (1, 2, 0.0)]
         retriever.save(tmp_path / "kw")
-        again = ns["KeywordRetriever"].open(tmp_path / "kw")
+        assert retriever.manifest()["retriever"] == "keyword"
+        again = ns["KeywordIndex"].open(tmp_path / "kw")
         assert again.search("revenue", 2) == hits
     finally:
         RETRIEVERS.unregister("readme_keyword")

@@ -52,13 +52,13 @@ class ReportOptions(BaseModel):
 
 class _Writer:
     def __init__(self, out_dir: Path) -> None:
-        from scanrag.runner.manifest import Scrubber
+        from scanrag.scrub import scrub_text
 
         self.out_dir = out_dir
-        self.scrub = Scrubber().text
+        self.scrub = scrub_text
 
     def __call__(self, name: str, text: str) -> Path:
-        from scanrag.runner.store import write_atomic
+        from scanrag.rundir import write_atomic
 
         path = self.out_dir / name
         write_atomic(path, self.scrub(text))

@@ -18,7 +18,6 @@ Each function returns the file written, or ``None`` when the runs hold nothing t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -230,13 +229,14 @@ def recall_curve(group: Group) -> dict[int, float]:
 
 def stored_retrieval(run: RunData) -> dict[str, dict[int, float]]:
     """Curves from ``retrieval.json`` (``scanrag retrieve eval --json`` output), if present."""
-    path = run.path / "retrieval.json"
-    if not path.is_file():
-        return {}
+    from scanrag.rundir import RunDir, RunDirError, read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        run.warnings.append("retrieval.json is not readable JSON; ignored")
+        data = read_json(RunDir(run.path).file(RunDir.RETRIEVAL))
+    except RunDirError:
+        run.warnings.append(f"{RunDir.RETRIEVAL} is not readable JSON; ignored")
+        return {}
+    if data is None:
         return {}
     out: dict[str, dict[int, float]] = {}
     for name, entry in (data.get("retrievers") or {}).items():

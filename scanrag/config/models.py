@@ -11,7 +11,6 @@ the entry up by it. One ref must mean one entry throughout a config.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ValidationError
@@ -96,42 +95,6 @@ def collect_entries(
     }
 
 
-def entries_from_raw(models: Any) -> dict[str, ModelEntry]:
-    """The entries of a raw ``models`` section (as read from a run's YAML), leniently: what
-    does not validate is skipped (the run itself validated the config when it started)."""
-    if not isinstance(models, Mapping):
-        return {}
-    named: dict[str, ModelEntry] = {}
-    for key, raw in (models.get("entries") or {}).items():
-        try:
-            entry = ModelEntry.model_validate({**raw, "name": raw.get("name") or key})
-        except (ValidationError, TypeError, AttributeError):
-            continue
-        named[str(key)] = entry
-    uses: list[tuple[str, str | ModelEntry]] = []
-    for section in ("agents", "judges"):
-        for role, raw in (models.get(section) or {}).items():
-            try:
-                uses.append((f"models.{section}.{role}", _coerce(raw)))
-            except ValueError:
-                continue
-    try:
-        return collect_entries(named, uses)
-    except ValueError:
-        return named
-
-
-def entries_from_file(path: Path) -> dict[str, ModelEntry]:
-    """The model entries of a run's saved config (``{}`` when it is missing or unreadable)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return {}
-    return entries_from_raw(data.get("models") if isinstance(data, Mapping) else None)
-
-
 def refs_of_raw(roles: Any) -> dict[str, str]:
     """role → ref of a raw role mapping (``models.judges`` read from YAML)."""
     if not isinstance(roles, Mapping):
@@ -151,8 +114,6 @@ __all__ = [
     "ModelRef",
     "check_role_strings",
     "collect_entries",
-    "entries_from_file",
-    "entries_from_raw",
     "name_entries",
     "ref_of",
     "refs_of_raw",

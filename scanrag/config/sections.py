@@ -307,6 +307,8 @@ class ScoringSpec(StrictModel):
     enabled: bool = True
     scorers: list[str] | None = Field(default=None, description="None: the evaluation default.")
     params: dict[str, Any] = Field(default_factory=dict)
+    resamples: int = Field(default=1000, ge=0, description="Bootstrap resamples (0: none).")
+    seed: int = Field(default=0, description="Seed of the bootstrap resampling.")
 
     @field_validator("scorers")
     @classmethod

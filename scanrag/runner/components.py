@@ -6,7 +6,6 @@ and imports the heavy packages lazily, so the runner never imports the upper lay
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import shutil
@@ -19,7 +18,8 @@ from scanrag.config import DatasetSpec, ExperimentConfig, RunCell, SyntheticSpec
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Retriever, Strategy
-from scanrag.registry import RETRIEVERS, STRATEGIES
+from scanrag.registry import STRATEGIES
+from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.schemas import Document, Sample
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ def documents_for(
 
 
 def retriever_type(config: ExperimentConfig, alias: str) -> str:
-    return config.retrievers[alias].type or alias
+    return RetrieverSpecs(config.retrievers).type_of(alias)
 
 
 def build_retriever(
@@ -192,7 +192,9 @@ def build_retriever(
 ) -> Retriever:
     """Create retriever ``alias`` and index ``documents`` (each content once).
 
-    A retriever whose constructor takes ``samples`` (the oracle) receives the run's samples
+    Component entries of a composite (``hybrid``'s ``retrievers``) resolve to the config's
+    aliases first, then to registered names (``scanrag.retriever_specs``). Every constructor
+    that takes ``samples`` (the oracle, also inside a composite) receives the run's samples
     unless the config sets them. With ``index_dir``, a saved index is reused when the retriever
     can ``load`` one, and a freshly built one is saved there for the next resume.
     """
@@ -215,19 +217,7 @@ def build_retriever(
 
 
 def _create_retriever(config: ExperimentConfig, alias: str, samples: Sequence[Sample]) -> Retriever:
-    params = dict(config.retrievers[alias].params)
-    factory = RETRIEVERS.get(retriever_type(config, alias))
-    if "samples" not in params and _accepts(factory, "samples"):
-        params["samples"] = list(samples)
-    retriever: Retriever = factory(**params)
-    return retriever
-
-
-def _accepts(factory: Callable[..., Any], name: str) -> bool:
-    try:
-        return name in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
+    return RetrieverSpecs(config.retrievers).build(alias, inject={"samples": list(samples)})
 
 
 # --------------------------------------------------------------------------- strategies

@@ -8,11 +8,11 @@ runs exactly the samples the run started with.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from scanrag.config import ExperimentConfig
+from scanrag.rundir import RunDir
 from scanrag.runner.components import (
     LoadedDataset,
     SetupError,
@@ -20,9 +20,8 @@ from scanrag.runner.components import (
     ensure_synthetic,
     load_dataset_spec,
 )
-from scanrag.runner.store import RunDir, write_json
 
-DATASETS_FILE = "datasets.json"
+DATASETS_FILE = RunDir.DATASETS  # kept for one release; the name lives in RunDir
 
 
 def load_fresh(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
@@ -32,7 +31,7 @@ def load_fresh(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]
     from scanrag.datasets import write_generic
 
     write_generic([s for d in datasets for s in d.samples], run_dir.file(RunDir.SAMPLES))
-    write_json(run_dir.file(DATASETS_FILE), [describe(d) for d in datasets])
+    run_dir.write_json(RunDir.DATASETS, [describe(d) for d in datasets])
     return datasets
 
 
@@ -69,14 +68,14 @@ def _first(items: list[str], n: int) -> str:
 
 def reload(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
     """The run's datasets from its own files (a fresh load if the first session died early)."""
-    index_path = run_dir.file(DATASETS_FILE)
+    index_path = run_dir.file(RunDir.DATASETS)
     samples_path = run_dir.file(RunDir.SAMPLES)
     if not index_path.is_file() or not samples_path.is_file():
         return load_fresh(config, run_dir)
-    from scanrag.datasets import load_generic, validate_against_pdfs
+    from scanrag.datasets import validate_against_pdfs
 
-    entries = json.loads(index_path.read_text(encoding="utf-8"))
-    by_id = {s.id: s for s in load_generic(samples_path, validate=False).samples}
+    entries = run_dir.datasets()
+    by_id = {s.id: s for s in run_dir.samples()[0]}
     specs = {spec.name: spec for spec in config.datasets}
     datasets = []
     for entry in entries:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,11 +10,11 @@ from scanrag.config import ExperimentConfig, RunCell
 from scanrag.hashing import stable_hash
 from scanrag.llm.providers import describe_model
 from scanrag.protocols import Strategy
+from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import LoadedDataset, describe_strategy, retriever_type
 from scanrag.runner.datasets import describe
 from scanrag.runner.executors import RunJob
 from scanrag.runner.manifest import environment, now_iso
-from scanrag.runner.store import RunDir, RunDirError
 
 
 def _cell_entry(cell: RunCell, strategy: Strategy | None) -> dict[str, Any]:
@@ -135,11 +134,7 @@ def update_manifest(
 
 
 def _read(run_dir: RunDir) -> dict[str, Any]:
-    path = run_dir.file(RunDir.MANIFEST)
-    if not path.is_file():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RunDirError(f"{path}: unreadable manifest ({exc})") from exc
-    return data if isinstance(data, dict) else {}
+        return run_dir.manifest()
+    except RunDirError as exc:
+        raise RunDirError(f"unreadable manifest: {exc}") from exc

@@ -1,9 +1,11 @@
 """Checks that a config can start, made before its run folder is created.
 
-Strategy parameters are checked by building the strategies (cheap). Retriever parameters,
-dataset loader options and synthetic-corpus options are checked against the signatures of
-their factories without building anything (a retriever may load a model), and dataset paths
-must exist. Every problem is reported at once, each under its config key.
+Strategy parameters are checked by building the strategies (cheap). Retriever parameters
+(names, annotated types and each retriever's ``check_params`` rules, through composites and
+config aliases; see ``scanrag.retriever_specs``), dataset loader options and synthetic-corpus
+options are checked against the signatures of their factories without building anything (a
+retriever may load a model), and dataset paths must exist. Every problem is reported at once,
+each under its config key.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scanrag.config import ExperimentConfig, SyntheticSpec
-from scanrag.registry import RETRIEVERS, RegistryError, UnknownNameError
+from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.runner.components import SetupError
 
 # Arguments the runner fills in itself rather than the config.
@@ -30,16 +32,9 @@ def preflight(config: ExperimentConfig) -> None:
 
 
 def _retriever_problems(config: ExperimentConfig) -> list[str]:
-    problems = []
-    for alias, spec in config.retrievers.items():
-        key = f"retrievers.{alias}"
-        try:
-            factory = RETRIEVERS.get(spec.type or alias)
-        except (UnknownNameError, RegistryError) as exc:
-            problems.append(f"{key}: {exc}")
-            continue
-        problems += _binding(f"{key}.params", factory, spec.params)
-    return problems
+    """Every retriever alias against its real constructor, recursively through composites
+    (alias references, cycles, names, types, the retriever's own cheap rules); no model loads."""
+    return RetrieverSpecs(config.retrievers).problems(skip=sorted(INJECTED))
 
 
 def _dataset_problems(config: ExperimentConfig) -> list[str]:

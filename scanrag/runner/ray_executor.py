@@ -31,10 +31,10 @@ from scanrag.config import ExperimentConfig
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import StrategyContext
+from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import build_llm, build_retriever, build_strategies
 from scanrag.runner.executors import Gate, RunJob, Sink
 from scanrag.runner.items import WorkItem, base_trajectory, execute_item, finish
-from scanrag.runner.store import DiskFullError, disk_full_reason
 from scanrag.runner.usage import UsageTally, usage_from_json
 from scanrag.schemas import Document, PageHit, Sample, Status, Trajectory
 
@@ -141,7 +141,7 @@ def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, 
         models=dict(item.models),
         retriever=RemoteRetriever(item.retriever or "", retriever) if retriever else None,
         renderer=state.renderer,
-        checkpoint_dir=Path(shared.run_dir) / "checkpoints",
+        checkpoint_dir=Path(shared.run_dir) / RunDir.CHECKPOINTS,
         settings={**shared.settings, "run_key": item.run_key},
     )
     trajectory, tally = asyncio.run(
@@ -162,7 +162,7 @@ class RetrieverHost:
     def __init__(self, shared: Shared, alias: str) -> None:
         state = _state(shared)
         documents = [state.document(Path(p)) for p in shared.all_docs]
-        index_dir = Path(shared.run_dir) / "indexes" / alias
+        index_dir = RunDir(shared.run_dir).index_dir(alias)
         self.retriever = build_retriever(shared.config, alias, documents, shared.samples, index_dir)
 
     def ready(self) -> bool:

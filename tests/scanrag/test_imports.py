@@ -17,9 +17,9 @@ ALLOWED = {
     "scanrag": set(),
     "evaluation": {"scanrag"},
     "indexes": {"scanrag"},
-    "retrievers": {"scanrag", "indexes", "evaluation"},
-    "agents": {"scanrag", "indexes", "retrievers", "evaluation"},
-    "graphs": {"scanrag", "indexes", "retrievers", "agents", "evaluation"},
+    "retrievers": {"scanrag", "indexes"},
+    "agents": {"scanrag", "indexes", "retrievers"},
+    "graphs": {"scanrag", "indexes", "retrievers", "agents"},
 }
 
 

@@ -303,3 +303,20 @@ class FlakyScorer(ExactScorer):
         if sample.id in FLAKY:
             raise ValueError(f"scorer bug on {sample.id}")
         return super().compute(trajectory, sample, judge)
+
+
+@SCORERS.register("fake_scaled", replace=True)
+class ScaledScorer(ExactScorer):
+    """``scale`` when the answer is right, 0 otherwise: a scorer whose rows depend on a
+    parameter, so a path that drops ``scoring.params`` shows up."""
+
+    name = "fake_scaled"
+
+    def __init__(self, scale: float = 1.0) -> None:
+        self.scale = scale
+
+    def compute(
+        self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        correct = self.scale * float(trajectory.answer == sample.answer)
+        return self.new_row(trajectory, sample, metrics={"correct": correct})

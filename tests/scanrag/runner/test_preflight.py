@@ -48,3 +48,40 @@ def test_every_problem_is_listed_under_its_key_and_no_folder_is_made(tmp_path: P
 
 def test_injected_arguments_are_not_config_errors(tmp_path: Path) -> None:
     preflight(_config(tmp_path, retrievers={"oracle": {}, "hybrid": {"params": {"k_rrf": 10}}}))
+
+
+def test_retriever_typos_types_and_ranges_stop_the_run_before_its_folder(tmp_path: Path) -> None:
+    config = rf.make_config(tmp_path)
+    config["retrievers"] = {
+        "overlap": {"type": "fake_overlap"},
+        "bm25": {},
+        "bge": {"type": "dense", "params": {"model": "BAAI/bge-small-en-v1.5", "chunk_token": 200}},
+        "hybrid": {"params": {"retrievers": ["bm25", "bge", "bgee"], "k_rrf": -1, "depth": "x"}},
+        "colpali": {"params": {"model": "vidore/colpali-v1.3", "max_visual_tokens": 64}},
+    }
+    with pytest.raises(SetupError) as info:
+        start_run(config_from_dict(config), llm=rf.MODEL, log=None)
+    text = str(info.value)
+    assert "retrievers.bge.params: got an unexpected keyword argument 'chunk_token'" in text
+    assert "accepted: model, query_prefix" in text and "chunk_tokens" in text
+    assert "retrievers.hybrid.params.depth: Input should be a valid integer, got 'x'" in text
+    assert "retrievers.hybrid.params: need k_rrf > 0 and depth >= 1, got -1, 100" in text
+    assert "retrievers.hybrid.params.retrievers.2: 'bgee' is neither a retriever alias" in text
+    assert "retrievers.colpali.params: max_visual_tokens is not supported" in text
+    assert not (tmp_path / "runs").exists()
+
+
+def test_aliases_inside_a_composite_pass_and_cycles_do_not(tmp_path: Path) -> None:
+    good = {
+        "bm25": {},
+        "bge": {"type": "dense", "params": {"model": "BAAI/bge-small-en-v1.5"}},
+        "hybrid": {"params": {"retrievers": ["bm25", "bge"], "k_rrf": 60}},
+        "with_oracle": {"type": "hybrid", "params": {"retrievers": ["hybrid", "oracle"]}},
+    }
+    preflight(_config(tmp_path, retrievers=good))
+    looped = {
+        "a": {"type": "hybrid", "params": {"retrievers": ["bm25", "b"]}},
+        "b": {"type": "hybrid", "params": {"retrievers": ["a"]}},
+    }
+    with pytest.raises(SetupError, match="refer to each other in a cycle: a → b → a"):
+        preflight(_config(tmp_path, retrievers=looped))

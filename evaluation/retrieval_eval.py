@@ -1,15 +1,18 @@
-"""Evaluate registered retrievers on a dataset: build each index, run every question scoped to
-its own document, and score the rankings against the gold pages.
+"""Evaluate retrievers on a dataset: build each index, run every question scoped to its own
+document, and score the rankings against the gold pages (``evaluation.retrieval``).
 
-Used by ``scanrag retrieve eval`` and ``benchmarks/retrieval.py``. A retriever whose factory
-takes a ``samples`` argument (the oracle) receives the dataset's samples. ``hybrid`` reuses
-component retrievers already built in the same evaluation (same name, same parameters)
-instead of indexing the corpus twice; its build time then includes theirs.
+Used by ``scanrag retrieve eval`` and ``benchmarks/retrieval.py``. Retrievers are built through
+the ``RETRIEVERS`` registry: each evaluated name is an alias whose parameters are
+``params[name]`` (a ``type`` key there names the registered type; the default is the name
+itself), so a composite's components (``hybrid.retrievers=[bm25, bge]``) resolve to the
+evaluated aliases first, as in a run config. A retriever whose factory takes a ``samples``
+argument (the oracle) receives the dataset's samples. A composite reuses components already
+built in the same evaluation instead of indexing the corpus twice; its build time then
+includes theirs.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -19,10 +22,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from indexes.errors import CorruptIndexError, IndexMismatchError
-from retrievers.base import Retriever, build_retriever
+from evaluation.retrieval import evaluate_retrieval
+from scanrag.config import RetrieverSpec
 from scanrag.hashing import stable_hash
+from scanrag.protocols import Retriever
 from scanrag.registry import RETRIEVERS
+from scanrag.retriever_specs import RetrieverSpecs, accepts, component_params
 from scanrag.schemas import Document, Sample
 
 log = logging.getLogger(__name__)
@@ -62,43 +67,38 @@ class RetrievalEvaluation(BaseModel):
     )
 
 
-def _accepts(name: str, parameter: str) -> bool:
-    try:
-        return parameter in inspect.signature(RETRIEVERS.get(name)).parameters
-    except (TypeError, ValueError):
-        return False
+def alias_specs(names: Sequence[str], params: Mapping[str, Mapping[str, Any]]) -> RetrieverSpecs:
+    """The evaluated names (and any other name given parameters) as retriever aliases."""
+    aliases = {}
+    for name in [*names, *params]:
+        own = dict(params.get(name, {}))
+        kind = own.pop("type", None)
+        aliases[name] = RetrieverSpec(type=kind, params=own)
+    return RetrieverSpecs(aliases)
 
 
 def _build(
     name: str,
-    params: Mapping[str, Any],
+    specs: RetrieverSpecs,
     documents: Sequence[Document],
     samples: Sequence[Sample],
     built: Mapping[str, tuple[Retriever, float]],
     cache_dir: Path | None,
 ) -> tuple[Retriever, float, bool]:
-    params = dict(params)
-    if _accepts(name, "samples") and "samples" not in params:
-        params["samples"] = list(samples)
-    shared_s = 0.0
-    if name == "hybrid":  # reuse components built earlier in this evaluation
-        components = []
-        for c in params.get("retrievers", ["bm25", "dense"]):
-            if isinstance(c, str) and c in built:
-                components.append(built[c][0])
-                shared_s += built[c][1]
-            else:
-                components.append(c)
-        params["retrievers"] = components
+    reused = [alias for alias in specs.references(name) if alias in built]
+    inner = {a for alias in reused for a in specs.references(alias)}
+    shared_s = sum(built[alias][1] for alias in reused if alias not in inner)
     start = time.perf_counter()
-    retriever = build_retriever(name, **params)
+    retriever = specs.build(
+        name, inject={"samples": list(samples)}, built={a: r for a, (r, _) in built.items()}
+    )
     cached = False
-    folder = _cache_folder(cache_dir, name, params, documents)
+    folder = _cache_folder(cache_dir, name, specs, documents)
     if folder is not None and (folder / "manifest.json").is_file():
         try:
             retriever.load(folder, documents)  # type: ignore[attr-defined]
             cached = True
-        except (IndexMismatchError, CorruptIndexError) as exc:
+        except Exception as exc:  # a stale or damaged cache: build afresh
             log.warning("%s: cached index unusable, rebuilding: %s", name, exc)
     if not cached:
         retriever.add(documents)
@@ -108,13 +108,20 @@ def _build(
 
 
 def _cache_folder(
-    cache_dir: Path | None, name: str, params: Mapping[str, Any], documents: Sequence[Document]
+    cache_dir: Path | None, name: str, specs: RetrieverSpecs, documents: Sequence[Document]
 ) -> Path | None:
-    if cache_dir is None or name == "hybrid" or "samples" in params:
+    """Where ``name``'s index is cached: only for single indexes that can be saved and
+    opened, built from parameters alone (not composites, not the oracle's samples)."""
+    if cache_dir is None:
         return None
-    if not callable(getattr(RETRIEVERS.get(name), "open", None)):
+    factory = RETRIEVERS.get(specs.type_of(name))
+    if component_params(factory) or accepts(factory, "samples"):
+        return None
+    if not callable(getattr(factory, "open", None)):
         return None  # no save/load
-    key = stable_hash({"params": params, "docs": sorted(d.sha256 for d in documents)})
+    spec = specs.aliases[name]
+    own = {**({"type": spec.type} if spec.type else {}), **spec.params}
+    key = stable_hash({"params": own, "docs": sorted(d.sha256 for d in documents)})
     return cache_dir / "indexes" / f"{name}-{key}"
 
 
@@ -135,9 +142,8 @@ def evaluate_retrievers(
     is listed in ``failed`` with its error and the others go on. ``keep``, when given,
     receives the built retrievers.
     """
-    from evaluation.retrieval import evaluate_retrieval
-
     params = params or {}
+    specs = alias_specs(names, params)
     ks = sorted(set(ks))
     usable = [s for s in samples if s.primary_doc in documents]
     skipped = [s.id for s in samples if s.primary_doc not in documents]
@@ -155,7 +161,7 @@ def evaluate_retrievers(
     for name in names:
         own = dict(params.get(name, {}))
         try:
-            retriever, seconds, cached = _build(name, own, corpus, usable, built, cache_dir)
+            retriever, seconds, cached = _build(name, specs, corpus, usable, built, cache_dir)
             run = _query(name, retriever, usable, documents, max(ks))
         except Exception as exc:  # one broken retriever must not stop the comparison
             result.failed[name] = f"{type(exc).__name__}: {exc}"

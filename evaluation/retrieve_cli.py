@@ -3,8 +3,11 @@
     scanrag retrieve eval --dataset PATH.jsonl [--pdf-dir DIR] --retrievers bm25,dense,hybrid
                           --k 1,3,5,10 [--json] [--cache-dir DIR] [--set dense.model=NAME]
 
-Rows are read with the generic dataset loader (``id, doc, question, answer, evidence_pages``;
-other fields are ignored here). Every PDF is ingested (cached under ``--cache-dir`` when given,
+Each name in ``--retrievers`` is a registered retriever, or an alias whose registered type is
+set with ``--set NAME.type=TYPE``; ``--set`` parameters apply to that name, also where a
+composite lists it (``--set hybrid.retrievers=["bm25","bge"]``). Rows are read with the
+generic dataset loader (``id, doc, question, answer, evidence_pages``; other fields are
+ignored here). Every PDF is ingested (cached under ``--cache-dir`` when given,
 together with the built indexes), each retriever indexes all documents once, and each question
 searches its own document. The table has one row per retriever: Recall, Precision, Hit, MRR
 and nDCG at each k (values for the ks in order, separated by "/"), index build seconds and
@@ -37,7 +40,8 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME.KEY=VALUE",
-        help="retriever parameter (VALUE parsed as JSON when it can be), e.g. bm25.k1=1.2",
+        help="retriever parameter (VALUE parsed as JSON when it can be), e.g. bm25.k1=1.2; "
+        "NAME.type=TYPE makes NAME an alias of the registered retriever TYPE",
     )
     ev.add_argument("--ocr", choices=("auto", "never", "force"), default="auto")
     ev.add_argument("--limit", type=int, default=None, help="only the first N questions")
@@ -84,11 +88,11 @@ def run_eval(args: argparse.Namespace) -> int:
         settings = parse_settings(args.set)
         names = [n.strip() for n in args.retrievers.split(",") if n.strip()]
         for name in names:
-            RETRIEVERS.get(name)
+            RETRIEVERS.get(settings.get(name, {}).get("type", name))
     except (ValueError, UnknownNameError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from retrievers.evaluate import evaluate_retrievers
+    from evaluation.retrieval_eval import evaluate_retrievers
     from scanrag.datasets import DatasetError, load_generic
 
     try:

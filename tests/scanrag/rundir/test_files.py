@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scanrag.runner import store
-from scanrag.runner.store import DiskFullError, JsonlLog, RunDir, RunDirError
+from scanrag.rundir import DiskFullError, JsonlLog, RunDir, RunDirError
+from scanrag.rundir import files as store
 
 
 def test_append_and_read_rows(tmp_path: Path) -> None:
