@@ -225,7 +225,7 @@ class ModelEntry(BaseModel):
             "output_mode": output_mode or self.output_mode,
         }
         if self.api_key_env:
-            out["key_from_env"] = self.api_key_env  # a name; "api_key" keys get masked
+            out["api_key_env"] = self.api_key_env  # a name, never the key
         if self.extra_headers:
             out["header_names"] = sorted(self.extra_headers)
         if self.timeout_s is not None:

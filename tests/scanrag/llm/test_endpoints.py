@@ -84,7 +84,7 @@ def test_describe_keeps_credentials_out() -> None:
         "endpoint": "gpu-box.lab:8000/v1",
         "sampling": {"temperature": 0.2, "repetition_penalty": 1.05},
         "output_mode": "json_schema",
-        "key_from_env": "VLLM_KEY",
+        "api_key_env": "VLLM_KEY",
         "header_names": ["X-Token"],
     }
     assert "SECRET_TOKEN" not in str(described) and "https" not in str(described)
@@ -167,3 +167,36 @@ def test_entry_sampling_overrides_the_request() -> None:
     call = LLMClient(endpoints={"reader-srv": entry}).resolve(_request(max_tokens=10, seed=5))
     assert (call.model, call.temperature, call.max_tokens, call.seed) == ("openai/smol", 0.3, 99, 5)
     assert call.endpoint == entry
+
+
+def test_variable_references_survive_scrubbing_and_reload() -> None:
+    """Run folders are scrubbed by key name; a ``${VAR}`` header value is a reference, kept,
+    so the saved config still validates on resume (the variable's value is never written)."""
+    import yaml
+
+    from scanrag.config import config_from_dict
+    from scanrag.scrub import Scrubber
+
+    data = {
+        "name": "t",
+        "datasets": [{"synthetic": {"docs": 1}}],
+        "strategies": [{"name": "full_doc"}],
+        "models": {
+            "agents": {
+                "reader": {
+                    "model": "openai/smol",
+                    "api_base": SERVER,
+                    "api_key_env": "SMOL_API_KEY",
+                    "extra_headers": {"X-Team-Token": "${TEAM_TOKEN}"},
+                }
+            }
+        },
+    }
+    scrubber = Scrubber({"TEAM_TOKEN": "team-secret-value", "SMOL_API_KEY": "smol-secret-1"})
+    saved = scrubber.text(config_from_dict(data).to_yaml())
+    assert "${TEAM_TOKEN}" in saved and "SMOL_API_KEY" in saved
+    reloaded = config_from_dict(yaml.safe_load(saved))
+    (entry,) = reloaded.model_entries().values()
+    assert entry.extra_headers == {"X-Team-Token": "${TEAM_TOKEN}"}
+    assert entry.api_key_env == "SMOL_API_KEY"
+    assert scrubber.data({"X-Team-Token": "literal-token-value"}) == {"X-Team-Token": "***"}

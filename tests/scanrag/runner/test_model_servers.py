@@ -134,7 +134,7 @@ def test_reader_and_judge_on_two_servers(tmp_path: Path, servers, capsys) -> Non
     }
     assert models["entries"]["judge-srv"]["endpoint"] == f"127.0.0.1:{judge.port}/v1"
     assert models["entries"]["judge-srv"]["output_mode"] == "json_object"
-    assert models["entries"]["judge-srv"]["key_from_env"] == "JUDGE_SERVER_KEY"
+    assert models["entries"]["judge-srv"]["api_key_env"] == "JUDGE_SERVER_KEY"
     assert all(h["authorization"] == f"Bearer {KEY}" for h in judge.headers)
     assert all(h["authorization"] == "Bearer not-needed" for h in reader.headers)
     for path in result.run_dir.rglob("*"):  # the key itself is nowhere in the run folder
