@@ -6,7 +6,8 @@
 Starts ``python -m llama_cpp.server`` (llama-cpp-python's ``[server]`` extra) on 127.0.0.1
 with the embedded GGUF weights, runs the config twice without scoring — reader in process,
 then reader on the server through a model entry (``api_base``, ``extra_body.repeat_penalty``,
-``output_mode``) — and compares the raw replies item by item. Prints ``identical=n/N`` last.
+``output_mode``) — and compares the items one by one (raw reply, answer, pages, number of
+model calls). Prints ``identical=n/N`` last.
 The server's own default ``repeat_penalty`` is 1.1 and the in-process default 1.0: pass
 ``--repeat-penalty 1.1`` to see what that difference alone does.
 """
@@ -116,7 +117,8 @@ def server_entry(
 
 
 def run_replies(config_path: Path, reader: Any, workdir: Path, limit: int | None) -> dict:
-    """(run_key, sample_id) → (status, raw reply) of a run of ``config_path`` with ``reader``."""
+    """(run_key, sample_id) → (status, raw reply, answer, pages, model calls) of a run of
+    ``config_path`` with ``reader``."""
     from scanrag.runner import JsonlLog, start_run
 
     overrides = [
@@ -128,16 +130,26 @@ def run_replies(config_path: Path, reader: Any, workdir: Path, limit: int | None
     ]
     result = start_run(config_path, overrides=overrides, limit=limit, log=None)
     rows = JsonlLog(result.run_dir / "trajectories.jsonl").rows()
-    return {(r["run_key"], r["sample_id"]): (r["status"], r.get("raw_output")) for r in rows}
+    return {
+        (r["run_key"], r["sample_id"]): (
+            r["status"],
+            r.get("raw_output"),
+            r.get("answer"),
+            r.get("pages"),
+            sum(int(u.get("calls", 0)) for u in (r.get("usage") or {}).values()),
+        )
+        for r in rows
+    }
 
 
 def compare(local: dict, server: dict) -> tuple[int, int, list[str]]:
     keys = sorted(set(local) | set(server))
-    same = [k for k in keys if k in local and k in server and local[k][1] == server[k][1]]
+    same = [k for k in keys if k in local and k in server and local[k][1:] == server[k][1:]]
     lines = []
     for key in keys:
         mark = "=" if key in same else "≠"
-        here, there = local.get(key, ("missing", None)), server.get(key, ("missing", None))
+        here = local.get(key, ("missing", None, None, None, 0))
+        there = server.get(key, ("missing", None, None, None, 0))
         lines.append(f"{mark} {key[0]} {key[1]}: in-process {here[0]}, server {there[0]}")
         if key not in same:
             lines.append(f"    in-process: {str(here[1])[:160]!r}")
