@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/server_parity.py [--config configs/quickstart.yaml]
         [--model smollm2-135m] [--repeat-penalty 1.0] [--output-mode json_object] [--limit N]
+        [--set KEY.PATH=VALUE ...]
 
 Starts ``python -m llama_cpp.server`` (llama-cpp-python's ``[server]`` extra) on 127.0.0.1
 with the embedded GGUF weights, runs the config twice without scoring — reader in process,
@@ -116,7 +117,9 @@ def server_entry(
     return entry
 
 
-def run_replies(config_path: Path, reader: Any, workdir: Path, limit: int | None) -> dict:
+def run_replies(
+    config_path: Path, reader: Any, workdir: Path, limit: int | None, extra: list[str] | None = None
+) -> dict:
     """(run_key, sample_id) → (status, raw reply, answer, pages, model calls) of a run of
     ``config_path`` with ``reader``."""
     from scanrag.runner import JsonlLog, start_run
@@ -127,6 +130,7 @@ def run_replies(config_path: Path, reader: Any, workdir: Path, limit: int | None
         "runner.llm.cache=false",
         "runner.progress=false",
         "scoring.enabled=false",
+        *(extra or []),
     ]
     result = start_run(config_path, overrides=overrides, limit=limit, log=None)
     rows = JsonlLog(result.run_dir / "trajectories.jsonl").rows()
@@ -164,16 +168,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat-penalty", type=float, default=1.0)
     parser.add_argument("--output-mode", default="json_object")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="K=V")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.perf_counter()
-        local = run_replies(args.config, f"local/{args.model}", work / "local", args.limit)
+        local = run_replies(
+            args.config, f"local/{args.model}", work / "local", args.limit, args.overrides
+        )
         local_s = time.perf_counter() - started
         with llama_server(args.model) as api_base:
             entry = server_entry(api_base, args.model, args.repeat_penalty, args.output_mode)
             started = time.perf_counter()
-            server = run_replies(args.config, entry, work / "server", args.limit)
+            server = run_replies(args.config, entry, work / "server", args.limit, args.overrides)
             server_s = time.perf_counter() - started
     same, total, lines = compare(local, server)
     print("\n".join(lines))
