@@ -28,6 +28,7 @@ from agents.evidence import (
 )
 from agents.tags import canonical_text, verdict_word
 from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
+from scanrag.tasks import task_names, task_spec_or_default
 
 PARSER = "json"
 
@@ -80,23 +81,22 @@ class ReaderOutput(BaseModel):
     verdict: bool | None = None
 
 
-# Fields a task's schema lists (first) and requires (second).
+# Fields a task's schema lists (first) and requires (second) come from the task table
+# (scanrag.tasks: TaskSpec.fields / .required); unknown tasks get the QA ones.
 # The listed order is the order of the reply's fields under constrained decoding (required
 # fields first): a short answer comes before the long fact lists, so a reply cut by the token
 # limit still carries it.
-TASK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "qa": (("pages", "answer", "facts", "regions"), ("pages", "answer", "facts")),
-    "error_detection": (("issues", "pages", "facts", "answer"), ("issues", "answer")),
-    "find": (("evidence_chain", "pages", "facts", "answer"), ("evidence_chain",)),
-    "verify": (("verdict", "evidence_chain", "answer"), ("verdict",)),
-    "chain_qa": (("answer", "evidence_chain", "pages", "facts"), ("answer", "evidence_chain")),
-    "summary": (("answer", "evidence_chain"), ("answer", "evidence_chain")),
-}
+def task_fields(task: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    spec = task_spec_or_default(task)
+    return spec.fields, spec.required
+
+
+TASK_FIELDS = {name: task_fields(name) for name in task_names()}  # the table at import time
 
 
 def schema_for(task: TaskType | str) -> dict[str, Any]:
     """The JSON schema a reader must follow for ``task`` (unknown tasks get the QA one)."""
-    listed, required = TASK_FIELDS.get(task, TASK_FIELDS["qa"])
+    listed, required = task_fields(task)
     full = ReaderOutput.model_json_schema()
     properties = {name: full["properties"][name] for name in listed}
     all_defs = full.get("$defs", {})

@@ -50,7 +50,7 @@ async def run(args: argparse.Namespace) -> None:
     from scanrag.llm import LLMClient
     from scanrag.protocols import StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
-    from scanrag.synth import generate_corpus
+    from synth import generate_corpus
 
     work = Path(tempfile.mkdtemp(prefix="scanrag-bench-"))
     generate_corpus(

@@ -33,9 +33,18 @@ class EvaluationBackend:
 
     def judge_context(self, setup: JudgeSetup) -> JudgeContext:
         from evaluation.documents import DocumentSource
+        from evaluation.judge_prompts import read_prompt_files
 
-        config = JudgeConfig.from_mapping(setup.judges, concurrency=setup.concurrency)
-        documents = DocumentSource(list(setup.pdf_dirs), cache_dir=setup.cache_dir, dpi=setup.dpi)
+        prompts = read_prompt_files(dict(getattr(setup, "judge_prompts", None) or {}))
+        config = JudgeConfig.from_mapping(
+            setup.judges, concurrency=setup.concurrency, prompts=prompts
+        )
+        documents = DocumentSource(
+            list(setup.pdf_dirs),
+            cache_dir=setup.cache_dir,
+            dpi=setup.dpi,
+            allow_outside=setup.allow_outside_pdf_dir,
+        )
         return JudgeContext(llm=setup.llm, config=config, documents=documents)
 
     def pending(

@@ -31,6 +31,7 @@ from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
+from scanrag.tasks import default_scorers
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class Scorer:
     roles: ClassVar[tuple[str, ...]] = ()
     item_level: ClassVar[bool] = True
     depends_on: ClassVar[tuple[str, ...]] = ()
+    # Opt-in scorers run only when named (``--scorers``, ``scoring.scorers``), never by
+    # default: the ``<name>_official`` twins of the DocScope scorers, say.
+    opt_in: ClassVar[bool] = False
 
     def applies(self, sample: Sample) -> bool:
         return sample.task in self.tasks
@@ -125,15 +129,10 @@ def get_scorer(name: str, **params: Any) -> Scorer:
 
 
 def default_scorer_names(tasks: Iterable[str]) -> list[str]:
-    """Every registered scorer handling at least one of ``tasks``, in registry order."""
-    wanted = set(tasks)
-    names = []
-    for name in SCORERS.names():
-        factory = SCORERS.get(name)
-        handled: frozenset[str] = getattr(factory, "tasks", frozenset())
-        if wanted & set(handled):
-            names.append(name)
-    return names
+    """The default scorers of ``tasks`` in the task table (``TaskSpec.scorers``) that are
+    registered, in registry order."""
+    wanted = set(default_scorers(tasks))
+    return [name for name in SCORERS.names() if name in wanted]
 
 
 # --------------------------------------------------------------------------- aggregate helpers

@@ -42,6 +42,13 @@ def register(subparsers: Any) -> None:
         metavar="ROLE=MODEL",
         help="judge model for one role (region, fact, answer, extractor, matching, faithfulness)",
     )
+    parser.add_argument(
+        "--judge-prompt",
+        action="append",
+        default=[],
+        metavar="ROLE=FILE",
+        help="use FILE verbatim as the prompt of judge ROLE (answer, fact, region)",
+    )
     parser.add_argument("--samples", type=Path, help="samples file (default RUN_DIR/samples.jsonl)")
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
@@ -77,13 +84,13 @@ def _llm(cache_dir: Path, config: Any = None) -> Any:
     return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints)
 
 
-def parse_role_models(items: Sequence[str]) -> dict[str, str]:
-    """``ROLE=MODEL`` strings as a mapping; raises ``ValueError`` on a malformed one."""
+def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
+    """``ROLE=VALUE`` strings as a mapping; raises ``ValueError`` on a malformed one."""
     models: dict[str, str] = {}
     for item in items:
         role, sep, model = item.partition("=")
         if not sep or not role.strip() or not model.strip():
-            raise ValueError(f"expected ROLE=MODEL, got {item!r}")
+            raise ValueError(f"expected ROLE={what}, got {item!r}")
         models[role.strip()] = model.strip()
     return models
 
@@ -94,6 +101,7 @@ def score_dir(
     scorers: Sequence[str] | None = None,
     judge_model: str | None = None,
     role_models: Sequence[str] = (),
+    judge_prompts: Sequence[str] = (),
     samples_path: Path | None = None,
     pdf_dirs: Sequence[Path] = (),
     cache_dir: Path | None = None,
@@ -126,6 +134,7 @@ def score_dir(
         scorers=list(scorers) if scorers else None,
         judge_model=judge_model,
         role_models=parse_role_models(role_models),
+        judge_prompts=parse_role_models(judge_prompts, "FILE") if judge_prompts else None,
         retry_failed=retry_failed,
         concurrency=concurrency,
         samples_path=samples_path,
@@ -198,6 +207,7 @@ def handle(args: argparse.Namespace) -> int:
             scorers=scorers,
             judge_model=args.judge_model,
             role_models=args.judge_role_model,
+            judge_prompts=args.judge_prompt,
             samples_path=args.samples,
             pdf_dirs=args.pdf_dir,
             cache_dir=args.cache_dir,

@@ -105,7 +105,8 @@ def content_hash(trajectory: Trajectory, sample: Sample | None) -> str:
 
 def row_basis(content: str, scorer: Scorer, judges: JudgeConfig | None = None) -> str:
     """What a row is computed from: the item (``content``, see :func:`content_hash`), the
-    scorer with its parameters, and the judge model configured for each of its roles.
+    scorer with its parameters, the judge model configured for each of its roles and any
+    user prompt replacing a role's built-in one.
 
     Re-scoring compares it with the basis stored on the existing row, so a re-run trajectory,
     a changed gold, other scorer parameters or another judge model (a vision judge added
@@ -113,15 +114,16 @@ def row_basis(content: str, scorer: Scorer, judges: JudgeConfig | None = None) -
     """
     config = judges if judges is not None else JudgeConfig()
     params = {k: _plain(v) for k, v in vars(scorer).items() if not k.startswith("_")}
-    return stable_hash(
-        {
-            "content": content,
-            "scorer": scorer.name,
-            "params": params,
-            "judges": {role: config.model_for(role) for role in scorer.roles},
-        },
-        length=24,
-    )
+    basis: dict[str, Any] = {
+        "content": content,
+        "scorer": scorer.name,
+        "params": params,
+        "judges": {role: config.model_for(role) for role in scorer.roles},
+    }
+    prompts = {r: stable_hash(config.prompts[r]) for r in scorer.roles if r in config.prompts}
+    if prompts:  # only then, so rows scored with the built-in prompts keep their basis
+        basis["prompts"] = prompts
+    return stable_hash(basis, length=24)
 
 
 def pending_pairs(

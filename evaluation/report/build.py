@@ -115,7 +115,8 @@ def _metric_html(cell: MetricCell | None) -> str:
 
 
 def _comparison_section(data: ComparisonTable) -> str:
-    headers = ["grid cell", "strategy", *data.metrics, *(label for _, label, _ in COST_COLUMNS)]
+    titles = [data.labels.get(m, m) for m in data.metrics]
+    headers = ["grid cell", "strategy", *titles, *(label for _, label, _ in COST_COLUMNS)]
     rows = []
     for row in data.rows:
         cells = [esc(row.label), esc(row.strategy)]

@@ -25,7 +25,7 @@ ACCURACY_METRICS = (
     "sinbench.verify.overall",
     "faithfulness.attributable_rate",
 )
-MAX_METRICS = 10
+MAX_METRICS = 24  # room for the DocScope headlines of both scoring profiles side by side
 
 
 class GroupCost(BaseModel):
@@ -81,6 +81,22 @@ def headline_metrics(groups: Sequence[Group]) -> list[str]:
             if group.summary is not None:
                 names += [n for n in group.summary.metrics if n not in names]
     return names[:MAX_METRICS]
+
+
+def metric_profile(groups: Sequence[Group], name: str) -> str | None:
+    """The scoring profile behind ``<scorer>.<metric>`` (the scorer's ``profile`` table)."""
+    scorer = name.split(".", 1)[0]
+    for group in groups:
+        value = group.table(f"{scorer}.profile")
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def metric_label(groups: Sequence[Group], name: str) -> str:
+    """``name`` with its scoring profile when it has one: ``pages.f1 [paper]``."""
+    profile = metric_profile(groups, name)
+    return f"{name} [{profile}]" if profile else name
 
 
 def accuracy_metric(groups: Sequence[Group]) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluation.report.data import Group
-from evaluation.report.measures import GroupCost, group_cost, headline_metrics
+from evaluation.report.measures import GroupCost, group_cost, headline_metrics, metric_label
 from evaluation.report.significance import (
     MIN_TEST_ITEMS,
     BaselineCache,
@@ -47,6 +47,9 @@ class ComparisonRow(BaseModel):
 
 class ComparisonTable(BaseModel):
     metrics: list[str] = Field(default_factory=list)
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Column title per metric (with its scoring profile)."
+    )
     baseline: str | None = None
     n_resamples: int = 0
     rows: list[ComparisonRow] = Field(default_factory=list)
@@ -68,6 +71,7 @@ def build_table(
     cache: BaselineCache = {}
     table = ComparisonTable(
         metrics=metrics,
+        labels={name: metric_label(groups, name) for name in metrics},
         baseline=baseline.label if baseline is not None else None,
         n_resamples=n_resamples,
     )
@@ -149,7 +153,8 @@ def legend(table: ComparisonTable) -> str:
 
 
 def to_markdown(table: ComparisonTable) -> str:
-    header = ["grid cell", *table.metrics, *(label for _, label, _ in COST_COLUMNS)]
+    titles = [table.labels.get(m, m) for m in table.metrics]
+    header = ["grid cell", *titles, *(label for _, label, _ in COST_COLUMNS)]
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
 from scanrag.llm.endpoints import ModelEntry
-from scanrag.registry import SCORERS, STRATEGIES, Registry
-from scanrag.schemas import TaskType
+from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry
+from scanrag.tasks import check_task
 
 DEFAULT_MODEL = "local/qwen2.5-0.5b"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -61,17 +61,9 @@ def check_name(registry: Registry[Any], name: str) -> str:
     return name
 
 
-def _dataset_loader_names() -> list[str] | None:
-    """Names of the dataset loaders, or ``None`` when the datasets package is not available."""
-    try:
-        from scanrag.datasets.base import LOADERS
-    except ImportError:
-        return None
-    return list(LOADERS.names())
-
-
 class SyntheticSpec(StrictModel):
-    """A generated corpus (``scanrag.synth``), written under the cache dir on first use."""
+    """A generated corpus (the ``synthetic`` loader of the ``synth`` package), written under the
+    cache dir on first use."""
 
     seed: int = 0
     docs: int = Field(default=4, ge=1, le=500)
@@ -92,18 +84,30 @@ class DatasetSpec(StrictModel):
     synthetic: SyntheticSpec | None = None
     limit: int | None = Field(default=None, ge=1)
     ids: list[str] | None = None
-    tasks: list[TaskType] | None = Field(default=None, description="Keep only these task types.")
+    tasks: list[str] | None = Field(default=None, description="Keep only these task types.")
     options: dict[str, Any] = Field(default_factory=dict, description="Loader keyword arguments.")
+    allow_outside_pdf_dir: bool = Field(
+        default=False,
+        description="Let document names reach outside pdf_dir (absolute paths, ../, symlinks) "
+        "for datasets that really span folders; off, such a sample is an input error.",
+    )
 
     @field_validator("loader")
     @classmethod
     def _known_loader(cls, loader: str) -> str:
-        known = _dataset_loader_names()
-        if known is not None and loader not in known:
+        known = LOADERS.names()
+        if loader not in known:
             raise ValueError(
                 f"unknown dataset loader {loader!r}; known loaders: {', '.join(known)}"
             )
         return loader
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, tasks: list[str] | None) -> list[str] | None:
+        for task in tasks or []:
+            check_task(task)
+        return tasks
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -309,6 +313,19 @@ class ScoringSpec(StrictModel):
     params: dict[str, Any] = Field(default_factory=dict)
     resamples: int = Field(default=1000, ge=0, description="Bootstrap resamples (0: none).")
     seed: int = Field(default=0, description="Seed of the bootstrap resampling.")
+    judge_prompts: dict[str, str] = Field(
+        default_factory=dict,
+        description="Prompt files replacing a judge role's built-in prompt (role → path), "
+        "used verbatim; see docs/docscope-scoring.md.",
+    )
+
+    @field_validator("judge_prompts")
+    @classmethod
+    def _prompt_files_exist(cls, files: dict[str, str]) -> dict[str, str]:
+        missing = {role: path for role, path in files.items() if not Path(path).is_file()}
+        if missing:
+            raise ValueError(f"judge prompt files not found: {missing}")
+        return files
 
     @field_validator("scorers")
     @classmethod

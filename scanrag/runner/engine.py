@@ -24,6 +24,7 @@ from scanrag.runner.components import (
     LoadedDataset,
     build_llm,
     build_strategies,
+    document_paths,
     ingest_paths,
     mark_document_failures,
     strategy_settings,
@@ -85,6 +86,7 @@ class Runner:
         resuming: bool = False,
         retry_errors: bool = False,
         judge_llm: ChatModel | None = None,
+        datasets: list[LoadedDataset] | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -101,6 +103,7 @@ class Runner:
         self.scores = run_dir.log(RunDir.SCORES, fsync_interval_s=interval)
         self.budget = Budget(config.runner.budget.usd, config.runner.budget.tokens)
         self.datasets: list[LoadedDataset] = []
+        self.preloaded = datasets  # loaded and checked by preflight (a fresh start)
         self.job: RunJob | None = None
         self.score_pending: int | None = None
         self.session: dict[str, Any] = {
@@ -184,6 +187,8 @@ class Runner:
     def _datasets(self) -> list[LoadedDataset]:
         if self.resuming:
             datasets = run_datasets.reload(self.config, self.run_dir)
+        elif self.preloaded is not None:
+            datasets = run_datasets.freeze(self.preloaded, self.run_dir)
         else:
             datasets = run_datasets.load_fresh(self.config, self.run_dir)
         for dataset in datasets:
@@ -204,7 +209,7 @@ class Runner:
         return pending
 
     def _ingest(self, job: RunJob) -> None:
-        paths = sorted({d.pdf_dir / n for d in job.datasets.values() for n in d.doc_names()})
+        paths = document_paths(job.datasets.values())
         cache = Path(self.config.runner.cache_dir) / "documents"
         with self.progress.stage("ingest", len(paths)) as stage:
             result = ingest_paths(paths, cache, on_done=lambda _p: stage.advance())

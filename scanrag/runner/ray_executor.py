@@ -49,6 +49,7 @@ class Shared:
     settings: dict[str, Any]
     pdf_dirs: dict[str, str]
     llm: ChatModel | None = None
+    outside_ok: dict[str, bool] = field(default_factory=dict)  # allow_outside_pdf_dir
     all_docs: list[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
 
@@ -132,9 +133,15 @@ class RemoteRetriever:
 def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, dict[str, Any]]:
     """Body of the remote task: one work item → (trajectory JSON, usage per stage)."""
     state = _state(shared)
+    from scanrag.datasets import resolve_document
+
     pdf_dir = Path(shared.pdf_dirs[item.dataset])
+    outside = shared.outside_ok.get(item.dataset, False)
     sample = item.sample
-    documents = {n: state.document(pdf_dir / n) for n in (*sample.doc_ids, *sample.cited_doc_ids)}
+    documents = {
+        n: state.document(resolve_document(pdf_dir, n, allow_outside=outside))
+        for n in (*sample.doc_ids, *sample.cited_doc_ids)
+    }
     ctx = StrategyContext(
         llm=shared.llm or build_llm(shared.config),
         documents=documents,
@@ -225,6 +232,7 @@ class RayExecutor:
                 run_dir=str(job.run_dir),
                 settings=job.settings,
                 pdf_dirs={name: str(d.pdf_dir) for name, d in job.datasets.items()},
+                outside_ok={name: d.allow_outside for name, d in job.datasets.items()},
                 llm=job.llm,
                 all_docs=sorted(str(p) for p in job.documents),
                 samples=job.all_samples(),

@@ -44,6 +44,7 @@ class ScoreRequest:
     role_models: Mapping[str, str] = field(default_factory=dict)  # one role each
     retry_failed: bool = False
     concurrency: int | None = None
+    judge_prompts: Mapping[str, str] | None = None  # role → prompt file used verbatim
     samples_path: Path | None = None  # a folder without samples.jsonl
     pdf_dirs: Sequence[Path] = ()
     cache_dir: Path | None = None
@@ -59,9 +60,11 @@ class ScoringInputs:
     scorers: list[str]
     params: dict[str, dict[str, Any]]
     judges: dict[str, str]
+    judge_prompts: dict[str, str]
     concurrency: int
     cache_dir: Path
     dpi: int
+    allow_outside_pdf_dir: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -117,9 +120,15 @@ def scoring_inputs(
         scorers=list(names),
         params={k: dict(v) for k, v in params.items() if isinstance(v, Mapping)},
         judges=judge_models(config, request),
+        judge_prompts=dict(
+            request.judge_prompts
+            if request.judge_prompts is not None
+            else (recorded.judge_prompts if recorded else {})
+        ),
         concurrency=request.concurrency or (runner.concurrency if runner else BARE_CONCURRENCY),
         cache_dir=request.cache_dir or (Path(runner.cache_dir) if runner else run.path / "cache"),
         dpi=runner.render_dpi if runner else 144,
+        allow_outside_pdf_dir=any(e.get("allow_outside_pdf_dir") for e in run.datasets()),
         warnings=[*warnings, *bad],
     )
 
@@ -132,6 +141,8 @@ def _judge_context(inputs: ScoringInputs, llm: ChatModel | None, scoring: Scorin
         cache_dir=inputs.cache_dir,
         dpi=inputs.dpi,
         concurrency=inputs.concurrency,
+        judge_prompts=inputs.judge_prompts,
+        allow_outside_pdf_dir=inputs.allow_outside_pdf_dir,
     )
     return scoring.judge_context(setup)
 

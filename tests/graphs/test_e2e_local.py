@@ -28,7 +28,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sample, dict[str, 
     from indexes.bm25 import BM25Index
     from scanrag.datasets.generic import load_generic
     from scanrag.documents import ingest_pdf
-    from scanrag.synth import generate_corpus
+    from synth import generate_corpus
 
     out = tmp_path_factory.mktemp("synth")
     generate_corpus(out, seed=3, n_docs=1, min_pages=10, max_pages=10, questions_per_doc=1)

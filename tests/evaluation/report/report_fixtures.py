@@ -78,7 +78,7 @@ def make_run(root: Path, scorers: list[str] | None = None) -> Path:
     """Generate the corpus, run three strategies, score them; returns the run folder."""
     from scanrag.datasets import load_generic
     from scanrag.runner import start_run
-    from scanrag.synth import generate_corpus
+    from synth import generate_corpus
 
     corpus = generate_corpus(
         root / "corpus",
