@@ -154,7 +154,10 @@ def compare(local: dict, server: dict) -> tuple[int, int, list[str]]:
         mark = "=" if key in same else "≠"
         here = local.get(key, ("missing", None, None, None, 0))
         there = server.get(key, ("missing", None, None, None, 0))
-        lines.append(f"{mark} {key[0]} {key[1]}: in-process {here[0]}, server {there[0]}")
+        lines.append(
+            f"{mark} {key[0]} {key[1]}: in-process {here[0]}, server {there[0]}, "
+            f"answer {str(here[2])[:60]!r}"
+        )
         if key not in same:
             lines.append(f"    in-process: {str(here[1])[:160]!r}")
             lines.append(f"    server:     {str(there[1])[:160]!r}")
