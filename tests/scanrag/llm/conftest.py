@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # fake_openai, the fake OpenAI-compatible server
     sys.path.insert(0, str(HERE))
 
-from fake_openai import FakeOpenAIServer  # noqa: E402
+from fake_openai import FakeOpenAIServer, server_factory  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -83,13 +83,5 @@ def request_for() -> Callable[..., ChatRequest]:
 @pytest.fixture
 def fake_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
     """``fake_server(*modes, **kw)``: a started FakeOpenAIServer, stopped after the test."""
-    started: list[FakeOpenAIServer] = []
-
-    def make(*modes: str, **kw: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(modes, **kw).start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        server.stop()
+    with server_factory() as make:
+        yield make

@@ -20,11 +20,12 @@ releases any request still hanging, so a test never leaves a thread behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -196,6 +197,33 @@ class FakeOpenAIServer:
 class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         return  # a client that timed out and hung up is expected here
+
+
+@contextlib.contextmanager
+def server_factory() -> Iterator[Callable[..., FakeOpenAIServer]]:
+    """``make(*modes, **kw)`` starts a server; every one started is stopped on exit."""
+    started: list[FakeOpenAIServer] = []
+
+    def make(*modes: str, **kw: Any) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(modes, **kw).start()
+        started.append(server)
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in started:
+            server.stop()
+
+
+def tiny_synthetic(limit: int) -> dict[str, Any]:
+    """A config dataset: ``limit`` qa questions of one generated 10-page report."""
+    options = {"min_pages": 10, "max_pages": 10, "scan_docs": 0}
+    return {
+        "synthetic": {"seed": 0, "docs": 1, "options": options},
+        "tasks": ["qa"],
+        "limit": limit,
+    }
 
 
 def _error_body(message: str, kind: str) -> bytes:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import tiny_synthetic
 
 from scanrag.llm import ChatRequest, Message, TextPart
 from scanrag.llm.endpoints import ModelEntry
@@ -136,17 +137,7 @@ def test_a_run_with_the_reader_on_the_server(api_base: str, bench: Any, tmp_path
 
     config = {
         "name": "reader-on-llama-server",
-        "datasets": [
-            {
-                "synthetic": {
-                    "seed": 0,
-                    "docs": 1,
-                    "options": {"min_pages": 10, "max_pages": 10, "scan_docs": 0},
-                },
-                "tasks": ["qa"],
-                "limit": 1,
-            }
-        ],
+        "datasets": [tiny_synthetic(1)],
         "strategies": [
             {
                 "name": "full_doc",

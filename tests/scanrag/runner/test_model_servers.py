@@ -24,40 +24,22 @@ LLM_TESTS = Path(__file__).resolve().parents[1] / "llm"
 if str(LLM_TESTS) not in sys.path:
     sys.path.insert(0, str(LLM_TESTS))
 
-from fake_openai import PROSE, FakeOpenAIServer  # noqa: E402
+from fake_openai import PROSE, FakeOpenAIServer, server_factory, tiny_synthetic  # noqa: E402
 
 N_ITEMS = 2
 
 
 @pytest.fixture
 def servers() -> Iterator[Callable[..., FakeOpenAIServer]]:
-    started: list[FakeOpenAIServer] = []
-
-    def make(*modes: str, **kw: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(modes, **kw).start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        server.stop()
+    with server_factory() as make:
+        yield make
 
 
 def _config(tmp_path: Path, reader: FakeOpenAIServer | str, judge: FakeOpenAIServer, **runner: Any):  # type: ignore[no-untyped-def]
     reader_base = reader if isinstance(reader, str) else reader.api_base
     data = {
         "name": "two-servers",
-        "datasets": [
-            {
-                "synthetic": {
-                    "seed": 0,
-                    "docs": 1,
-                    "options": {"min_pages": 10, "max_pages": 10, "scan_docs": 0},
-                },
-                "tasks": ["qa"],
-                "limit": N_ITEMS,
-            }
-        ],
+        "datasets": [tiny_synthetic(N_ITEMS)],
         "strategies": [{"name": "full_doc", "params": {"output": "json", "max_tokens": 64}}],
         "models": {
             "agents": {"reader": "reader-srv"},
