@@ -59,6 +59,8 @@ class ReaderSpec:
 
 @dataclass
 class ReadResult:
+    """A read's parsed reply (``None`` when it failed), raw text, pages shown and error."""
+
     parsed: ParsedOutput | None
     raw: str | None
     pages: list[tuple[str, int]]
@@ -68,6 +70,8 @@ class ReadResult:
 def parse_reply(
     text: str, output: str, context: ParseContext | None, finish_reason: str | None = None
 ) -> ParsedOutput:
+    """Parse a reader reply on its output path (``json`` or the citation grammar) and note a
+    reply cut by the token limit (``finish_reason == "length"``)."""
     parsed = parse_structured(text, context) if output == "json" else parse_citations(text, context)
     return note_finish(parsed, finish_reason)
 

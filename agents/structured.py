@@ -34,6 +34,7 @@ from agents.evidence import (
 from agents.tags import canonical_text
 from scanrag.parsing import as_text, first_object, parse_verdict
 from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
+from scanrag.tasks import task_names, task_spec_or_default
 
 PARSER = "json"
 
@@ -103,24 +104,23 @@ class ReaderOutput(BaseModel):
     evidence_chain: list[AnchorOut] = _bounded(MAX_ITEMS["evidence_chain"])
 
 
-# Fields a task's schema lists (first) and requires (second).
+# Fields a task's schema lists (first) and requires (second) come from the task table
+# (scanrag.tasks: TaskSpec.fields / .required); unknown tasks get the QA ones.
 # The listed order is the order of the reply's fields under constrained decoding (required
 # fields first): the answer (or the verdict) comes before every list, so a reply cut by the
 # token limit still carries it, and a required answer is a string (``null`` would let a small
 # model skip it).
-TASK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "qa": (("answer", "pages", "facts", "regions"), ("answer", "pages", "facts")),
-    "error_detection": (("answer", "issues", "pages", "facts"), ("answer", "issues")),
-    "find": (("answer", "evidence_chain", "pages", "facts"), ("answer", "evidence_chain")),
-    "verify": (("verdict", "answer", "evidence_chain"), ("verdict",)),
-    "chain_qa": (("answer", "evidence_chain", "pages", "facts"), ("answer", "evidence_chain")),
-    "summary": (("answer", "evidence_chain"), ("answer", "evidence_chain")),
-}
+def task_fields(task: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    spec = task_spec_or_default(task)
+    return spec.fields, spec.required
+
+
+TASK_FIELDS = {name: task_fields(name) for name in task_names()}  # the table at import time
 
 
 def schema_for(task: TaskType | str) -> dict[str, Any]:
     """The JSON schema a reader must follow for ``task`` (unknown tasks get the QA one)."""
-    listed, required = TASK_FIELDS.get(task, TASK_FIELDS["qa"])
+    listed, required = task_fields(task)
     full = ReaderOutput.model_json_schema()
     properties = {name: full["properties"][name] for name in listed}
     for name, kind in (("answer", "string"), ("verdict", "boolean")):

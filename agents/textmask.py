@@ -46,14 +46,18 @@ def mask(text: str) -> str:
     return "".join(chars)
 
 
-# Words after which a period does not end a sentence.
+# Words after which a period does not end a sentence. A word with inner periods (U.S.,
+# Ph.D., e.g., U.S.A.) never ends one either, whatever its letters.
 # fmt: off
 _ABBREVIATIONS = frozenset({
     "e.g", "i.e", "etc", "fig", "figs", "eq", "eqs", "no", "nos", "vs", "al", "cf", "sec",
-    "secs", "tab", "p", "pp", "vol", "ch", "approx", "dr", "mr", "mrs", "ms", "prof", "st",
-    "inc", "ltd", "co", "jr", "sr", "resp", "ref", "refs",
+    "secs", "tab", "p", "pp", "vol", "vols", "ch", "app", "approx", "dr", "mr", "mrs", "ms",
+    "prof", "rev", "hon", "st", "inc", "ltd", "co", "corp", "bros", "llc", "jr", "sr", "resp",
+    "ref", "refs", "dept", "univ", "ed", "eds", "est", "ca", "n.d", "ph.d",
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 })
 # fmt: on
+_DOTTED_WORD = re.compile(r"(?:[a-z]\.)+[a-z]")
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
 _LINE_START = re.compile(r"\n[ \t]*(?:[-*•+][ \t]|\d+[.)][ \t]|\||#|>|<)")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
@@ -72,7 +76,7 @@ def _is_sentence_end(masked: str, match: re.Match[str]) -> bool:
     if before is None:
         return True
     word = before.group(1).lower().strip(".")
-    if word in _ABBREVIATIONS:
+    if word in _ABBREVIATIONS or _DOTTED_WORD.fullmatch(word):
         return False
     return len(word) != 1 or not word.isalpha() or not masked[dot - 1].isupper()
 

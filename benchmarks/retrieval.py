@@ -34,9 +34,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from evaluation.retrieval_eval import evaluate_retrievers  # noqa: E402
 from indexes.bm25 import BM25Index  # noqa: E402
 from indexes.dense import DenseIndex  # noqa: E402
-from retrievers.evaluate import evaluate_retrievers  # noqa: E402
 from retrievers.hybrid import HybridRetriever  # noqa: E402
 from scanrag.datasets import load_generic  # noqa: E402
 from scanrag.documents import DocumentStore  # noqa: E402

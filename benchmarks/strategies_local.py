@@ -44,13 +44,13 @@ def answer_match(predicted: str | None, gold: str | None) -> bool:
 
 
 async def run(args: argparse.Namespace) -> None:
-    from retrievers.bm25 import BM25Retriever
+    from indexes.bm25 import BM25Index
     from scanrag.datasets.generic import load_generic
     from scanrag.documents import ingest_pdf
     from scanrag.llm import LLMClient
     from scanrag.protocols import StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
-    from scanrag.synth import generate_corpus
+    from synth import generate_corpus
 
     work = Path(tempfile.mkdtemp(prefix="scanrag-bench-"))
     generate_corpus(
@@ -66,7 +66,7 @@ async def run(args: argparse.Namespace) -> None:
     samples = [s for s in dataset.samples if s.task == "qa"][: args.questions]
     names = {n for s in samples for n in s.doc_ids}
     documents = {n: ingest_pdf(dataset.pdf_dir / n) for n in names}
-    retriever = BM25Retriever()
+    retriever = BM25Index()
     retriever.add(list(documents.values()))
     client = LLMClient(max_concurrency=1)
     print(f"{len(samples)} questions, {sum(d.num_pages for d in documents.values())} pages")

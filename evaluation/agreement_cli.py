@@ -138,7 +138,9 @@ def read_score_units(
     from evaluation.schemas import ScoreRow
 
     if path.is_dir():
-        path = path / "scores.jsonl"
+        from scanrag.rundir import RunDir
+
+        path = RunDir(path).file(RunDir.SCORES)
     units: dict[str, dict[str, dict[str, Any]]] = {}
     scorers: set[str] = set()
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evaluation.base import default_scorer_names
+from evaluation.base import StatsOptions, default_scorer_names
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.stage import (
     build_scorers,
@@ -33,9 +33,18 @@ class EvaluationBackend:
 
     def judge_context(self, setup: JudgeSetup) -> JudgeContext:
         from evaluation.documents import DocumentSource
+        from evaluation.judge_prompts import read_prompt_files
 
-        config = JudgeConfig.from_mapping(setup.judges, concurrency=setup.concurrency)
-        documents = DocumentSource(list(setup.pdf_dirs), cache_dir=setup.cache_dir, dpi=setup.dpi)
+        prompts = read_prompt_files(dict(getattr(setup, "judge_prompts", None) or {}))
+        config = JudgeConfig.from_mapping(
+            setup.judges, concurrency=setup.concurrency, prompts=prompts
+        )
+        documents = DocumentSource(
+            list(setup.pdf_dirs),
+            cache_dir=setup.cache_dir,
+            dpi=setup.dpi,
+            allow_outside=setup.allow_outside_pdf_dir,
+        )
         return JudgeContext(llm=setup.llm, config=config, documents=documents)
 
     def pending(
@@ -85,9 +94,15 @@ class EvaluationBackend:
         )
 
     def summarize(
-        self, rows: Sequence[Mapping[str, Any]], samples: Mapping[str, Sample]
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        samples: Mapping[str, Sample],
+        params: Mapping[str, Mapping[str, Any]],
+        resamples: int,
+        seed: int,
     ) -> dict[str, Any]:
-        summary = summarize(rows, samples)
+        stats = StatsOptions(n_resamples=resamples, seed=seed)
+        summary = summarize(rows, samples, stats=stats, scorer_params=params)
         return {
             "headline": summary.flat(headline_only=True),
             "all": summary.flat(),

@@ -1,25 +1,22 @@
 """``scanrag score RUN_DIR``: score a run's trajectories and summarise them.
 
-Reads ``RUN_DIR/trajectories.jsonl`` and ``RUN_DIR/samples.jsonl``, scores every
-(trajectory, scorer) pair that has no row in ``RUN_DIR/scores.jsonl`` yet, appending each row
-as soon as it is done (one write + fsync per row), then writes ``summary.json`` and prints the
-metrics. Running it again scores only what is missing, so it is safe after a crash.
+Scores every (trajectory, scorer) pair of RUN_DIR without a current row, appending each row
+to ``scores.jsonl`` as soon as it is done (one write + fsync per row), then rebuilds
+``summary.json``. It takes the same path as the score stage of ``scanrag run``: scorers,
+their parameters, the judge models and the bootstrap settings come from the run's recorded
+config, and each option given here overrides one of them. Running it again scores only what
+is missing or stale, so it is safe after a crash.
 
-``summary.json``: an existing file (the run's own summary) keeps its other keys; ``metrics``
-becomes ``{run_key: {"<scorer>.<metric>": value}}`` and ``scoring`` the full
-:class:`~evaluation.schemas.Summary` (intervals, counts, tables).
-
-Judges: ``--judge-model`` sets the model of every role (default: the run config's
-``models.judges``, else the project's local model), ``--judge-role-model ROLE=MODEL`` one
-role. The local model reads no images, so without a vision model the region judge is skipped
-(rows say why) while the geometric region metrics still run.
+Judges: ``--judge-model`` sets the model of every role, ``--judge-role-model ROLE=MODEL``
+one role. The local model reads no images, so without a vision model the region judge is
+skipped (rows say why) while the geometric region metrics still run. A folder that
+``scanrag run`` did not write needs ``trajectories.jsonl`` and ``samples.jsonl`` (or
+``--samples``); its scorers default to those of the samples' tasks.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,13 +42,24 @@ def register(subparsers: Any) -> None:
         metavar="ROLE=MODEL",
         help="judge model for one role (region, fact, answer, extractor, matching, faithfulness)",
     )
+    parser.add_argument(
+        "--judge-prompt",
+        action="append",
+        default=[],
+        metavar="ROLE=FILE",
+        help="use FILE verbatim as the prompt of judge ROLE (answer, fact, region)",
+    )
     parser.add_argument("--samples", type=Path, help="samples file (default RUN_DIR/samples.jsonl)")
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
-    parser.add_argument("--concurrency", type=int, default=8, help="items scored at once")
+    parser.add_argument(
+        "--concurrency", type=int, help="items scored at once (default: the run's, else 8)"
+    )
     parser.add_argument("--retry-failed", action="store_true", help="re-score failed rows")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument(
+        "--resamples", type=int, help="bootstrap resamples, 0: none (default: the run's, else 1000)"
+    )
+    parser.add_argument("--seed", type=int, help="bootstrap seed (default: the run's, else 0)")
     parser.add_argument("--quiet", action="store_true", help="do not print the metrics table")
     parser.set_defaults(func=handle)
 
@@ -65,13 +73,26 @@ class ScoreDirResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _llm(cache_dir: Path) -> Any:
+def _llm(cache_dir: Path, config: Any = None) -> Any:
+    """The gateway, knowing the model entries (servers, sampling) of the run's config."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
-    return LLMClient(cache_dir=cache_dir / "llm")
+    endpoints = config.model_entries() if config is not None else {}
+    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints)
+
+
+def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
+    """``ROLE=VALUE`` strings as a mapping; raises ``ValueError`` on a malformed one."""
+    models: dict[str, str] = {}
+    for item in items:
+        role, sep, model = item.partition("=")
+        if not sep or not role.strip() or not model.strip():
+            raise ValueError(f"expected ROLE={what}, got {item!r}")
+        models[role.strip()] = model.strip()
+    return models
 
 
 def score_dir(
@@ -80,85 +101,73 @@ def score_dir(
     scorers: Sequence[str] | None = None,
     judge_model: str | None = None,
     role_models: Sequence[str] = (),
+    judge_prompts: Sequence[str] = (),
     samples_path: Path | None = None,
     pdf_dirs: Sequence[Path] = (),
     cache_dir: Path | None = None,
-    concurrency: int = 8,
+    concurrency: int | None = None,
     retry_failed: bool = False,
-    n_resamples: int = 1000,
-    seed: int = 0,
+    n_resamples: int | None = None,
+    seed: int | None = None,
     llm: Any = None,
 ) -> ScoreDirResult:
-    """Score ``run_dir`` as the command does; ``llm`` overrides the gateway (tests)."""
-    from evaluation.base import StatsOptions, default_scorer_names
-    from evaluation.documents import DocumentSource
-    from evaluation.judging import JudgeConfig, JudgeContext
-    from evaluation.rundir import SCORES, SUMMARY, read_run
-    from evaluation.stage import ScoringError, read_rows, score_run, summarize
-    from scanrag.runner.store import JsonlLog, RunDir, write_json
+    """Score ``run_dir`` as the command does; ``llm`` overrides the gateway (tests).
 
-    inputs = read_run(run_dir, samples_path, pdf_dirs)
-    names = list(scorers) if scorers else default_scorer_names({s.task for s in inputs.samples})
-    if judge_model is not None:
-        config = JudgeConfig.from_options(judge_model, role_models, concurrency=concurrency)
-    else:
-        config = JudgeConfig.from_mapping(inputs.judges, concurrency=concurrency)
-        config = config.model_copy(
-            update={
-                "models": {**config.models, **JudgeConfig.from_options(None, role_models).models}
-            }
-        )
-    cache = cache_dir or run_dir / "score_cache"
-    documents = DocumentSource(inputs.pdf_dirs, cache_dir=cache)
-    ctx = JudgeContext(
-        llm=llm if llm is not None else _llm(cache), config=config, documents=documents
+    The run's recorded config supplies scorers, their parameters, the judges and the
+    bootstrap settings (what ``scanrag run`` used); every argument given here overrides it.
+    This is the kernel's :func:`~scanrag.runner.scoring.score_run_dir`, the path
+    ``scanrag run`` scores through too, followed by the one writer of ``summary.json``.
+    """
+    from evaluation.schemas import Summary
+    from scanrag.config import ScoringSpec
+    from scanrag.rundir import RunDir
+    from scanrag.runner.manifest import now_iso
+    from scanrag.runner.scoring import ScoreRequest, score_run_dir
+    from scanrag.runner.summary import write_summary
+
+    run = RunDir.open(run_dir, need=(RunDir.TRAJECTORIES,))
+    config = run.experiment()
+    scoring = config.scoring if config is not None else ScoringSpec()
+    stats = {"resamples": n_resamples, "seed": seed}
+    scoring = scoring.model_copy(update={k: v for k, v in stats.items() if v is not None})
+    request = ScoreRequest(
+        scorers=list(scorers) if scorers else None,
+        judge_model=judge_model,
+        role_models=parse_role_models(role_models),
+        judge_prompts=parse_role_models(judge_prompts, "FILE") if judge_prompts else None,
+        retry_failed=retry_failed,
+        concurrency=concurrency,
+        samples_path=samples_path,
+        pdf_dirs=list(pdf_dirs),
+        cache_dir=cache_dir,
     )
-    lock = RunDir(run_dir)
-    lock.acquire()
-    log = JsonlLog(run_dir / SCORES)
-    failures: dict[Any, str] = {}
-    try:
-        log.repair()
-        existing = read_rows(run_dir / SCORES)
-        try:
-            new = asyncio.run(
-                score_run(
-                    inputs.trajectories,
-                    inputs.samples,
-                    names,
-                    ctx,
-                    existing,
-                    concurrency=concurrency,
-                    on_row=log.append,
-                    retry_failed=retry_failed,
-                )
-            )
-        except ScoringError as exc:
-            failures = exc.failures
-            new = []
-        rows = read_rows(run_dir / SCORES)
-        summary = summarize(
-            rows, inputs.samples, stats=StatsOptions(n_resamples=n_resamples, seed=seed)
+    started = now_iso()
+    with run:
+        outcome = score_run_dir(
+            run,
+            config,
+            request,
+            llm=llm,
+            make_llm=lambda: _llm(request.cache_dir or run.path / "cache", config),
         )
-        path = run_dir / SUMMARY
-        data = _existing_summary(path)
-        data["metrics"] = summary.flat()
-        data["scoring"] = summary.model_dump(mode="json")
-        write_json(path, data)
-    finally:
-        log.close()
-        lock.release()
-    return ScoreDirResult(len(new), len(rows), summary, failures, inputs.bad_lines)
-
-
-def _existing_summary(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        manifest = run.manifest()
+        if manifest:
+            session = {"command": "score", "started": started, "finished": now_iso()}
+            manifest.setdefault("sessions", []).append(session)
+            run.write_json(RunDir.MANIFEST, manifest)
+        samples = {s.id: s for s in run.samples(samples_path)[0]}
+        data = write_summary(
+            run,
+            config,
+            manifest=manifest,
+            samples=samples,
+            score_pending=outcome.pending,
+            scoring=scoring,
+        )
+    detail = data.get("scoring")
+    summary = Summary.model_validate(detail) if detail else Summary()
+    total = len(run.score_rows())
+    return ScoreDirResult(outcome.new_rows, total, summary, outcome.failures, outcome.warnings)
 
 
 def _fmt(value: float | None) -> str:
@@ -188,9 +197,8 @@ def print_summary(summary: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from evaluation.rundir import RunDirError
     from scanrag.registry import UnknownNameError
-    from scanrag.runner.store import RunDirError as LockError
+    from scanrag.rundir import RunDirError
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     try:
@@ -199,6 +207,7 @@ def handle(args: argparse.Namespace) -> int:
             scorers=scorers,
             judge_model=args.judge_model,
             role_models=args.judge_role_model,
+            judge_prompts=args.judge_prompt,
             samples_path=args.samples,
             pdf_dirs=args.pdf_dir,
             cache_dir=args.cache_dir,
@@ -207,7 +216,7 @@ def handle(args: argparse.Namespace) -> int:
             n_resamples=args.resamples,
             seed=args.seed,
         )
-    except (RunDirError, LockError, UnknownNameError, ValueError) as exc:
+    except (RunDirError, UnknownNameError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for line in result.warnings:

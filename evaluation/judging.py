@@ -52,8 +52,13 @@ class JudgeConfig(BaseModel):
     text_only_prefixes: tuple[str, ...] = TEXT_ONLY_PREFIXES
     vision_models: list[str] = Field(default_factory=list)
     concurrency: int = Field(default=8, ge=1, description="Judge calls in flight at once.")
+    prompts: dict[str, str] = Field(
+        default_factory=dict,
+        description="Prompt templates replacing a role's built-in prompt (role → template "
+        "text; see evaluation.judge_prompts).",
+    )
 
-    @field_validator("models")
+    @field_validator("models", "prompts")
     @classmethod
     def _known_roles(cls, models: dict[str, str]) -> dict[str, str]:
         unknown = sorted(set(models) - set(ROLES))
@@ -186,8 +191,10 @@ async def judge_json(
     temperature: float = 0.0,
     max_tokens: int = 1024,
     seed: int | None = 0,
+    parse_retry: bool = True,
 ) -> tuple[JudgeRecord, T | None]:
-    """Ask ``model`` for JSON matching ``schema``; one retry when the reply cannot be parsed.
+    """Ask ``model`` for JSON matching ``schema``; one retry when the reply cannot be parsed
+    (none with ``parse_retry=False``).
 
     ``check`` may raise ``ValueError`` for replies that validate but are unusable (a label
     missing for one gold id); that counts as a parse failure too. Returns the record and the
@@ -198,7 +205,7 @@ async def judge_json(
     record = JudgeRecord(role=role, model=model, prompt_hash=prompt_hash, key=key)
     conversation = list(messages)
     usage = Usage()
-    for attempt in (1, 2):
+    for attempt in (1, 2) if parse_retry else (1,):
         request = ChatRequest(
             model=model,
             messages=conversation,
@@ -297,9 +304,12 @@ class JudgeContext:
         *,
         key: str | None = None,
         check: Callable[[T], None] | None = None,
+        max_tokens: int | None = None,
+        parse_retry: bool = True,
     ) -> tuple[JudgeRecord, T | None]:
-        """:func:`judge_json` with this context's model for ``role`` and its settings;
-        a ``skipped`` record when the role has no model."""
+        """:func:`judge_json` with this context's model for ``role`` and its settings
+        (``max_tokens`` overrides the configured limit for this call); a ``skipped`` record
+        when the role has no model."""
         model = self.model_for(role)
         if model is None or self.llm is None:
             return self.skipped(role, key, prompt_hash), None
@@ -314,6 +324,7 @@ class JudgeContext:
                 key=key,
                 check=check,
                 temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
+                max_tokens=max_tokens if max_tokens is not None else self.config.max_tokens,
                 seed=self.config.seed,
+                parse_retry=parse_retry,
             )

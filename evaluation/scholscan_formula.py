@@ -22,6 +22,9 @@ from typing import Any, Self
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
 
+from scanrag.schemas.families import FAMILIES as FAMILIES  # re-exported for the scorer
+from scanrag.schemas.families import family_code
+
 
 @dataclass(frozen=True)
 class ScholScanConstants:
@@ -156,43 +159,5 @@ def score_components(
 
 # -- error families --------------------------------------------------------------------------
 
-FAMILIES: dict[str, str] = {
-    "RQD": "Research Question & Definitions",
-    "DI": "Design & Identifiability",
-    "SG": "Sampling & Generalizability",
-    "MO": "Measurement & Operationalization",
-    "DHP": "Data Handling & Preprocessing",
-    "CF": "Computation & Formulae",
-    "IC": "Inference & Conclusions",
-    "RCA": "Referential & Citation Alignment",
-    "LE": "Language & Expression",
-}
-# The official files label the families A–I in this order.
-_LETTERS = dict(zip("ABCDEFGHI", FAMILIES, strict=True))
-
-
-def _simplify(name: str) -> str:
-    return "".join(ch for ch in name.lower().replace("&", "and") if ch.isalnum())
-
-
-_BY_NAME = {_simplify(full): code for code, full in FAMILIES.items()}
-
-
-def normalize_family(value: str | None) -> str | None:
-    """Map a family code ("DHP"), letter ("E"), or full name to its code; ``None`` if unknown."""
-    if not value or not value.strip():
-        return None
-    text = value.strip()
-    upper = text.upper()
-    if upper in FAMILIES:
-        return upper
-    if len(upper) == 1 and upper in _LETTERS:
-        return _LETTERS[upper]
-    simple = _simplify(text)
-    if simple in _BY_NAME:
-        return _BY_NAME[simple]
-    if len(simple) >= 6:  # a truncated or extended full name ("Data Handling ...")
-        for name, code in _BY_NAME.items():
-            if simple.startswith(name) or name.startswith(simple):
-                return code
-    return None
+# The family table and name reading live in the kernel (scanrag.schemas.families).
+normalize_family = family_code

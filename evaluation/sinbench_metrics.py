@@ -42,11 +42,15 @@ _FIELD_RE = re.compile(
 )
 # Anchors inside running text: stricter, so "x 2" in a formula is not an anchor.
 ANCHOR_TEXT_RE = re.compile(
-    rf"<\s*x(?P<marker>\d+)\s*>|\bx(?P<bare>\d+)\b"
+    rf"<\s*x\s*(?P<marker>\d+)\s*>|\bx(?P<bare>\d+)\b"
     rf"|\b(?P<fig>fig(?:ure)?s?|image)\.?\s*(?P<fignum>s?\d+)[a-z]?\b"
     rf"|\b(?P<tab>{_TABLE_WORDS})\.?\s*(?P<tabnum>s?\d+)[a-z]?\b",
     re.I,
 )
+
+
+_FIELD_SEPARATOR = re.compile(r"\s*(?:[,;/&]|\band\b)\s*", re.I)
+_BARE_NUMBER = re.compile(r"\s*(s?\d+)[a-z]?\s*", re.I)
 
 
 def _key(kind: str, number: str) -> str:
@@ -94,15 +98,30 @@ def find_anchors(text: str) -> list[str]:
 
 
 def anchor_keys(anchor: str | None, aliases: Mapping[str, str] | None = None) -> list[str]:
-    """All keys named by one anchor field ("<x1>, <x3>" names two); empty if none."""
+    """All keys named by one anchor field, in order, without repeats; empty if none.
+
+    The field is cut at commas, semicolons, slashes, "&" and "and"; each part gives the
+    anchors written in it ("<x 2>, Table 1" names two, "<x1>, <x3>" two), and a part that is
+    only a number takes the kind of the part before it ("Tables 1 and 2": two tables).
+    """
     if anchor is None or not anchor.strip():
         return []
-    mentioned = find_anchors(anchor)
-    if len(mentioned) > 1:
-        keys = [normalize_anchor(k.replace(":", " "), aliases) for k in mentioned]
-        return list(dict.fromkeys(k for k in keys if k))
-    key = normalize_anchor(anchor, aliases)
-    return [key] if key else []
+    keys: list[str] = []
+    kind = "fig"
+    for part in _FIELD_SEPARATOR.split(anchor):
+        if not part.strip():
+            continue
+        bare = _BARE_NUMBER.fullmatch(part)
+        if bare is not None:
+            found = [_key(kind, bare.group(1))]
+        else:
+            found = find_anchors(part) or [k for k in [_field_key(part)] if k]
+        for key in found:
+            kind = key.split(":", 1)[0]
+            normalized = normalize_anchor(key.replace(":", " "), aliases)
+            if normalized:
+                keys.append(normalized)
+    return list(dict.fromkeys(keys))
 
 
 # -- metrics ---------------------------------------------------------------------------------

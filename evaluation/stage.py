@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,7 +22,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, get_scorer, status_counts
+from evaluation.base import (
+    RowGroup,
+    Scorer,
+    StatsOptions,
+    aggregate_counting_errors,
+    get_scorer,
+    item_statuses,
+    status_counts,
+)
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
 from scanrag.hashing import stable_hash
@@ -106,7 +113,8 @@ def content_hash(trajectory: Trajectory, sample: Sample | None) -> str:
 
 def row_basis(content: str, scorer: Scorer, judges: JudgeConfig | None = None) -> str:
     """What a row is computed from: the item (``content``, see :func:`content_hash`), the
-    scorer with its parameters, and the judge model configured for each of its roles.
+    scorer with its parameters, the judge model configured for each of its roles and any
+    user prompt replacing a role's built-in one.
 
     Re-scoring compares it with the basis stored on the existing row, so a re-run trajectory,
     a changed gold, other scorer parameters or another judge model (a vision judge added
@@ -114,15 +122,16 @@ def row_basis(content: str, scorer: Scorer, judges: JudgeConfig | None = None) -
     """
     config = judges if judges is not None else JudgeConfig()
     params = {k: _plain(v) for k, v in vars(scorer).items() if not k.startswith("_")}
-    return stable_hash(
-        {
-            "content": content,
-            "scorer": scorer.name,
-            "params": params,
-            "judges": {role: config.model_for(role) for role in scorer.roles},
-        },
-        length=24,
-    )
+    basis: dict[str, Any] = {
+        "content": content,
+        "scorer": scorer.name,
+        "params": params,
+        "judges": {role: config.model_for(role) for role in scorer.roles},
+    }
+    prompts = {r: stable_hash(config.prompts[r]) for r in scorer.roles if r in config.prompts}
+    if prompts:  # only then, so rows scored with the built-in prompts keep their basis
+        basis["prompts"] = prompts
+    return stable_hash(basis, length=24)
 
 
 def pending_pairs(
@@ -339,12 +348,13 @@ def summarize(
                 name: dict(sorted(status_counts(rows_.values()).items()))
                 for name, rows_ in sorted(by_scorer.items())
             },
+            item_status=item_statuses(by_scorer),
         )
         for name, scorer in scorers.items():
             scorer_rows = list(by_scorer.get(name, {}).values())
             if scorer.item_level and not scorer_rows:
                 continue
-            result = scorer.aggregate(scorer_rows, group, stats)
+            result = aggregate_counting_errors(scorer, scorer_rows, group, stats)
             out.metrics.update({f"{name}.{k}": v for k, v in result.metrics.items()})
             out.tables.update({f"{name}.{k}": v for k, v in result.tables.items()})
         summary.groups[group_name] = out
@@ -356,20 +366,14 @@ def summarize(
 
 def read_rows(path: str | Path) -> list[ScoreRow]:
     """Rows of a ``scores.jsonl``; a torn (newline-less) last line is ignored."""
-    path = Path(path)
-    if not path.is_file():
-        return []
+    from scanrag.rundir import iter_jsonl
+
     rows: list[ScoreRow] = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.endswith("\n"):
-                break
-            if not line.strip():
-                continue
-            try:
-                rows.append(ScoreRow.model_validate(json.loads(line)))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not a score row: {exc}") from None
+    for number, data in iter_jsonl(path):
+        try:
+            rows.append(ScoreRow.model_validate(data))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: not a score row: {exc}") from None
     return rows
 
 

@@ -1,7 +1,10 @@
 """The page index base: rows, scoping, deterministic ranking, manifests, save and load.
 
 A *page index* holds every page of the documents added to it, one row per page, in the order
-the documents were added. Subclasses only decide how pages are indexed and scored:
+the documents were added. An index is also a retriever (``scanrag.protocols.Retriever``): it is
+registered as one directly, its constructor's keyword arguments are the configuration
+parameters, and ``name`` (by default its ``kind``) is what manifests and trajectories record.
+Subclasses only decide how pages are indexed and scored:
 
 * ``_index(documents)`` indexes new documents (the base registers their rows afterwards, so a
   failure leaves the index unchanged);
@@ -10,7 +13,10 @@ the documents were added. Subclasses only decide how pages are indexed and score
   ``min(k, len(scope))`` candidates must come back, more is fine (the base sorts and cuts);
 * ``_save_payload`` / ``_load_payload`` write and read the kind's own files;
 * optionally ``_regions(query, rows)`` proposes regions for the final hits (multi-vector
-  indexes can attach boxes from their similarity maps) and ``model_info()`` names the model.
+  indexes can attach boxes from their similarity maps) and ``model_info()`` names the model;
+* optionally ``check_params(arguments)``: cheap rules on the constructor's arguments (ranges,
+  combinations) that need no model. The constructor calls it, and a run's preflight calls it
+  before anything is built (see ``scanrag.params``), so one place owns each rule.
 
 Ranking is deterministic: score descending, then document id, then page. Saving writes the
 payload first and ``manifest.json`` last (with a SHA-256 of every payload file), so an
@@ -23,7 +29,7 @@ import logging
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -96,9 +102,15 @@ def rank_candidates(
 
 
 class PageIndex(ABC):
-    """Base class of every page index. See the module docstring for the subclass hooks."""
+    """Base class of every page index, and so of every index-backed retriever. See the module
+    docstring for the subclass hooks.
+
+    ``exhaustive`` tells callers that a search returns ``min(k, pages in scope)`` hits.
+    """
 
     kind: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    exhaustive: ClassVar[bool] = True
     payload_errors: ClassVar[tuple[type[BaseException], ...]] = (
         OSError,
         ValueError,
@@ -108,8 +120,25 @@ class PageIndex(ABC):
         TypeError,
     )
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__ and "kind" in cls.__dict__:
+            cls.name = cls.kind
+
     def __init__(self) -> None:
         self._reset_rows()
+
+    @classmethod
+    def check_params(cls, arguments: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` (or ``TypeError``) for constructor arguments that cannot work.
+
+        ``arguments`` maps parameter names to values (a run's preflight passes every one,
+        defaults filled in; a constructor may pass only those it checks). Must not load models.
+        """
+        return None  # no rules by default
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(pages={self.page_count}, docs={len(self._doc_order)})"
 
     # -- rows -----------------------------------------------------------------------------
     def _reset_rows(self) -> None:
@@ -270,12 +299,13 @@ class PageIndex(ABC):
 
     # -- manifest, save, load ---------------------------------------------------------------
     def manifest(self) -> dict[str, Any]:
-        """The manifest of the current contents, as a plain dict."""
+        """The manifest of the current contents (``retriever`` names it), as a plain dict."""
         return self._manifest().model_dump(mode="json")
 
     def _manifest(self, files: dict[str, str] | None = None) -> IndexManifest:
         model, revision = self.model_info()
         return IndexManifest(
+            retriever=self.name or self.kind,
             schema_version=SCHEMA_VERSION,
             kind=self.kind,
             model=model,

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
 from indexes.errors import CorruptIndexError
@@ -34,9 +36,28 @@ from scanrag.schemas import Document
 TOKENS_FILE = "tokens.json.gz"
 
 
+def _tokenizer(value: TokenizerConfig | Mapping[str, Any] | None) -> TokenizerConfig:
+    if isinstance(value, TokenizerConfig):
+        return value
+    try:
+        return TokenizerConfig.model_validate(value or {})
+    except ValidationError as exc:
+        raise ValueError(f"tokenizer: {_errors_text(exc)}") from exc
+
+
+def _errors_text(exc: ValidationError) -> str:
+    errors = exc.errors()
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+
+
 class BM25Index(PageIndex):
-    """BM25 (Okapi) over page texts. ``k1``, ``b`` and ``epsilon`` are rank-bm25's parameters;
-    ``tokenizer`` is a ``TokenizerConfig`` or its fields as a dict."""
+    """The ``bm25`` retriever: BM25 (Okapi) over page texts.
+
+    ``k1`` (term-frequency saturation, > 0), ``b`` (length normalization, 0..1) and ``epsilon``
+    (floor for negative idf, as a fraction of the mean idf) are rank-bm25's parameters;
+    ``tokenizer`` is a ``TokenizerConfig`` or its fields as a dict (``lowercase``, ``pattern``,
+    ``stopwords``, ``min_length``).
+    """
 
     kind = "bm25"
 
@@ -48,17 +69,21 @@ class BM25Index(PageIndex):
         tokenizer: TokenizerConfig | dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self.check_params({"k1": k1, "b": b})
+        self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
+        self.tokenizer = _tokenizer(tokenizer)
+        self._tokens: list[list[str]] = []
+        self._bm25: Any = None
+
+    @classmethod
+    def check_params(cls, arguments: Mapping[str, Any]) -> None:
+        k1, b = arguments.get("k1", 1.5), arguments.get("b", 0.75)
         if k1 <= 0:  # k1 = 0 makes rank-bm25 divide 0 by 0 for pages without the term
             raise ValueError(f"k1 must be > 0, got {k1}")
         if not 0 <= b <= 1:
             raise ValueError(f"b must lie in [0, 1], got {b}")
-        self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
-        if isinstance(tokenizer, TokenizerConfig):
-            self.tokenizer = tokenizer
-        else:
-            self.tokenizer = TokenizerConfig.model_validate(tokenizer or {})
-        self._tokens: list[list[str]] = []
-        self._bm25: Any = None
+        if "tokenizer" in arguments:
+            _tokenizer(arguments["tokenizer"])
 
     def params(self) -> dict[str, Any]:
         return {

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from indexes.colpali_models import (
     DEFAULT_COLPALI_MODEL,
     EncodedPage,
     EncodedQuery,
+    check_model,
     load_colpali,
     resolve_family,
 )
@@ -55,13 +56,17 @@ _QUERY_CACHE = 1024
 
 
 class ColPaliIndex(PageIndex):
-    """Multi-vector page index. ``model``: a colpali-engine hub name or local directory;
-    ``family`` overrides the detected model family; ``dpi`` is the rendering resolution (the
-    processor resizes pages to its own input size afterwards); ``max_visual_tokens`` caps the
-    patches per page for Qwen-based models. ``device``, ``batch_size`` (pages per encoder
-    call), ``score_batch_pages``, ``region_threshold``, ``max_regions``, ``render_dir`` (page
-    image cache; by default a temporary folder whose images are deleted once encoded) and
-    ``renderer`` do not change what is stored.
+    """The ``colpali`` retriever: a multi-vector page index over page images.
+
+    ``model``: a colpali-engine hub name or local directory (ColPali, ColQwen2, ColQwen2.5,
+    ColSmol); ``family`` overrides the detected model family; ``dpi`` is the rendering
+    resolution (the processor resizes pages to its own input size afterwards);
+    ``max_visual_tokens`` caps the patches per page for Qwen-based models. ``device`` (CUDA by
+    default when available), ``batch_size`` (pages per encoder call), ``score_batch_pages``
+    (pages per MaxSim batch), ``region_threshold`` (0..1, higher = tighter boxes),
+    ``max_regions`` (per hit, 0 = none), ``render_dir`` (page image cache; by default a
+    temporary folder whose images are deleted once encoded) and ``renderer`` do not change
+    what is stored. Hits carry candidate regions (``element_type="colpali_patch"``).
     """
 
     kind = "colpali"
@@ -82,14 +87,15 @@ class ColPaliIndex(PageIndex):
         renderer: PageRenderer | None = None,
     ) -> None:
         super().__init__()
-        if dpi <= 0:
-            raise ValueError(f"dpi must be positive, got {dpi}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if not 0.0 <= region_threshold <= 1.0:
-            raise ValueError(f"region_threshold must lie in [0, 1], got {region_threshold}")
-        if max_regions < 0:
-            raise ValueError(f"max_regions must be >= 0, got {max_regions}")
+        self.check_params(
+            {
+                "dpi": dpi,
+                "batch_size": batch_size,
+                "score_batch_pages": score_batch_pages,
+                "region_threshold": region_threshold,
+                "max_regions": max_regions,
+            }
+        )
         self.model = model
         self.family = resolve_family(model, family).name
         self.dpi, self.max_visual_tokens = dpi, max_visual_tokens
@@ -103,6 +109,25 @@ class ColPaliIndex(PageIndex):
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._render_dir = render_dir
         self._renderer = renderer
+
+    @classmethod
+    def check_params(cls, arguments: Mapping[str, Any]) -> None:
+        """Rules that need no model: sizes, the region settings, the model family."""
+        if arguments.get("dpi", 1) <= 0:
+            raise ValueError(f"dpi must be positive, got {arguments['dpi']}")
+        for name in ("batch_size", "score_batch_pages"):
+            if arguments.get(name, 1) < 1:
+                raise ValueError(f"{name} must be >= 1, got {arguments[name]}")
+        if not 0.0 <= arguments.get("region_threshold", 0.0) <= 1.0:
+            raise ValueError(
+                f"region_threshold must lie in [0, 1], got {arguments['region_threshold']}"
+            )
+        if arguments.get("max_regions", 0) < 0:
+            raise ValueError(f"max_regions must be >= 0, got {arguments['max_regions']}")
+        if "model" in arguments:
+            check_model(
+                arguments["model"], arguments.get("family"), arguments.get("max_visual_tokens")
+            )
 
     @property
     def device(self) -> str:

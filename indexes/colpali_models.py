@@ -248,6 +248,19 @@ def _tie_unloaded_head(net: Any) -> None:
 _LOADED: dict[tuple[str, str, str, int | None], ColPaliEncoder] = {}
 
 
+def check_model(
+    model: str, family: str | None = None, max_visual_tokens: int | None = None
+) -> ModelFamily:
+    """The family of ``model``, after the checks that need no weights: a known family, a
+    local folder that exists, ``max_visual_tokens`` only where the processor takes it."""
+    fam = resolve_family(model, family)
+    if max_visual_tokens is not None and not fam.max_visual_tokens:
+        raise ValueError(f"max_visual_tokens is not supported by the {fam.name} processor")
+    if model.startswith((".", "/", "~")) and not Path(model).expanduser().is_dir():
+        raise ModelLoadError(f"ColPali model directory {model!r} does not exist")
+    return fam
+
+
 def load_colpali(
     model: str,
     family: str | None = None,
@@ -260,12 +273,9 @@ def load_colpali(
     key = (model, fam.name, device, max_visual_tokens)
     if key in _LOADED:
         return _LOADED[key]
-    if max_visual_tokens is not None and not fam.max_visual_tokens:
-        raise ValueError(f"max_visual_tokens is not supported by the {fam.name} processor")
+    check_model(model, fam.name, max_visual_tokens)
     path = Path(model).expanduser()
     local = path.is_dir()
-    if not local and model.startswith((".", "/", "~")):
-        raise ModelLoadError(f"ColPali model directory {model!r} does not exist")
     try:
         import colpali_engine.models as engine
     except ImportError as exc:

@@ -16,6 +16,7 @@ installed (see ``indexes.encoders.select_devices``); otherwise both run on the C
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,11 +30,12 @@ from indexes.encoders import (
     load_encoder,
     model_fingerprint,
     preset_for,
+    resolve_model,
     select_devices,
     token_windows,
 )
 from indexes.errors import CorruptIndexError
-from indexes.vector_store import FaissKind, VectorStore
+from indexes.vector_store import FaissKind, VectorStore, check_store_settings
 from scanrag.schemas import Document
 
 Aggregation = Literal["max", "mean", "sum"]
@@ -41,9 +43,16 @@ VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_row
 
 
 class DenseIndex(PageIndex):
-    """Dense retrieval over page texts. ``model`` is any sentence-transformers name or local
-    directory (default: the bundled all-MiniLM-L6-v2). Prefixes, pooling and normalization
-    default to the model's preset. ``device`` and ``batch_size`` only affect speed."""
+    """The ``dense`` retriever: dense retrieval over page texts.
+
+    ``model`` is any sentence-transformers name or local directory (default: the bundled
+    all-MiniLM-L6-v2, offline). ``query_prefix``, ``passage_prefix``, ``pooling``
+    (auto/mean/cls) and ``normalize`` default to the model's preset. ``faiss_index``
+    (flat/ivf/hnsw) with ``nlist``, ``nprobe``, ``hnsw_m`` and ``ef_search`` choose the FAISS
+    store; ``chunk_tokens`` (default: the encoder's window) and ``chunk_overlap`` cut long pages
+    into windows whose scores ``aggregation`` (max/mean/sum) combines per page. ``device`` and
+    ``batch_size`` only affect speed.
+    """
 
     kind = "dense"
 
@@ -67,10 +76,19 @@ class DenseIndex(PageIndex):
         batch_size: int = 32,
     ) -> None:
         super().__init__()
-        if aggregation not in ("max", "mean", "sum"):
-            raise ValueError(f"unknown aggregation {aggregation!r}; use max, mean or sum")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.check_params(
+            {
+                "aggregation": aggregation,
+                "faiss_index": faiss_index,
+                "nlist": nlist,
+                "nprobe": nprobe,
+                "hnsw_m": hnsw_m,
+                "ef_search": ef_search,
+                "batch_size": batch_size,
+                "chunk_tokens": chunk_tokens,
+                "chunk_overlap": chunk_overlap,
+            }
+        )
         preset = preset_for(model)
         self.model = model
         self.query_prefix = preset.query_prefix if query_prefix is None else query_prefix
@@ -89,6 +107,28 @@ class DenseIndex(PageIndex):
         self.store = self._new_store(self._dim())
         self._chunk_rows = np.zeros(0, dtype=np.int64)
         self._chunk_start = np.zeros(1, dtype=np.int64)
+
+    @classmethod
+    def check_params(cls, arguments: Mapping[str, Any]) -> None:
+        """Rules that need no model: sizes, choices, the chunk window, a local model folder."""
+        aggregation = arguments.get("aggregation", "max")
+        if aggregation not in ("max", "mean", "sum"):
+            raise ValueError(f"unknown aggregation {aggregation!r}; use max, mean or sum")
+        if "faiss_index" in arguments:
+            sizes = ("nlist", "nprobe", "hnsw_m", "ef_search")
+            check_store_settings(
+                arguments["faiss_index"], **{k: arguments[k] for k in sizes if k in arguments}
+            )
+        if arguments.get("batch_size", 1) < 1:
+            raise ValueError(f"batch_size must be >= 1, got {arguments['batch_size']}")
+        chunk_tokens, overlap = arguments.get("chunk_tokens"), arguments.get("chunk_overlap", 0)
+        if overlap < 0 or (chunk_tokens is not None and not 0 <= overlap < chunk_tokens):
+            raise ValueError(
+                f"chunk_overlap must lie in [0, chunk_tokens), got overlap {overlap} with "
+                f"chunk_tokens {chunk_tokens}"
+            )
+        if "model" in arguments:
+            resolve_model(arguments["model"])  # a missing local folder or bundled package
 
     # -- configuration ----------------------------------------------------------------------
     def _window(self) -> int:

@@ -50,6 +50,7 @@ class IndexedDocument(BaseModel):
 class IndexManifest(BaseModel):
     """What ``manifest.json`` records about a saved index."""
 
+    retriever: str | None = Field(default=None, description="The retriever name (None: older).")
     schema_version: int
     kind: str
     model: str | None = None

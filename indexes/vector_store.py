@@ -21,6 +21,15 @@ FaissKind = Literal["flat", "ivf", "hnsw"]
 GPU_MAX_K = 2048  # FAISS GPU search limit on k
 
 
+def check_store_settings(kind: object, **sizes: object) -> None:
+    """``ValueError`` unless ``kind`` is a known FAISS kind and every size an integer >= 1."""
+    if kind not in ("flat", "ivf", "hnsw"):
+        raise ValueError(f"unknown faiss index kind {kind!r}; use flat, ivf or hnsw")
+    for name, value in sizes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
 class VectorStore:
     """Chunk vectors (float32, one row per chunk) with a FAISS index over them."""
 
@@ -35,17 +44,9 @@ class VectorStore:
         use_gpu: bool = False,
         gpu_device: int = 0,
     ) -> None:
-        if kind not in ("flat", "ivf", "hnsw"):
-            raise ValueError(f"unknown faiss index kind {kind!r}; use flat, ivf or hnsw")
-        for name, value in (
-            ("dim", dim),
-            ("nlist", nlist),
-            ("nprobe", nprobe),
-            ("hnsw_m", hnsw_m),
-            ("ef_search", ef_search),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        check_store_settings(
+            kind, dim=dim, nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search
+        )
         if gpu_device < 0:
             raise ValueError(f"gpu_device must be >= 0, got {gpu_device}")
         self.gpu_device = gpu_device

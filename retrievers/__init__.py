@@ -1,1 +1,2 @@
-"""Retrievers: the ``Retriever`` protocol, built-ins and the plugin registry."""
+"""Retrievers: the search contract, the name-based factory and the composites (``hybrid``,
+``oracle``). Index-backed retrievers are the index classes of ``indexes/`` themselves."""

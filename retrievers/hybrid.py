@@ -19,7 +19,8 @@ from typing import Any, Self
 
 from indexes.base import check_search_args
 from indexes.errors import CorruptIndexError, IndexMismatchError
-from retrievers.base import Retriever, build_retriever
+from scanrag.protocols import Retriever
+from scanrag.retriever_specs import component_entry, create_retriever
 from scanrag.schemas import Document, PageHit
 
 Component = str | Mapping[str, Any] | Retriever
@@ -53,13 +54,15 @@ class HybridRetriever:
     """Reciprocal rank fusion of ``retrievers``.
 
     ``retrievers`` holds registered names (``"bm25"``), ``{"name": ..., **params}`` mappings or
-    retriever instances; ``weights`` one non-negative weight per component (default all 1);
-    ``k_rrf`` the RRF constant; ``depth`` how many hits each component contributes (at least
-    ``k`` are always requested).
+    retriever instances (in a config also aliases: see ``scanrag.retriever_specs``);
+    ``weights`` one non-negative weight per component (default all 1); ``k_rrf`` the RRF
+    constant; ``depth`` how many hits each component contributes (at least ``k`` are always
+    requested).
     """
 
     name = "hybrid"
     exhaustive = True
+    component_params = ("retrievers",)
 
     def __init__(
         self,
@@ -68,6 +71,21 @@ class HybridRetriever:
         k_rrf: float = 60.0,
         depth: int = 100,
     ) -> None:
+        self.check_params(
+            {"retrievers": retrievers, "weights": weights, "k_rrf": k_rrf, "depth": depth}
+        )
+        self.components: list[Retriever] = [_build(c) for c in retrievers]
+        # The fused list covers min(k, scope) pages when any component does (the oracle,
+        # which returns only gold pages, does not).
+        self.exhaustive = any(getattr(c, "exhaustive", True) for c in self.components)
+        self.weights = [float(w) for w in weights or [1.0] * len(retrievers)]
+        self.k_rrf, self.depth = float(k_rrf), int(depth)
+
+    @staticmethod
+    def check_params(arguments: Mapping[str, Any]) -> None:
+        """The fusion settings: components, one weight per component, ``k_rrf``, ``depth``."""
+        retrievers = arguments.get("retrievers", ("bm25", "dense"))
+        weights = arguments.get("weights")
         if not retrievers:
             raise ValueError("hybrid needs at least one component retriever")
         if weights is None:
@@ -76,14 +94,9 @@ class HybridRetriever:
             raise ValueError(f"{len(weights)} weights given for {len(retrievers)} retrievers")
         if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
             raise ValueError(f"weights must be >= 0 and not all 0, got {list(weights)}")
+        k_rrf, depth = arguments.get("k_rrf", 60.0), arguments.get("depth", 100)
         if k_rrf <= 0 or depth < 1:
             raise ValueError(f"need k_rrf > 0 and depth >= 1, got {k_rrf}, {depth}")
-        self.components: list[Retriever] = [_build(c) for c in retrievers]
-        # The fused list covers min(k, scope) pages when any component does (the oracle,
-        # which returns only gold pages, does not).
-        self.exhaustive = any(getattr(c, "exhaustive", True) for c in self.components)
-        self.weights = [float(w) for w in weights]
-        self.k_rrf, self.depth = float(k_rrf), int(depth)
 
     def add(self, documents: Sequence[Document]) -> None:
         for component in self.components:
@@ -154,12 +167,9 @@ class HybridRetriever:
 
 def _build(component: Component) -> Retriever:
     if isinstance(component, str):
-        return build_retriever(component)
+        return create_retriever(component)
     if isinstance(component, Mapping):
-        params = dict(component)
-        if "name" not in params:
-            raise ValueError(f"a component mapping needs a 'name' key, got {sorted(params)}")
-        return build_retriever(params.pop("name"), **params)
+        return create_retriever(*component_entry(component))
     if isinstance(component, Retriever):
         return component
     raise TypeError(f"cannot use {component!r} as a hybrid component")

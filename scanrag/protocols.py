@@ -97,7 +97,9 @@ class ScoringFailedError(RuntimeError):
 class JudgeSetup:
     """What the scoring stage needs to build its judges: model names per judge role
     (``default`` plus roles), the model client, where the PDFs are, the render cache and DPI,
-    and how many judge calls may run at once."""
+    how many judge calls may run at once, prompt files replacing a role's built-in judge
+    prompt (role → path, ``scoring.judge_prompts``), and whether a dataset of the run allows
+    documents outside its PDF folder (``allow_outside_pdf_dir``)."""
 
     judges: Mapping[str, str]
     llm: ChatModel | None
@@ -105,6 +107,8 @@ class JudgeSetup:
     cache_dir: Path
     dpi: int
     concurrency: int
+    judge_prompts: Mapping[str, str] = field(default_factory=dict)
+    allow_outside_pdf_dir: bool = False
 
 
 @runtime_checkable
@@ -148,8 +152,17 @@ class ScoringBackend(Protocol):
         ...
 
     def summarize(
-        self, rows: Sequence[Mapping[str, Any]], samples: Mapping[str, Sample]
-    ) -> dict[str, Any]: ...
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        samples: Mapping[str, Sample],
+        params: Mapping[str, Mapping[str, Any]],
+        resamples: int,
+        seed: int,
+    ) -> dict[str, Any]:
+        """``{"headline": {cell: {metric: value}}, "all": {...}, "detail": <JSON summary>}``
+        with each scorer aggregated under its configured ``params`` and bootstrap intervals
+        from ``resamples`` resamples (0: none) drawn with ``seed``."""
+        ...
 
 
 class ReportWriter(Protocol):

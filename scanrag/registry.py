@@ -1,4 +1,5 @@
-"""Named extension points: retrievers, strategies, scorers, CLI commands, stage backends.
+"""Named extension points: retrievers, strategies, scorers, dataset loaders, task types, CLI
+commands and stage backends.
 
 Each ``Registry`` maps names to factories. Factories arrive three ways, all lazy:
 
@@ -37,7 +38,8 @@ class RegistryError(RuntimeError):
     """A registered factory could not be loaded."""
 
 
-def _import_target(target: str) -> Any:
+def import_target(target: str) -> Any:
+    """The object named by ``"package.module:attr"`` (``attr`` may be dotted), imported now."""
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
     obj: Any = module
@@ -109,7 +111,7 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.kind, name, self.names())
         target = self._lazy[name]
         try:
-            factory = _import_target(target)
+            factory = import_target(target)
         except Exception as exc:
             raise RegistryError(f"{self.kind} {name!r}: cannot load {target}: {exc}") from exc
         self._factories[name] = factory
@@ -126,6 +128,12 @@ RETRIEVERS: Registry[Any] = Registry("retriever", "scanrag.retrievers")
 STRATEGIES: Registry[Any] = Registry("strategy", "scanrag.strategies")
 SCORERS: Registry[Any] = Registry("scorer", "scanrag.scorers")
 COMMANDS: Registry[Any] = Registry("command", "scanrag.commands")
+# Dataset loaders: ``loader(path, pdf_dir=None, *, validate=True, **options) -> Dataset``
+# (``scanrag.datasets.load_dataset`` looks one up by name).
+LOADERS: Registry[Any] = Registry("dataset loader", "scanrag.loaders")
+# Task types: each entry is a ``scanrag.tasks.TaskSpec`` (reader prompt, output fields, default
+# scorers); ``scanrag.tasks.task_spec(name)`` reads one.
+TASKS: Registry[Any] = Registry("task type", "scanrag.tasks")
 # Stages the runner delegates to upper packages: ``scoring`` (a ``ScoringBackend``) and
 # ``report`` (a ``ReportWriter``), so the kernel never imports ``evaluation`` itself.
 BACKENDS: Registry[Any] = Registry("backend", "scanrag.backends")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +37,48 @@ def mmlb_dir(shared_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def formats_dir(shared_dir: Path) -> Path:
     return shared_dir / "data" / "formats"
+
+
+# --------------------------------------------------------------------------- datasets and loaders
+# Small PDFs made with PyMuPDF and a JSONL writer (tests/scanrag/datasets, tests/loaders).
+
+
+def make_pdf(path: Path, pages: int) -> Path:
+    import pymupdf
+
+    doc = pymupdf.open()
+    for number in range(pages):
+        page = doc.new_page(width=300, height=400)
+        page.insert_text((40, 60), f"Page body {number + 1}", fontsize=11)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+@pytest.fixture
+def pdf_factory() -> Callable[[Path, int], Path]:
+    """``make(path, pages)`` writes a small PDF with that many pages."""
+    return make_pdf
+
+
+@pytest.fixture
+def pdf_dir(tmp_path: Path) -> Path:
+    """``pdfs/`` with ``a.pdf`` (5 pages) and ``b.pdf`` (3 pages)."""
+    folder = tmp_path / "pdfs"
+    make_pdf(folder / "a.pdf", 5)
+    make_pdf(folder / "b.pdf", 3)
+    return folder
+
+
+@pytest.fixture
+def write_jsonl(tmp_path: Path) -> Callable[[list[Any], str], Path]:
+    """Write rows (dicts are JSON-encoded, strings written verbatim) to ``tmp_path/name``."""
+
+    def write(rows: list[Any], name: str = "questions.jsonl") -> Path:
+        path = tmp_path / name
+        lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    return write

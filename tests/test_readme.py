@@ -45,10 +45,10 @@ def test_the_two_setup_commands_are_there() -> None:
 
 
 def test_the_retriever_example_works_and_round_trips(tmp_path: Path, kit) -> None:
-    ns = _example("class KeywordRetriever")
+    ns = _example("class KeywordIndex")
     from scanrag.registry import RETRIEVERS
 
-    RETRIEVERS.register("readme_keyword")(ns["KeywordRetriever"])
+    RETRIEVERS.register("readme_keyword")(ns["KeywordIndex"])
     try:
         from retrievers.base import build_retriever
 
@@ -58,7 +58,8 @@ def test_the_retriever_example_works_and_round_trips(tmp_path: Path, kit) -> Non
         hits = retriever.search("revenue", 2)
         assert [(h.page, h.rank, h.score) for h in hits] == [(2, 1, 3.0), (1, 2, 0.0)]
         retriever.save(tmp_path / "kw")
-        again = ns["KeywordRetriever"].open(tmp_path / "kw")
+        assert retriever.manifest()["retriever"] == "keyword"
+        again = ns["KeywordIndex"].open(tmp_path / "kw")
         assert again.search("revenue", 2) == hits
     finally:
         RETRIEVERS.unregister("readme_keyword")
@@ -106,3 +107,30 @@ def test_every_listed_command_exists() -> None:
 
     listed = set(re.findall(r"\| `scanrag (\w+)", TEXT))
     assert listed and listed <= set(COMMANDS.names())
+
+
+def test_the_loader_example_loads_a_csv_file(tmp_path: Path) -> None:
+    import pymupdf
+
+    ns = _example("def load_csv_qa")
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    doc = pymupdf.open()
+    for _ in range(3):
+        doc.new_page()
+    doc.save(pdfs / "a.pdf")
+    lines = [
+        "pdf,question,answer,page,kind",
+        "a.pdf,What is on page two?,x,2,Report",
+        "a.pdf,And page nine?,y,9,Report",
+        "../a.pdf,Outside?,z,1,Report",
+        ",No document?,z,1,Report",
+    ]
+    (tmp_path / "questions.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    dataset = ns["load_csv_qa"](tmp_path)
+    assert [s.gold_pages for s in dataset.samples] == [[2]]
+    assert dataset.samples[0].id.startswith("csv-qa/")
+    assert dataset.samples[0].metadata["doc_type"] == "Report"
+    reasons = [d.reason for d in dataset.report.dropped]
+    assert "page 9 outside 1..3" in reasons[0] and "outside the PDF folder" in reasons[1]
+    assert "needs a pdf" in reasons[2]

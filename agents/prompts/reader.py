@@ -10,11 +10,13 @@ from __future__ import annotations
 from functools import cache
 
 from agents.prompts.base import Prompt, module_hash
-from agents.structured import TASK_FIELDS, schema_for, schema_sketch
+from agents.structured import schema_for, schema_sketch
+from scanrag.registry import import_target
 from scanrag.schemas import UNANSWERABLE
+from scanrag.tasks import task_names, task_spec_or_default
 
 OUTPUTS = ("citations", "json")
-TASKS = tuple(TASK_FIELDS)
+TASKS = tuple(task_names())  # the task table (scanrag.tasks) at import time
 
 ROLE = """You read pages of a document and answer from what those pages show, nothing else.
 Every page opens with a marker line such as "=== Page 12 (printed: 10) === [id X]"; the text
@@ -124,9 +126,14 @@ def output_rules(output: str, task: str) -> str:
 
 
 def task_rules(output: str, task: str) -> str:
+    """The task's instructions: its task-table entry names them (``TaskSpec.prompt``): a key of
+    the built-in tables below, or ``"module:attr"`` naming a mapping ``{output: text}``."""
     _check(output)
+    prompt = task_spec_or_default(task).prompt
+    if ":" in prompt:
+        return str(import_target(prompt)[output])
     table = _TASK_CITATIONS if output == "citations" else _TASK_JSON
-    return table.get(task, table["qa"])
+    return table.get(prompt, table["qa"])
 
 
 @cache
@@ -137,7 +144,7 @@ def reader_prompt(output: str = "citations", task: str = "qa", source: str = "pa
     (agentic answer step, scan reduce step).
     """
     _check(output)
-    task = task if task in TASKS else "qa"
+    task = task_spec_or_default(task).name
     parts = [SOURCES[source], output_rules(output, task), task_rules(output, task)]
     name = f"reader.{output}.{task}" + ("" if source == "pages" else f".{source}")
     return Prompt(name=name, system="\n\n".join(parts), user=USER)

@@ -10,6 +10,7 @@ from functools import cache
 
 from agents.prompts.base import Prompt, module_hash
 from agents.prompts.reader import OUTPUTS, ROLE, TASKS, USER, output_rules, task_rules
+from scanrag.tasks import task_spec_or_default
 
 NOTHING = "NOTHING"
 
@@ -28,10 +29,11 @@ if nothing here helps, return empty lists. ({NOTHING} is not needed in JSON.)"""
 
 @cache
 def map_prompt(output: str = "citations", task: str = "qa") -> Prompt:
-    task = task if task in TASKS else "qa"
-    intro = _MAP_ISSUES if task == "error_detection" else _MAP_NOTES
+    spec = task_spec_or_default(task)
+    task = spec.name
+    intro = _MAP_ISSUES if spec.reports_issues else _MAP_NOTES
     parts = [ROLE, intro, output_rules(output, task)]
-    if task == "error_detection" or output == "json":
+    if spec.reports_issues or output == "json":
         parts.append(task_rules(output, task))
     if output == "json":
         parts.append(_MAP_JSON_TAIL)

@@ -7,6 +7,11 @@ Answerable gold: an empty answer or an "Unanswerable" answer is wrong and an ans
 the gold one (case, spacing and outer punctuation aside) is right, both without a judge call;
 otherwise the judge decides whether a and a* mean the same given q. A judge failure leaves
 the item out of the accuracy (counted as excluded), never counted wrong.
+
+``profile: official`` (``answer`` only) follows DocScope's released scorer instead: the judge
+is always called, with the whole reply when there is no answer tag
+(:mod:`evaluation.docscope.official_answer`). A user prompt file for the ``answer`` role
+(:mod:`evaluation.judge_prompts`) replaces the built-in prompt under either profile.
 """
 
 from __future__ import annotations
@@ -19,8 +24,16 @@ from pydantic import BaseModel, field_validator
 from evaluation.base import PureScorer, RowGroup, Scorer, StatsOptions, mean_metric, split_rows
 from evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
 from evaluation.docscope.common import answer_text
+from evaluation.docscope.official_answer import aggregate_answer, answer_messages, score_answer
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
 from evaluation.judging import JudgeContext
-from evaluation.prompts import docscope_answer as prompt
 from evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory
@@ -71,12 +84,23 @@ class AnswerScorer(Scorer):
 
     name = "answer"
     roles = (ROLE,)
+    profile: Profile = PAPER
+
+    def __init__(self, profile: Profile = PAPER) -> None:
+        apply_profile(self, profile)
 
     async def score(
         self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
     ) -> ScoreRow:
+        if self.profile == OFFICIAL:
+            return await score_answer(self, trajectory, sample, judge)
         predicted = answer_text(trajectory)
-        details = {"answerable": sample.answerable, "predicted": predicted, "gold": sample.answer}
+        details = {
+            "profile": PAPER,
+            "answerable": sample.answerable,
+            "predicted": predicted,
+            "gold": sample.answer,
+        }
         if not sample.answerable:
             ok = says_unanswerable(predicted)
             return self._done(trajectory, sample, ok, "unanswerable_rule", details)
@@ -91,10 +115,8 @@ class AnswerScorer(Scorer):
         if judge is None or judge.model_for(ROLE) is None:
             reason = judge.why_not(ROLE) if judge is not None else "no judge context"
             return self.skip(trajectory, sample, reason, details=details)
-        messages = prompt.build_messages(
-            question=sample.question, gold=sample.answer, answer=predicted
-        )
-        record, parsed = await judge.judge(ROLE, messages, AnswerJudgment, prompt.PROMPT_HASH)
+        messages, prompt_hash = answer_messages(judge, sample.question, sample.answer, predicted)
+        record, parsed = await judge.judge(ROLE, messages, AnswerJudgment, prompt_hash)
         row = self.new_row(trajectory, sample, details=details | {"method": "judge"})
         row.add_judge(record)
         if parsed is None:
@@ -119,7 +141,15 @@ class AnswerScorer(Scorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        return accuracy_aggregate(rows, stats)
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: accuracy_aggregate(kept, stats),
+            lambda kept: aggregate_answer(kept, stats),
+        )
+
+
+AnswerOfficialScorer = official_twin(AnswerScorer, "answer_official")
 
 
 class AnswerRulesScorer(PureScorer):

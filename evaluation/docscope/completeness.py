@@ -4,25 +4,42 @@ For every answerable item whose answer is correct (the ``answer`` judge row, or 
 ``answer_rules`` row when there is no usable judge row), three checks:
 
 * P: page recall is complete (every gold page is in P) — from the ``pages`` row;
-* B: every gold region of the item is labelled covered (strict) — from the ``region`` row.
-  Regions on gold pages missing from P were never judged and count as not covered;
-* F: every gold fact of the item is consistent — from the ``fact`` row, same convention.
+* B: every gold region on the correctly retrieved pages P̂ is labelled covered (strict) —
+  from the ``region`` row;
+* F: every gold fact on P̂ is consistent — from the ``fact`` row.
 
-The six buckets reported are P✓B✓F✓ (complete), P✗B✗F✗, P✗B✓F✓, P✓B✗F✗, P✓B✗F✓ and P✓B✓F✗;
-the two combinations outside them (P✗B✓F✗, P✗B✗F✓) are counted under ``other`` rather than
-folded into a named bucket. An item lacking any of the three rows in usable form (no gold
-regions or facts, a skipped region judge, a failed or partial judgment) is excluded and
-counted. A second variant, ``geometric``, takes B from ``region_geometry`` instead
-(GT-recall ≥ its threshold for every gold box), so completeness exists without a vision
-judge.
+B and F follow the paper's inter-stage decoupling: they judge what was found, on P̂, so an
+item that missed a gold page but grounded everything on the pages it found is P✗B✓F✓. With
+P̂ empty nothing was grounded: B✗ and F✗. The six buckets are the columns of the paper's
+table (P✓B✓F✓ = complete, P✗B✗F✗, P✗B✓F✓, P✓B✗F✗, P✓B✗F✓, P✓B✓F✗) and, as there, every
+counted item falls in one of them: an item with P✗ that is not B✓F✓ is counted under P✗B✗F✗
+(the table has no P✗B✓F✗ or P✗B✗F✓ column). ``combinations`` keeps all eight (P, B, F)
+combinations unfolded. An item lacking any of the three rows in usable form (no gold regions
+or facts, a skipped region judge, a failed or partial judgment) is excluded and counted;
+unanswerable items are outside the analysis. A second variant, ``geometric``, takes B from
+``region_geometry`` instead (GT-recall ≥ its threshold for every gold box on P̂), so
+completeness exists without a vision judge.
+
+``profile`` picks the rows: ``paper`` (default) reads rows scored with the paper profile,
+``official`` those scored with the official one (from ``pages`` or ``pages_official`` and so
+on; the answer then comes from the official answer judge only). ``completeness_official``
+is the same scorer with the official profile fixed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric
+from evaluation.docscope.profiles import (
+    OFFICIAL_SUFFIX,
+    PAPER,
+    Profile,
+    apply_profile,
+    official_twin,
+    stage_rows,
+)
 from evaluation.schemas import AggregateResult, ScoreRow
 
 BUCKETS: dict[tuple[bool, bool, bool], str] = {
@@ -33,14 +50,18 @@ BUCKETS: dict[tuple[bool, bool, bool], str] = {
     (True, False, True): "p_ok_b_fail_f_ok",
     (True, True, False): "p_ok_b_ok_f_fail",
 }
-OTHER = "other"
+OTHER = "other"  # kept for readers of old summaries; no item lands here any more
+_STAGES = ("pages", "region", "region_geometry", "fact", "answer")
 
 
-def answer_correct(group: RowGroup) -> dict[str, bool]:
-    """Correctness per sample: the answer judge where usable, else the rule matcher."""
+def answer_correct(group: RowGroup, profile: str = PAPER) -> dict[str, bool]:
+    """Correctness per sample: the answer judge where usable, else (paper profile) the rule
+    matcher."""
     out: dict[str, bool] = {}
-    for scorer in ("answer_rules", "answer"):  # the judge overrides the rules
-        for sample_id, row in group.rows(scorer).items():
+    sources = [group.rows("answer_rules")] if profile == PAPER else []
+    sources.append(stage_rows(group, "answer", profile))
+    for rows in sources:  # the judge overrides the rules
+        for sample_id, row in rows.items():
             value = row.metrics.get("correct")
             if row.status == "ok" and value is not None:
                 out[sample_id] = value >= 1.0
@@ -56,42 +77,62 @@ def page_check(row: ScoreRow | None) -> bool | None:
     return None if row is None else row.counts.get("fn", 1) == 0
 
 
-def region_check(row: ScoreRow | None) -> bool | None:
+def _all_of_judged(row: ScoreRow | None, total: str, judged: str, good: str) -> bool | None:
+    """``None`` without a usable row or without gold; else whether something on P̂ was
+    judged and all of it was good."""
     row = _ok(row)
-    if row is None or not row.counts.get("gold_all"):
+    if row is None or not row.counts.get(total):
         return None
-    return row.counts.get("covered", 0) >= row.counts["gold_all"]
+    n = row.counts.get(judged, 0)
+    return n > 0 and row.counts.get(good, 0) >= n
+
+
+def region_check(row: ScoreRow | None) -> bool | None:
+    """Every gold box judged on P̂ is covered (strict)."""
+    return _all_of_judged(row, "gold_all", "gold", "covered")
 
 
 def geometric_check(row: ScoreRow | None) -> bool | None:
-    row = _ok(row)
-    if row is None or not row.counts.get("gold_all"):
-        return None
-    needed = row.counts["gold_all"] - row.counts.get("degenerate", 0)
-    return row.counts.get("covered_geo", 0) >= needed
+    """Every (non-degenerate) gold box on P̂ reaches the GT-recall threshold."""
+    return _all_of_judged(row, "gold_all", "gold", "covered_geo")
 
 
 def fact_check(row: ScoreRow | None) -> bool | None:
-    row = _ok(row)
-    if row is None or not row.counts.get("facts_all"):
-        return None
-    return row.counts.get("consistent", 0) >= row.counts["facts_all"]
+    """Every gold fact judged on P̂ is consistent."""
+    return _all_of_judged(row, "facts_all", "facts", "consistent")
 
 
 def bucket_of(p: bool, b: bool, f: bool) -> str:
-    return BUCKETS.get((p, b, f), OTHER)
+    """The paper-table bucket of (P, B, F): P✗ items other than P✗B✓F✓ count as P✗B✗F✗."""
+    return BUCKETS.get((p, b, f), BUCKETS[(False, False, False)])
+
+
+def combination(p: bool, b: bool, f: bool) -> str:
+    return "".join(f"{k}{'✓' if v else '✗'}" for k, v in zip("PBF", (p, b, f), strict=True))
 
 
 class CompletenessScorer(Scorer):
     name = "completeness"
     item_level = False
-    depends_on = ("pages", "region", "region_geometry", "fact", "answer", "answer_rules")
+    depends_on: ClassVar[tuple[str, ...]] = (
+        "pages",
+        "region",
+        "region_geometry",
+        "fact",
+        "answer",
+        "answer_rules",
+    )
+    profile: Profile = PAPER
+
+    def __init__(self, profile: Profile = PAPER) -> None:
+        apply_profile(self, profile)
 
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        correct = answer_correct(group)
+        correct = answer_correct(group, self.profile)
         result = AggregateResult()
+        result.tables["profile"] = self.profile
         result.tables["answer_correct"] = sum(correct.values())
         variants = {
             "judge": ("region", region_check),
@@ -106,21 +147,20 @@ class CompletenessScorer(Scorer):
             )
         return result
 
-    @staticmethod
     def _variant(
-        group: RowGroup, correct: dict[str, bool], region_scorer: str, check: Any
+        self, group: RowGroup, correct: dict[str, bool], region_scorer: str, check: Any
     ) -> tuple[dict[str, Any], list[float]]:
-        pages, regions, facts = group.rows("pages"), group.rows(region_scorer), group.rows("fact")
-        counts = dict.fromkeys([*BUCKETS.values(), OTHER], 0)
+        pages = stage_rows(group, "pages", self.profile)
+        regions = stage_rows(group, region_scorer, self.profile)
+        facts = stage_rows(group, "fact", self.profile)
+        counts = dict.fromkeys(BUCKETS.values(), 0)
+        combos: dict[str, int] = {}
         complete: list[float] = []
         excluded = 0
         for sample_id, ok in sorted(correct.items()):
-            if not ok:
-                continue
-            page_row = pages.get(sample_id)
-            if page_row is not None and page_row.status == "skipped":
+            if not ok or not _answerable(group, sample_id, pages.get(sample_id)):
                 continue  # unanswerable (or no gold pages): outside this analysis
-            p = page_check(page_row)
+            p = page_check(pages.get(sample_id))
             b = check(regions.get(sample_id))
             f = fact_check(facts.get(sample_id))
             if p is None or b is None or f is None:
@@ -128,11 +168,28 @@ class CompletenessScorer(Scorer):
                 continue
             name = bucket_of(p, b, f)
             counts[name] += 1
+            combos[combination(p, b, f)] = combos.get(combination(p, b, f), 0) + 1
             complete.append(1.0 if name == "complete" else 0.0)
         n = len(complete)
         table = {
             "n": n,
             "excluded": excluded,
             "buckets": {k: {"count": v, "rate": v / n if n else None} for k, v in counts.items()},
+            "combinations": dict(sorted(combos.items())),
         }
         return table, complete
+
+
+def _answerable(group: RowGroup, sample_id: str, page_row: ScoreRow | None) -> bool:
+    sample = group.samples.get(sample_id)
+    if sample is not None:
+        return bool(sample.answerable and sample.gold_pages)
+    if page_row is None:
+        return True
+    if page_row.status == "skipped":
+        return False
+    return page_row.details.get("answerable", True) is not False
+
+
+CompletenessOfficialScorer = official_twin(CompletenessScorer, "completeness_official")
+CompletenessOfficialScorer.depends_on = tuple(stage + OFFICIAL_SUFFIX for stage in _STAGES)

@@ -7,7 +7,10 @@ labels every gold fact of that page consistent / not_consistent. A page with no 
 unit labels all its gold facts not_consistent without a call (nothing on that page was
 cited, so nothing can support them). Gold facts on pages outside P̂ are not counted
 (inter-stage decoupling). Consistency = Σ consistent / Σ gold facts judged, pooled over
-items; pages whose judgment failed are excluded and counted.
+items; pages whose judgment failed are excluded and counted. ``profile: official`` scores
+DocScope's released population and policy instead (the judge reads the whole reply;
+:mod:`evaluation.docscope.official_fact`); a user prompt file for the ``fact`` role
+(:mod:`evaluation.judge_prompts`) replaces the built-in prompt under either profile.
 """
 
 from __future__ import annotations
@@ -26,6 +29,16 @@ from evaluation.docscope.common import (
     evidence_units,
     gold_facts_by_page,
 )
+from evaluation.docscope.official_fact import aggregate_fact, score_fact
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
+from evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from evaluation.judging import JudgeContext
 from evaluation.prompts import docscope_fact as prompt
 from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
@@ -73,13 +86,36 @@ class _PageOutcome(BaseModel):
     record: JudgeRecord | None = None
 
 
+def _custom_messages(
+    template: str, sample: Sample, page: int, facts: list[Fact], units: list[str]
+) -> list[Any]:
+    """A user prompt file under the paper profile: ``model_raw`` holds the cited units."""
+    siblings = [f.text for f in sample.gold_facts if f.page != page]
+    fields = {
+        "question": sample.question,
+        "gt_page": page,
+        "gold_facts_block": "\n".join(
+            f"id={prompt.fact_id(i)} :: {f.text}" for i, f in enumerate(facts)
+        ),
+        "sibling_facts": "; ".join(siblings) if siblings else "(none)",
+        "model_raw": "\n".join(units),
+    }
+    return custom_messages(template, fields)
+
+
 class FactScorer(Scorer):
     name = "fact"
     roles = (ROLE,)
+    profile: Profile = PAPER
+
+    def __init__(self, profile: Profile = PAPER) -> None:
+        apply_profile(self, profile)
 
     async def score(
         self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
     ) -> ScoreRow:
+        if self.profile == OFFICIAL:
+            return await score_fact(self, trajectory, sample, judge)
         if not sample.answerable:
             return self.skip(trajectory, sample, "unanswerable question: no fact metric")
         scope = doc_scope(trajectory, sample, judge)
@@ -107,15 +143,21 @@ class FactScorer(Scorer):
         units = evidence_units(trajectory, page, scope)
         if not units:
             return _PageOutcome(page=page, status="ok", labels=["not_consistent"] * len(facts))
-        messages = prompt.build_messages(
-            question=sample.question, page=page, facts=[f.text for f in facts], units=units
-        )
+        template = custom_template(ctx, ROLE)
+        if template is None:
+            messages = prompt.build_messages(
+                question=sample.question, page=page, facts=[f.text for f in facts], units=units
+            )
+            prompt_hash = prompt.PROMPT_HASH
+        else:
+            messages = _custom_messages(template, sample, page, facts, units)
+            prompt_hash = template_hash(template)
 
         def complete(judgment: FactJudgment) -> None:
             fact_labels(judgment, len(facts))
 
         record, parsed = await ctx.judge(
-            ROLE, messages, FactJudgment, prompt.PROMPT_HASH, key=f"page={page}", check=complete
+            ROLE, messages, FactJudgment, prompt_hash, key=f"page={page}", check=complete
         )
         if parsed is None:
             return _PageOutcome(page=page, status=record.status, units=len(units), record=record)
@@ -169,7 +211,7 @@ class FactScorer(Scorer):
             "pages_no_citation": sum(1 for o in outcomes if o.status == "ok" and not o.units),
             "pages_failed": len(failed),
         }
-        row.details = {"pages": pages, "units": units}
+        row.details = {"profile": PAPER, "pages": pages, "units": units}
         if failed:
             row.status = "partial" if len(failed) < len(outcomes) else failed[0].status  # type: ignore[assignment]
             row.reason = f"{len(failed)} of {len(outcomes)} pages excluded (judge failed)"
@@ -180,6 +222,15 @@ class FactScorer(Scorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: self._paper(kept, stats),
+            lambda kept: aggregate_fact(kept, stats),
+        )
+
+    @staticmethod
+    def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)
         facts = count_column(usable, "facts")
         metrics = {
@@ -201,3 +252,6 @@ class FactScorer(Scorer):
                 "partial_items": sum(1 for r in usable if r.status == "partial"),
             },
         )
+
+
+FactOfficialScorer = official_twin(FactScorer, "fact_official")

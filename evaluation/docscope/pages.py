@@ -4,7 +4,8 @@ Per item: TP = |P ∩ P*|, FP = |P − P*|, FN = |P* − P|. The headline is mic
 (P = ΣTP / Σ(TP+FP), R = ΣTP / Σ(TP+FN), F1 = 2PR/(P+R) = 2ΣTP / (2ΣTP+ΣFP+ΣFN)); macro
 averages the per-item values, where an item that predicts no page has precision 0.
 An answerable item without gold pages is skipped (there is nothing to localize), and so is
-every unanswerable item.
+every unanswerable item. ``profile: official`` scores DocScope's released population and
+edge cases instead (:mod:`evaluation.docscope.official_pages`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ from evaluation.base import (
     statistic_metric,
 )
 from evaluation.docscope.common import predicted_pages
+from evaluation.docscope.official_pages import aggregate_pages, score_pages
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
 from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
@@ -47,10 +57,16 @@ def prf(tp: float, fp: float, fn: float) -> tuple[float | None, float | None, fl
 
 class PagesScorer(PureScorer):
     name = "pages"
+    profile: Profile = PAPER
+
+    def __init__(self, profile: Profile = PAPER) -> None:
+        apply_profile(self, profile)
 
     def compute(
         self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
     ) -> ScoreRow:
+        if self.profile == OFFICIAL:
+            return score_pages(self, trajectory, sample)
         if not sample.answerable:
             return self.skip(trajectory, sample, "unanswerable question: no page metric")
         if not sample.gold_pages:
@@ -70,6 +86,7 @@ class PagesScorer(PureScorer):
             },
             counts={"tp": tp, "fp": fp, "fn": fn},
             details={
+                "profile": PAPER,
                 "predicted": sorted(predicted),
                 "gold": sorted(gold),
                 "correct": sorted(predicted & gold),
@@ -79,6 +96,15 @@ class PagesScorer(PureScorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: self._paper(kept, stats),
+            lambda kept: aggregate_pages(kept, stats),
+        )
+
+    @staticmethod
+    def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)
         tp, fp, fn = (count_column(usable, k) for k in ("tp", "fp", "fn"))
 
@@ -108,4 +134,7 @@ class PagesScorer(PureScorer):
         )
 
 
-__all__ = ["PagesScorer", "f1", "page_counts", "prf"]
+PagesOfficialScorer = official_twin(PagesScorer, "pages_official")
+
+
+__all__ = ["PagesOfficialScorer", "PagesScorer", "f1", "page_counts", "prf"]

@@ -16,6 +16,9 @@ scored). Without a vision-capable judge
 model the item is ``skipped``; :mod:`evaluation.docscope.region_geometry` still scores it.
 Each judged gold box is listed in ``details["units"]`` as ``page<p>/gold<i>`` (0-based index
 on the page) with its label and geometric scores, for judge-agreement studies.
+``profile: official`` scores DocScope's released population and policies instead
+(:mod:`evaluation.docscope.official_region`); a user prompt file for the ``region`` role
+(:mod:`evaluation.judge_prompts`) replaces the built-in prompt under either profile.
 """
 
 from __future__ import annotations
@@ -47,6 +50,15 @@ from evaluation.docscope.common import (
 )
 from evaluation.docscope.geometry import gold_vs_union
 from evaluation.docscope.overlay import cached_overlay
+from evaluation.docscope.profiles import (
+    OFFICIAL,
+    PAPER,
+    Profile,
+    aggregate_by_profile,
+    apply_profile,
+    official_twin,
+)
+from evaluation.judge_prompts import custom_template
 from evaluation.judging import JudgeContext
 from evaluation.prompts import docscope_region as prompt
 from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
@@ -148,10 +160,18 @@ class _PageOutcome(BaseModel):
 class RegionScorer(Scorer):
     name = "region"
     roles = (ROLE,)
+    profile: Profile = PAPER
+
+    def __init__(self, profile: Profile = PAPER) -> None:
+        apply_profile(self, profile)
 
     async def score(
         self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
     ) -> ScoreRow:
+        if self.profile == OFFICIAL:
+            from evaluation.docscope.official_region import score_region
+
+            return await score_region(self, trajectory, sample, judge)
         if not sample.answerable:
             return self.skip(trajectory, sample, "unanswerable question: no region metric")
         scope = doc_scope(trajectory, sample, judge)
@@ -205,20 +225,30 @@ class RegionScorer(Scorer):
             return _PageOutcome(
                 page=page, status="render_failed", n_pred=pred.n_pred, record=record
             )
-        messages = prompt.build_messages(
-            image=image,
-            question=sample.question,
-            answer=sample.answer,
-            page=page,
-            gold=gold,
-            predicted=[b.as_list() for b in pred.valid],
+        predicted = [b.as_list() for b in pred.valid]
+        messages, prompt_hash = (
+            prompt.build_messages(
+                image=image,
+                question=sample.question,
+                answer=sample.answer,
+                page=page,
+                gold=gold,
+                predicted=predicted,
+            ),
+            prompt.PROMPT_HASH,
         )
+        if custom_template(ctx, ROLE) is not None:
+            from evaluation.docscope.official_region import custom_region_messages
+
+            messages, prompt_hash = custom_region_messages(
+                ctx, sample, page, gold, predicted, image
+            )
 
         def complete(judgment: RegionJudgment) -> None:
             labels_from(judgment, len(gold))  # raises ValueError when a gold id is missing
 
         record, parsed = await ctx.judge(
-            ROLE, messages, RegionJudgment, prompt.PROMPT_HASH, key=key, check=complete
+            ROLE, messages, RegionJudgment, prompt_hash, key=key, check=complete
         )
         if parsed is None:
             return _PageOutcome(page=page, status=record.status, n_pred=pred.n_pred, record=record)
@@ -297,7 +327,7 @@ class RegionScorer(Scorer):
             "pages_no_gold": sum(1 for o in outcomes if o.no_gold),
             "pages_failed": len(failed),
         }
-        row.details = {"pages": pages_info, "units": units}
+        row.details = {"profile": PAPER, "pages": pages_info, "units": units}
         if failed:
             judged = [o for o in outcomes if not o.no_gold]
             row.status = "partial" if len(failed) < len(judged) else failed[0].status  # type: ignore[assignment]
@@ -309,6 +339,17 @@ class RegionScorer(Scorer):
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
+        from evaluation.docscope.official_region import aggregate_region
+
+        return aggregate_by_profile(
+            rows,
+            self.profile,
+            lambda kept: self._paper(kept, stats),
+            lambda kept: aggregate_region(kept, stats),
+        )
+
+    @staticmethod
+    def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)
         names = ("gold", "n_pred", "covered", "imprecise", "hit_strict_capped")
         cols = {k: count_column(usable, k) for k in (*names, "hit_lenient_capped")}
@@ -346,3 +387,6 @@ class RegionScorer(Scorer):
             "partial_items": sum(1 for r in usable if r.status == "partial"),
         }
         return AggregateResult(metrics=metrics, tables=tables)
+
+
+RegionOfficialScorer = official_twin(RegionScorer, "region_official")

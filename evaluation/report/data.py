@@ -12,7 +12,6 @@ summaries), never when ``evaluation.report`` is imported.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,26 +75,14 @@ class RunData:
         return {k: dict(v) for k, v in params.items() if isinstance(v, dict)}
 
 
-def _json_file(path: Path, warnings: list[str]) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        warnings.append(f"{path.name} is not readable JSON ({exc}); ignored")
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _yaml_file(path: Path, warnings: list[str]) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    import yaml
+def _read(what: str, read: Any, warnings: list[str]) -> dict[str, Any]:
+    """One file of the run through its typed reader; an unreadable one is a warning."""
+    from scanrag.rundir import RunDirError
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        warnings.append(f"{path.name} is not readable YAML ({exc}); ignored")
+        data = read()
+    except RunDirError as exc:
+        warnings.append(f"{what} is not readable ({exc}); ignored")
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -121,36 +108,41 @@ def _summaries(run: RunData, rows: list[ScoreRow], groups: set[str]) -> dict[str
 
 def load_run(path: str | Path) -> RunData:
     """Read one run directory; raises :class:`ReportError` when it has no trajectories."""
-    from evaluation.rundir import RunDirError, read_run
-    from evaluation.stage import latest_rows, latest_trajectories, read_rows
+    from evaluation.stage import latest_rows, latest_trajectories
+    from scanrag.rundir import RunDir, RunDirError
 
     run_dir = Path(path)
     try:
-        inputs = read_run(run_dir)
+        folder = RunDir.open(run_dir, need=(RunDir.TRAJECTORIES,))
+        rows_read, warnings = folder.trajectories()
+        samples, sample_dir, dropped = folder.samples()
+        pdf_dirs = [*folder.pdf_dirs()]
     except RunDirError as exc:
         raise ReportError(f"{run_dir}: {exc}") from exc
-    warnings = list(inputs.bad_lines)
-    config = _yaml_file(run_dir / "config.resolved.yaml", warnings)
+    warnings += dropped
+    if sample_dir not in pdf_dirs:
+        pdf_dirs.append(sample_dir)
+    config = _read(RunDir.CONFIG, folder.config_data, warnings)
     run = RunData(
         path=run_dir,
         name=str(config.get("name") or run_dir.name),
         config=config,
-        manifest=_json_file(run_dir / "manifest.json", warnings),
-        summary=_json_file(run_dir / "summary.json", warnings),
-        samples={s.id: s for s in inputs.samples},
-        pdf_dirs=list(inputs.pdf_dirs),
+        manifest=_read(RunDir.MANIFEST, folder.manifest, warnings),
+        summary=_read(RunDir.SUMMARY, folder.summary, warnings),
+        samples={s.id: s for s in samples},
+        pdf_dirs=pdf_dirs,
         warnings=warnings,
     )
     try:
-        rows = list(latest_rows(read_rows(run_dir / "scores.jsonl")).values())
-    except ValueError as exc:
+        rows = list(latest_rows(folder.score_rows()).values())
+    except (RunDirError, ValueError) as exc:
         raise ReportError(f"{run_dir}: {exc}") from exc
     by_group: dict[str, dict[str, dict[str, ScoreRow]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
         by_group[row.group][row.scorer][row.sample_id] = row
     trajectories: dict[str, dict[str, Trajectory]] = defaultdict(dict)
     strategies: dict[str, str] = {}
-    for traj in latest_trajectories(inputs.trajectories):
+    for traj in latest_trajectories(rows_read):
         key = traj.run_key or traj.strategy
         trajectories[key][traj.sample_id] = traj
         strategies.setdefault(key, traj.strategy)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scanrag.commands.run import add_common_options, overrides_from_args, stop_on_sigterm
+from scanrag.rundir import RunDir
 
 # A larger synthetic corpus: more and longer documents, more questions per document.
 LARGE_OVERRIDES = (
@@ -68,7 +69,7 @@ def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | No
     except (UnknownNameError, RegistryError) as exc:
         log(f"report: no report writer available ({exc}); run `scanrag report` later")
         return None
-    target = out or run_dir / "report"
+    target = out or RunDir(run_dir).file(RunDir.REPORT)
     try:
         result = build_report([run_dir], target)
     except Exception as exc:  # the run is done and valid; a report failure must not hide it

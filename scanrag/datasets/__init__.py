@@ -1,8 +1,9 @@
-"""Benchmark datasets: the generic JSONL format, load reports and the loader registry.
+"""Datasets: the generic JSONL format, load reports, validation and document paths.
 
-``load_dataset(name, path)`` picks a loader from :data:`LOADERS` (``generic``, ``synthetic``,
-plus whatever other packages register). Importing this package stays light: PDFs are opened
-only inside the validation functions.
+``load_dataset(name, path)`` picks a loader from :data:`scanrag.registry.LOADERS` (``generic``
+here; ``synthetic`` from the ``synth`` package and the benchmark formats from ``loaders``, all
+registered as ``scanrag.loaders`` entry points). Importing this package stays light: PDFs are
+opened only inside the validation functions.
 """
 
 from scanrag.datasets.base import (
@@ -15,17 +16,23 @@ from scanrag.datasets.base import (
     page_count,
     validate_against_pdfs,
 )
+from scanrag.datasets.errors import DocumentPathError
+from scanrag.datasets.fields import breakdown
 from scanrag.datasets.generic import load_generic, sample_from_row, sample_to_row, write_generic
+from scanrag.datasets.paths import resolve_document
 
 __all__ = [
     "LOADERS",
     "Dataset",
     "DatasetError",
+    "DocumentPathError",
     "DroppedRow",
     "LoadReport",
+    "breakdown",
     "load_dataset",
     "load_generic",
     "page_count",
+    "resolve_document",
     "sample_from_row",
     "sample_to_row",
     "validate_against_pdfs",

@@ -5,9 +5,10 @@ objects, the folder holding their PDFs, and a :class:`LoadReport` saying how man
 read, how many were kept, and why each dropped row was dropped. A single bad row never aborts a
 load; a missing or unreadable source file raises :class:`DatasetError`.
 
-Loaders register in :data:`LOADERS` (entry-point group ``scanrag.loaders``). A loader is a
-callable with the signature ``loader(path, pdf_dir=None, *, validate=True, **options) ->
-Dataset``; ``load_dataset("generic", path)`` looks one up by name and calls it.
+Loaders register in :data:`scanrag.registry.LOADERS` (entry-point group ``scanrag.loaders``).
+A loader is a callable with the signature ``loader(path, pdf_dir=None, *, validate=True,
+**options) -> Dataset``; ``load_dataset("generic", path)`` looks one up by name and calls it.
+Every document path goes through :func:`scanrag.datasets.paths.resolve_document`.
 """
 
 from __future__ import annotations
@@ -20,12 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from scanrag.registry import Registry
+from scanrag.datasets.errors import DatasetError, DocumentPathError
+from scanrag.datasets.paths import resolve_document
+from scanrag.registry import LOADERS
 from scanrag.schemas import Sample
-
-
-class DatasetError(Exception):
-    """A dataset source as a whole cannot be loaded (missing file, unreadable format)."""
 
 
 class DroppedRow(BaseModel):
@@ -41,11 +40,13 @@ class DroppedRow(BaseModel):
 
 
 class LoadReport(BaseModel):
-    """How a load went: rows read, rows kept, and each dropped row with its reason."""
+    """How a load went: rows read, rows kept, each dropped row with its reason, and notes a
+    loader adds about the whole file (e.g. DocScope's mean box area next to the paper's)."""
 
     rows_read: int = Field(default=0, ge=0)
     rows_kept: int = Field(default=0, ge=0)
     dropped: list[DroppedRow] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
 
     def summary(self) -> str:
         """One line for logs and the CLI, e.g. ``read 101, kept 99, dropped 2``."""
@@ -61,6 +62,9 @@ class Dataset(BaseModel):
     report: LoadReport = Field(default_factory=LoadReport)
     source: Path | None = Field(default=None, description="File or folder the samples came from.")
     loader: str | None = Field(default=None, description="Registry name of the loader used.")
+    allow_outside_pdf_dir: bool = Field(
+        default=False, description="Documents may lie outside pdf_dir (explicit opt-in)."
+    )
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -70,8 +74,9 @@ class Dataset(BaseModel):
         return sorted({d for s in self.samples for d in (*s.doc_ids, *s.cited_doc_ids)})
 
     def pdf_path(self, doc_id: str) -> Path:
-        """Where the PDF for ``doc_id`` (a file name relative to ``pdf_dir``) lives."""
-        return self.pdf_dir / doc_id
+        """Where the PDF for ``doc_id`` (a file name relative to ``pdf_dir``) lives; raises
+        :class:`DocumentPathError` for a name that leaves ``pdf_dir``."""
+        return resolve_document(self.pdf_dir, doc_id, allow_outside=self.allow_outside_pdf_dir)
 
     def by_id(self, sample_id: str) -> Sample:
         for sample in self.samples:
@@ -156,12 +161,14 @@ def validate_against_pdfs(
     pdf_dir: str | Path,
     *,
     rows: Sequence[int | None] | None = None,
+    allow_outside: bool = False,
 ) -> tuple[list[Sample], list[DroppedRow]]:
     """Keep the samples whose documents exist and whose gold pages fit inside them.
 
     Checks, for every sample: each referenced PDF (primary, cited, and any ``doc_id`` on a gold
-    region/fact/error location) exists in ``pdf_dir`` and opens; gold pages, gold region pages,
-    gold fact pages, evidence-chain pages and gold error pages lie within ``1..page_count``.
+    region/fact/error location) resolves inside ``pdf_dir`` (unless ``allow_outside``), exists
+    and opens; gold pages, gold region pages, gold fact pages, evidence-chain pages and gold
+    error pages lie within ``1..page_count``.
     PDFs are opened only to count their pages, once per file. ``rows`` gives each sample's
     source row index for the :class:`DroppedRow` records (default: its position).
     """
@@ -177,17 +184,9 @@ def validate_against_pdfs(
         reasons: list[str] = []
         for doc in _referenced_docs(sample):
             if doc not in counts and doc not in failures:
-                path = folder / doc
-                if not path.is_file():
-                    failures[doc] = f"missing PDF {doc!r} in {folder}"
-                else:
-                    try:
-                        counts[doc] = page_count(path)
-                    except DatasetError as exc:
-                        failures[doc] = str(exc)
-                    else:
-                        if counts[doc] == 0:
-                            failures[doc] = f"PDF {doc!r} has no pages"
+                problem = _document_problem(folder, doc, allow_outside, counts)
+                if problem is not None:
+                    failures[doc] = problem
             if doc in failures:
                 reasons.append(failures[doc])
         if not reasons:
@@ -197,6 +196,23 @@ def validate_against_pdfs(
         else:
             kept.append(sample)
     return kept, dropped
+
+
+def _document_problem(
+    folder: Path, doc: str, allow_outside: bool, counts: dict[str, int]
+) -> str | None:
+    """Why ``doc`` cannot be used (``None`` if it can); records its page count in ``counts``."""
+    try:
+        path = resolve_document(folder, doc, allow_outside=allow_outside)
+    except DocumentPathError as exc:
+        return str(exc)
+    if not path.is_file():
+        return f"missing PDF {doc!r} in {folder}"
+    try:
+        counts[doc] = page_count(path)
+    except DatasetError as exc:
+        return str(exc)
+    return f"PDF {doc!r} has no pages" if counts[doc] == 0 else None
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -212,15 +228,6 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 # --------------------------------------------------------------------------- registry
 
-LOADERS: Registry[Dataset] = Registry("dataset loader", "scanrag.loaders")
-LOADERS.register_lazy("generic", "scanrag.datasets.generic:load_generic")
-LOADERS.register_lazy("synthetic", "scanrag.synth.dataset:load_synthetic")
-LOADERS.register_lazy("mmlongbench", "scanrag.datasets.mmlongbench:load_mmlongbench")
-LOADERS.register_lazy("financebench", "scanrag.datasets.financebench:load_financebench")
-LOADERS.register_lazy("scholscan", "scanrag.datasets.scholscan:load_scholscan")
-LOADERS.register_lazy("sinbench", "scanrag.datasets.sinbench:load_sinbench")
-LOADERS.register_lazy("docscope", "scanrag.datasets.docscope:load_docscope")
-
 
 def load_dataset(
     loader: str,
@@ -228,8 +235,10 @@ def load_dataset(
     pdf_dir: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> Dataset:
-    """Load ``path`` with the loader registered as ``loader`` (e.g. ``"generic"``)."""
-    dataset = LOADERS.get(loader)(path, pdf_dir, **options)
+    """Load ``path`` with the loader registered as ``loader`` (e.g. ``"generic"``) in
+    :data:`scanrag.registry.LOADERS` (built-ins and plugins come from ``scanrag.loaders``
+    entry points)."""
+    dataset: Dataset = LOADERS.get(loader)(path, pdf_dir, **options)
     if dataset.loader is None:
         dataset.loader = loader
     return dataset

@@ -2,12 +2,15 @@
 
 It is the format of ``shared/data/mmlb-dev/questions.jsonl`` (MMLongBench-Doc rows), extended
 with optional gold evidence. A dataset is a JSONL file plus a folder of PDFs (by default the
-``pdfs/`` folder next to the file). ``docs/dataset-format.md`` holds the same description.
+``pdfs/`` folder next to the file, else one folder up). ``docs/dataset-format.md`` holds the
+same description.
 
 Required fields
     ``id``        unique string (integers are turned into strings).
     ``doc``       PDF file name inside the PDF folder, **or** ``docs``: a list of them; the first
-                  is the primary document, the one gold pages/regions/facts refer to.
+                  is the primary document, the one gold pages/regions/facts refer to. A name
+                  must resolve inside the PDF folder (symlinks included) unless the dataset
+                  opts in with ``allow_outside_pdf_dir``.
     ``question``  non-empty string.
 
 Optional fields (MMLongBench-Doc)
@@ -31,12 +34,15 @@ Optional fields (ScanRAG extensions)
     ``gold_errors``       ``[{"family", "description", "pages", "locations", "reasoning_steps"}]``:
                           ScholScan style errors; ``locations`` are region objects as above.
     ``gold_explanation``  free-text explanation of the gold errors.
-    ``task``              ``qa`` (default), ``error_detection``, ``find``, ``verify``,
-                          ``chain_qa`` or ``summary``.
+    ``task``              a task type of the task table (:mod:`scanrag.tasks`): ``qa``
+                          (default), ``error_detection``, ``find``, ``verify``, ``chain_qa``,
+                          ``summary`` or a plugin's.
     ``category``          free label (question type, error family...).
 
 Any other field (``evidence_sources``, ``doc_type``, ``num_pages``...) is kept in
 ``Sample.metadata``; a ``metadata`` object, if present, is merged into it as well.
+``evidence_sources`` is stored as a list of strings (``"['Chart']"`` is decoded) and
+``doc_type`` as a string, as every loader does (:mod:`scanrag.datasets.fields`).
 
 Loading never fails on one bad row: a line that is not JSON, lacks a required field, carries a
 malformed value, repeats an id, names a missing PDF or a page outside the PDF is dropped and
@@ -49,34 +55,37 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any
 
 from pydantic import ValidationError
 
-from scanrag.datasets.base import (
-    Dataset,
-    DatasetError,
-    DroppedRow,
-    LoadReport,
-    describe_validation_error,
-    unique_ids,
-    validate_against_pdfs,
+from scanrag.datasets.base import Dataset, describe_validation_error
+from scanrag.datasets.sources import (
+    NOT_ANSWERABLE,
+    LoadState,
+    RowError,
+    as_text,
+    default_pdf_dir,
+    finish_load,
+    new_sample,
+    read_records,
+    resolve_file,
 )
-from scanrag.schemas import (
-    BBox,
-    EvidencePair,
-    Fact,
-    GoldError,
-    Region,
-    Sample,
-    TaskType,
-)
+from scanrag.schemas import BBox, EvidencePair, Fact, GoldError, Region, Sample
+from scanrag.tasks import check_task
 
-NOT_ANSWERABLE = frozenset({"not answerable", "unanswerable"})
+__all__ = [
+    "NOT_ANSWERABLE",
+    "RowError",
+    "load_generic",
+    "sample_from_row",
+    "sample_to_row",
+    "write_generic",
+]
+
 DEFAULT_FILES = ("questions.jsonl", "samples.jsonl")
-TASKS: tuple[str, ...] = get_args(TaskType)
 
 # Row keys with a meaning of their own; everything else lands in Sample.metadata.
 RESERVED = frozenset(
@@ -102,19 +111,7 @@ RESERVED = frozenset(
 )
 
 
-class RowError(ValueError):
-    """One row cannot become a Sample; the message is the drop reason."""
-
-
 # --------------------------------------------------------------------------- reading rows
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
 
 
 def _page_list(value: Any, field: str) -> list[int]:
@@ -196,13 +193,30 @@ def _error(obj: dict[str, Any], where: str) -> GoldError:
     locations = obj.get("locations") or []
     if not isinstance(locations, list) or not all(isinstance(v, dict) for v in locations):
         raise RowError(f"{where}: locations must be a list of region objects")
-    return GoldError(
-        family=obj.get("family"),
-        description=obj.get("description") or "",
-        pages=_page_list(obj.get("pages"), f"{where} pages"),
-        locations=[_region(loc, f"{where} location {j}") for j, loc in enumerate(locations)],
-        reasoning_steps=obj.get("reasoning_steps") or [],
-    )
+    pages = _page_list(obj.get("pages"), f"{where} pages")
+    regions = [_region(loc, f"{where} location {j}") for j, loc in enumerate(locations)]
+    try:
+        return GoldError(
+            family=obj.get("family"),
+            description=obj.get("description") or "",
+            pages=pages,
+            locations=regions,
+            reasoning_steps=obj.get("reasoning_steps") or [],
+        )
+    except ValidationError as exc:
+        raise RowError(f"{where}: {describe_validation_error(exc)}") from exc
+
+
+def _chain(row: dict[str, Any]) -> list[EvidencePair]:
+    pairs = []
+    for i, obj in enumerate(_objects(row, "gold_chain")):
+        try:
+            pairs.append(EvidencePair(**obj))
+        except ValidationError as exc:
+            raise RowError(f"gold_chain[{i}]: {describe_validation_error(exc)}") from exc
+        except TypeError as exc:  # a key EvidencePair does not take
+            raise RowError(f"gold_chain[{i}]: {exc}") from exc
+    return pairs
 
 
 def _doc_ids(row: dict[str, Any]) -> list[str]:
@@ -226,90 +240,46 @@ def sample_from_row(row: dict[str, Any]) -> Sample:
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise RowError("missing field 'question'")
-    answer = None if row.get("answer") is None else _as_text(row["answer"])
+    answer = None if row.get("answer") is None else as_text(row["answer"])
     answerable = row.get("answerable", True)
     if not isinstance(answerable, bool):
         raise RowError(f"answerable must be true or false, got {answerable!r}")
     if answer is not None and answer.strip().lower() in NOT_ANSWERABLE:
         answerable = False
-    task = row.get("task") or "qa"
-    if task not in TASKS:
-        raise RowError(f"task {task!r} is not one of {', '.join(TASKS)}")
-    task_type = cast(TaskType, task)
+    try:
+        task = check_task(row.get("task") or "qa")
+    except ValueError as exc:
+        raise RowError(str(exc)) from exc
     metadata = {k: v for k, v in row.items() if k not in RESERVED}
     extra = row.get("metadata")
     if extra is not None:
         if not isinstance(extra, dict):
             raise RowError("metadata must be an object")
         metadata.update(extra)
-    try:
-        return Sample(
-            id=_as_text(row["id"]),
-            doc_ids=_doc_ids(row),
-            cited_doc_ids=row.get("cited_docs") or [],
-            question=question,
-            answer=answer,
-            answerable=answerable,
-            answer_format=row.get("answer_format"),
-            gold_pages=_page_list(row.get("evidence_pages"), "evidence_pages"),
-            gold_regions=[
-                _region(o, f"gold_regions[{i}]")
-                for i, o in enumerate(_objects(row, "gold_regions"))
-            ],
-            gold_facts=[
-                _fact(o, f"gold_facts[{i}]") for i, o in enumerate(_objects(row, "gold_facts"))
-            ],
-            gold_chain=[EvidencePair(**o) for o in _objects(row, "gold_chain")],
-            gold_errors=[
-                _error(o, f"gold_errors[{i}]") for i, o in enumerate(_objects(row, "gold_errors"))
-            ],
-            gold_explanation=row.get("gold_explanation"),
-            task=task_type,
-            category=row.get("category"),
-            metadata=metadata,
-        )
-    except ValidationError as exc:
-        raise RowError(describe_validation_error(exc)) from exc
-    except TypeError as exc:  # e.g. gold_chain item with an unexpected shape
-        raise RowError(str(exc)) from exc
-
-
-def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """Yield ``(row_index, row_or_None, reason_or_None)`` for each non-blank line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path} is not UTF-8 text, so not a JSONL file: {exc}") from exc
-    except OSError as exc:
-        raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if text.lstrip().startswith("["):
-        raise DatasetError(f"{path} holds a JSON array; the generic format is one object a line")
-    for index, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield index, None, f"line {index + 1} is not valid JSON: {exc.msg}"
-            continue
-        if not isinstance(row, dict):
-            yield index, None, f"line {index + 1} is not a JSON object"
-            continue
-        yield index, row, None
-
-
-def resolve_source(path: str | os.PathLike[str]) -> Path:
-    """The JSONL file behind ``path``: the file itself, or ``questions.jsonl`` /
-    ``samples.jsonl`` inside a folder. Raises :class:`DatasetError` if there is none."""
-    source = Path(path)
-    if source.is_dir():
-        for name in DEFAULT_FILES:
-            if (source / name).is_file():
-                return source / name
-        raise DatasetError(f"{source} holds none of {', '.join(DEFAULT_FILES)}")
-    if not source.is_file():
-        raise DatasetError(f"dataset file not found: {source}")
-    return source
+    return new_sample(
+        id=as_text(row["id"]),
+        doc_ids=_doc_ids(row),
+        cited_doc_ids=row.get("cited_docs") or [],
+        question=question,
+        answer=answer,
+        answerable=answerable,
+        answer_format=row.get("answer_format"),
+        gold_pages=_page_list(row.get("evidence_pages"), "evidence_pages"),
+        gold_regions=[
+            _region(o, f"gold_regions[{i}]") for i, o in enumerate(_objects(row, "gold_regions"))
+        ],
+        gold_facts=[
+            _fact(o, f"gold_facts[{i}]") for i, o in enumerate(_objects(row, "gold_facts"))
+        ],
+        gold_chain=_chain(row),
+        gold_errors=[
+            _error(o, f"gold_errors[{i}]") for i, o in enumerate(_objects(row, "gold_errors"))
+        ],
+        gold_explanation=row.get("gold_explanation"),
+        task=task,
+        category=row.get("category"),
+        metadata=metadata,
+    )
 
 
 def load_generic(
@@ -318,51 +288,31 @@ def load_generic(
     validate: bool = True,
     *,
     name: str | None = None,
+    allow_outside_pdf_dir: bool = False,
 ) -> Dataset:
     """Load a generic-format JSONL file (or a folder holding ``questions.jsonl`` or
-    ``samples.jsonl``). ``pdf_dir`` defaults to the ``pdfs/`` folder next to the file (or the
-    file's own folder when there is none). With ``validate`` the PDFs are checked (existence and
-    page ranges); bad rows are dropped and reported, never raised."""
-    source = resolve_source(path_jsonl)
-    folder = Path(pdf_dir) if pdf_dir is not None else _default_pdf_dir(source)
-    report = LoadReport()
-    parsed: list[tuple[int, Sample]] = []
-    unreadable = 0
-    for index, row, reason in _read_rows(source):
-        report.rows_read += 1
-        if row is None:
-            unreadable += 1
-            report.dropped.append(DroppedRow(row=index, reason=reason or "unreadable row"))
-            continue
+    ``samples.jsonl``). ``pdf_dir`` defaults to ``pdfs/`` next to the file, else ``pdfs/`` one
+    folder up, else the file's own folder. With ``validate`` the PDFs are checked (inside
+    ``pdf_dir`` unless ``allow_outside_pdf_dir``, existence, page ranges); bad rows are dropped
+    and reported, never raised."""
+    source = resolve_file(path_jsonl, DEFAULT_FILES)
+    folder = Path(pdf_dir) if pdf_dir is not None else default_pdf_dir(source)
+    state = LoadState()
+    for index, row in state.read(read_records(source, arrays=False)):
         try:
-            parsed.append((index, sample_from_row(row)))
+            state.parsed.append((index, sample_from_row(row)))
         except RowError as exc:
-            row_id = row.get("id")
-            ident = None if row_id is None else _as_text(row_id)
-            report.dropped.append(DroppedRow(row=index, id=ident, reason=str(exc)))
-    if report.rows_read and unreadable == report.rows_read:
-        raise DatasetError(f"no line of {source} is a JSON object; is it a JSONL file?")
-    parsed, duplicates = unique_ids(parsed)
-    report.dropped.extend(duplicates)
-    samples = [s for _, s in parsed]
-    if validate:
-        samples, bad = validate_against_pdfs(samples, folder, rows=[r for r, _ in parsed])
-        report.dropped.extend(bad)
-    report.dropped.sort(key=lambda d: d.row if d.row is not None else -1)
-    report.rows_kept = len(samples)
-    return Dataset(
+            state.drop(index, row.get("id"), str(exc))
+    return finish_load(
+        state,
         name=name or _default_name(source),
-        samples=samples,
-        pdf_dir=folder,
-        report=report,
         source=source,
+        pdf_dir=folder,
         loader="generic",
+        validate=validate,
+        page_counts=False,  # samples read back equal to the ones written
+        allow_outside=allow_outside_pdf_dir,
     )
-
-
-def _default_pdf_dir(source: Path) -> Path:
-    sibling = source.parent / "pdfs"
-    return sibling if sibling.is_dir() else source.parent
 
 
 def _default_name(source: Path) -> str:

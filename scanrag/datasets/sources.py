@@ -1,9 +1,11 @@
-"""What the benchmark-format loaders share: reading raw records, finding the PDF folder,
-finishing a load (duplicate ids, PDF validation, page counts) and page sizes.
+"""What every dataset loader shares: reading raw records, finding the source file and the PDF
+folder, finishing a load (duplicate ids, field types, PDF validation, page counts) and page
+sizes.
 
-Each public benchmark ships its own file layout (a JSON array, JSONL, one file per task); the
-loaders in this package turn their rows into :class:`~scanrag.schemas.Sample` objects and hand
-them to :func:`finish_load`, so every loader reports dropped rows the same way.
+Each benchmark ships its own file layout (a JSON array, JSONL, one file per task); a loader (the
+generic one here, the benchmark ones in the ``loaders`` package, or a plugin) turns its rows
+into :class:`~scanrag.schemas.Sample` objects and hands them to :func:`finish_load`, so every
+loader reports dropped rows, and resolves document paths, the same way.
 """
 
 from __future__ import annotations
@@ -16,18 +18,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from scanrag.datasets.base import (
     Dataset,
     DatasetError,
     DroppedRow,
     LoadReport,
+    describe_validation_error,
     page_count,
     unique_ids,
     validate_against_pdfs,
 )
+from scanrag.datasets.fields import normalise_metadata
+from scanrag.datasets.paths import resolve_document
 from scanrag.schemas import Sample
 
 Record = tuple[int, dict[str, Any] | None, str | None]
+# Answers that mark a question as unanswerable (any case), whatever the row's flag says.
+NOT_ANSWERABLE = frozenset({"not answerable", "unanswerable"})
+
+
+class RowError(ValueError):
+    """One row cannot become a Sample; the message is the drop reason."""
+
+
+def new_sample(**fields: Any) -> Sample:
+    """A :class:`Sample` from ``fields``; a value the schema refuses raises :class:`RowError`
+    with a short reason."""
+    try:
+        return Sample(**fields)
+    except ValidationError as exc:
+        raise RowError(describe_validation_error(exc)) from exc
 
 
 # --------------------------------------------------------------------------- raw records
@@ -42,16 +64,18 @@ def read_text(path: Path) -> str:
         raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def read_records(path: Path) -> list[Record]:
+def read_records(path: Path, *, arrays: bool = True) -> list[Record]:
     """``(row_index, record_or_None, reason_or_None)`` for a JSON array or a JSONL file.
 
     A JSON array gives one record per element (``row`` is the element's 0-based index); a
     JSONL file one per non-blank line (``row`` is the 0-based line index). Elements or lines
     that are not JSON objects come back with a reason instead of a record. A file that is
-    neither raises :class:`DatasetError`.
+    neither (or a JSON array when ``arrays`` is false) raises :class:`DatasetError`.
     """
     text = read_text(path)
     stripped = text.lstrip()
+    if stripped.startswith("[") and not arrays:
+        raise DatasetError(f"{path} holds a JSON array; this format is one JSON object a line")
     if stripped.startswith("["):
         try:
             data = json.loads(text)
@@ -75,7 +99,8 @@ def read_records(path: Path) -> list[Record]:
         else:
             records.append((index, None, f"line {index + 1} is not a JSON object"))
     if records and all(r is None for _, r, _ in records):
-        raise DatasetError(f"no record of {path} is a JSON object; is it JSON or JSONL?")
+        expected = "JSON or JSONL" if arrays else "a JSONL file"
+        raise DatasetError(f"no line of {path} is a JSON object; is it {expected}?")
     return records
 
 
@@ -102,6 +127,7 @@ def default_pdf_dir(source: Path) -> Path:
 
 
 def as_text(value: Any) -> str:
+    """A row value as text: strings as they are, lists and objects as JSON, others ``str``."""
     if isinstance(value, str):
         return value
     if isinstance(value, (list, dict)):
@@ -158,21 +184,35 @@ def finish_load(
     pdf_dir: Path,
     loader: str,
     validate: bool,
+    page_counts: bool = True,
+    allow_outside: bool = False,
 ) -> Dataset:
-    """Drop duplicate ids, validate against the PDFs (optional), record page counts."""
+    """Drop duplicate ids, give the breakdown fields one type each, validate against the PDFs
+    (optional) and, with ``page_counts``, record each kept sample's ``num_pages``."""
     parsed, duplicates = unique_ids(state.parsed)
     report = state.report
     report.dropped.extend(duplicates)
     samples = [s for _, s in parsed]
+    for sample in samples:
+        normalise_metadata(sample.metadata)
     if validate:
-        samples, bad = validate_against_pdfs(samples, pdf_dir, rows=[r for r, _ in parsed])
+        samples, bad = validate_against_pdfs(
+            samples, pdf_dir, rows=[r for r, _ in parsed], allow_outside=allow_outside
+        )
         report.dropped.extend(bad)
-        for sample in samples:  # the layout scorer reads num_pages; the PDF is authoritative
-            sample.metadata.setdefault("num_pages", page_count(pdf_dir / sample.primary_doc))
+        for sample in samples if page_counts else ():  # the layout scorer reads num_pages
+            path = resolve_document(pdf_dir, sample.primary_doc, allow_outside=allow_outside)
+            sample.metadata.setdefault("num_pages", page_count(path))
     report.dropped.sort(key=lambda d: d.row if d.row is not None else -1)
     report.rows_kept = len(samples)
     return Dataset(
-        name=name, samples=samples, pdf_dir=pdf_dir, report=report, source=source, loader=loader
+        name=name,
+        samples=samples,
+        pdf_dir=pdf_dir,
+        report=report,
+        source=source,
+        loader=loader,
+        allow_outside_pdf_dir=allow_outside,
     )
 
 

@@ -55,12 +55,16 @@ class ResponseCache:
             return None
 
     def put(self, key: str, response: ChatResponse) -> None:
-        data = response.model_dump_json()
+        """Store ``response`` with secrets masked (:mod:`scanrag.scrub`): a reply that quotes
+        a key, or a provider's echo of a header, never lands on disk in clear."""
+        from scanrag.scrub import scrub_text
+
+        data = scrub_text(response.model_dump_json())
         with closing(self._connect()) as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO responses (key, model, response, created) "
                 "VALUES (?, ?, ?, ?)",
-                (key, response.model, data, time.time()),
+                (key, scrub_text(response.model), data, time.time()),
             )
 
     def __contains__(self, key: str) -> bool:

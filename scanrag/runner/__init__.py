@@ -14,12 +14,12 @@ from pathlib import Path
 from scanrag.config import ConfigError, ExperimentConfig, load_config, parse_override, read_yaml
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
+from scanrag.rundir import DiskFullError, JsonlLog, RunDir, RunDirError
 from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
-from scanrag.runner.manifest import Scrubber
 from scanrag.runner.preflight import preflight
 from scanrag.runner.progress import Log, RunProgress, stderr_log
-from scanrag.runner.store import DiskFullError, JsonlLog, RunDir, RunDirError, write_atomic
+from scanrag.scrub import MASK, masked_paths
 
 # On resume only these sections may change: anything else would change what the rows mean.
 RESUMABLE_SECTIONS = ("runner", "scoring")
@@ -51,18 +51,17 @@ def start_run(
     """Create ``<runs_dir>/<timestamp>_<name>/`` and run the experiment in it.
 
     ``llm`` replaces the gateway client (tests pass a ``ScriptedModel``). Strategy and
-    retriever parameters, dataset paths and loader options are checked before the run folder
-    is created (:mod:`scanrag.runner.preflight`).
+    retriever parameters, dataset paths and loader options are checked, and the datasets loaded
+    and checked, before the run folder is created (:mod:`scanrag.runner.preflight`).
     """
     if not isinstance(config, ExperimentConfig):
         config = load_config(config, overrides, limit=limit, model=model)
     elif list(overrides) or limit is not None or model is not None:
         raise ValueError("overrides/limit/model apply to a config file, not a loaded config")
     strategies: dict[str, Strategy] = build_strategies(config.cells())
-    preflight(config)
+    datasets = preflight(config)  # loads and checks every dataset once
     run_dir = RunDir.create(config.runner.runs_dir, config.name)
-    scrubber = Scrubber()
-    write_atomic(run_dir.file(RunDir.CONFIG), scrubber.text(config.to_yaml()))
+    run_dir.write_config(config)
     if log is not None:
         log(f"run directory: {run_dir.path}")
     runner = Runner(
@@ -73,6 +72,7 @@ def start_run(
         judge_llm=judge_llm,
         progress=progress,
         log=log,
+        datasets=datasets,
     )
     return runner.execute()
 
@@ -102,10 +102,15 @@ def resume_run(
                 "--set", [f"{'.'.join(path)}: cannot change on resume; {allowed} can"]
             )
     config_path = run.file(RunDir.CONFIG)
-    read_yaml(config_path)
+    masked = masked_paths(read_yaml(config_path))
     config = load_config(config_path, overrides)
+    if masked and log is not None:
+        log(
+            f"warning: {', '.join(masked)} held secrets when the run started and were recorded "
+            f"as {MASK}; pass them again with --set (or read them from the environment)"
+        )
     if overrides:
-        write_atomic(config_path, Scrubber().text(config.to_yaml()))
+        run.write_config(config)
     runner = Runner(
         config,
         run,

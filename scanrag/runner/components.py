@@ -1,25 +1,23 @@
-"""Builds a run's parts by name: datasets, documents, retrievers, strategies, the model client.
+"""Builds a run's parts by name: documents, retrievers, strategies, the model client.
 
-Everything here resolves through the registries (``LOADERS``, ``RETRIEVERS``, ``STRATEGIES``)
-and imports the heavy packages lazily, so the runner never imports the upper layers itself.
+Everything here resolves through the registries (``RETRIEVERS``, ``STRATEGIES``; datasets
+through ``LOADERS`` in :mod:`scanrag.runner.datasets`) and imports the heavy packages lazily,
+so the runner never imports the upper layers itself.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-import os
-import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import DatasetSpec, ExperimentConfig, RunCell, SyntheticSpec
-from scanrag.hashing import stable_hash
+from scanrag.config import ExperimentConfig, RunCell
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Retriever, Strategy
-from scanrag.registry import RETRIEVERS, STRATEGIES
+from scanrag.registry import STRATEGIES
+from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.schemas import Document, Sample
 
 log = logging.getLogger(__name__)
@@ -31,7 +29,12 @@ class SetupError(RuntimeError):
 
 @dataclass
 class LoadedDataset:
-    """One dataset's samples, where its PDFs live, and the samples that cannot run."""
+    """One dataset's samples, where its PDFs live, and the samples that cannot run.
+
+    ``problems`` are ``(config key below the dataset, message)`` pairs that stop the run
+    (an empty file, every row dropped, ids that match nothing...); preflight lists them.
+    Loading lives in :mod:`scanrag.runner.datasets`.
+    """
 
     name: str
     pdf_dir: Path
@@ -40,88 +43,30 @@ class LoadedDataset:
     source: str | None = None
     loader: str | None = None
     bad: dict[str, str] = field(default_factory=dict)  # sample id → input error
+    allow_outside: bool = False  # the dataset's allow_outside_pdf_dir
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     def doc_names(self) -> list[str]:
         return sorted({d for s in self.samples for d in (*s.doc_ids, *s.cited_doc_ids)})
 
+    def doc_path(self, name: str) -> Path:
+        """The PDF of document ``name``; ``DocumentPathError`` if it leaves ``pdf_dir``."""
+        from scanrag.datasets.paths import resolve_document
 
-# --------------------------------------------------------------------------- datasets
+        return resolve_document(self.pdf_dir, name, allow_outside=self.allow_outside)
 
+    def doc_paths(self, names: Iterable[str] | None = None) -> dict[str, Path]:
+        """``name → path`` for the documents (default: all) that resolve inside ``pdf_dir``;
+        the others are input errors already (see :func:`load_dataset_spec`)."""
+        from scanrag.datasets import DocumentPathError
 
-def synthetic_dir(cache_dir: Path, spec: SyntheticSpec) -> Path:
-    key = stable_hash({"seed": spec.seed, "docs": spec.docs, **spec.options}, length=10)
-    return cache_dir / "synthetic" / f"seed{spec.seed}-docs{spec.docs}-{key}"
-
-
-def ensure_synthetic(cache_dir: Path, spec: SyntheticSpec) -> Path:
-    """The generated corpus for ``spec``, generating it on first use."""
-    out = synthetic_dir(cache_dir, spec)
-    if (out / "manifest.json").is_file():  # written last by the generator
-        return out
-    from scanrag.synth import generate_corpus
-
-    tmp = out.with_name(f"{out.name}.partial-{os.getpid()}")
-    try:
-        generate_corpus(tmp, seed=spec.seed, n_docs=spec.docs, **spec.options)
-    except (TypeError, ValueError) as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise SetupError(f"synthetic dataset: {exc}") from exc
-    if out.exists():  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
-        return out
-    tmp.rename(out)
-    return out
-
-
-def _filter(samples: list[Sample], spec: DatasetSpec) -> list[Sample]:
-    if spec.tasks is not None:
-        tasks = set(spec.tasks)
-        samples = [s for s in samples if s.task in tasks]
-    if spec.ids is not None:
-        wanted = set(spec.ids)
-        samples = [s for s in samples if s.id in wanted]
-    if spec.limit is not None:
-        samples = samples[: spec.limit]
-    return samples
-
-
-def load_dataset_spec(spec: DatasetSpec, cache_dir: Path) -> LoadedDataset:
-    """Load one dataset without dropping rows for PDF problems: those become input errors."""
-    from scanrag.datasets import DatasetError, load_dataset, validate_against_pdfs
-
-    path, pdf_dir, loader = spec.path, spec.pdf_dir, spec.loader
-    if spec.synthetic is not None:
-        folder = ensure_synthetic(cache_dir, spec.synthetic)
-        path, pdf_dir, loader = folder / "samples.jsonl", folder / "pdfs", "generic"
-    assert path is not None
-    try:
-        dataset = load_dataset(loader, path, pdf_dir, validate=False, **spec.options)
-    except DatasetError as exc:
-        raise SetupError(f"dataset {spec.name!r}: {exc}") from exc
-    samples = _filter(dataset.samples, spec)
-    _, dropped = validate_against_pdfs(samples, dataset.pdf_dir)
-    report = dataset.report.model_dump(mode="json")
-    return LoadedDataset(
-        name=str(spec.name),
-        pdf_dir=Path(dataset.pdf_dir).resolve(),
-        samples=samples,
-        report=report,
-        source=str(dataset.source) if dataset.source else str(path),
-        loader=loader,
-        bad={d.id: d.reason for d in dropped if d.id is not None},
-    )
-
-
-def check_unique_ids(datasets: Sequence[LoadedDataset]) -> None:
-    owner: dict[str, str] = {}
-    for dataset in datasets:
-        for sample in dataset.samples:
-            if sample.id in owner:
-                raise SetupError(
-                    f"sample id {sample.id!r} appears in datasets {owner[sample.id]!r} and "
-                    f"{dataset.name!r}; sample ids must be unique across a run"
-                )
-            owner[sample.id] = dataset.name
+        paths = {}
+        for name in self.doc_names() if names is None else names:
+            try:
+                paths[name] = self.doc_path(name)
+            except DocumentPathError:
+                continue
+        return paths
 
 
 # --------------------------------------------------------------------------- documents
@@ -156,14 +101,32 @@ def ingest_paths(
     return result
 
 
+def document_paths(datasets: Iterable[LoadedDataset]) -> list[Path]:
+    """Every PDF the runnable samples of ``datasets`` need, each once, sorted. Documents whose
+    names leave their PDF folder are never opened (their samples are input errors)."""
+    paths: set[Path] = set()
+    for dataset in datasets:
+        names = {
+            n
+            for s in dataset.samples
+            if s.id not in dataset.bad
+            for n in (*s.doc_ids, *s.cited_doc_ids)
+        }
+        paths.update(dataset.doc_paths(names).values())
+    return sorted(paths)
+
+
 def mark_document_failures(datasets: Sequence[LoadedDataset], ingest: IngestResult) -> None:
     """Samples whose documents failed to ingest become input errors."""
     for dataset in datasets:
         for sample in dataset.samples:
             if sample.id in dataset.bad:
                 continue
-            for name in (*sample.doc_ids, *sample.cited_doc_ids):
-                reason = ingest.failures.get(dataset.pdf_dir / name)
+            names = (*sample.doc_ids, *sample.cited_doc_ids)
+            paths = dataset.doc_paths(names)
+            for name in names:
+                path = paths.get(name)
+                reason = None if path is None else ingest.failures.get(path)
                 if reason is not None:
                     dataset.bad[sample.id] = reason
                     break
@@ -172,15 +135,16 @@ def mark_document_failures(datasets: Sequence[LoadedDataset], ingest: IngestResu
 def documents_for(
     dataset: LoadedDataset, sample: Sample, documents: Mapping[Path, Document]
 ) -> dict[str, Document]:
-    names = (*sample.doc_ids, *sample.cited_doc_ids)
-    return {n: documents[dataset.pdf_dir / n] for n in names if dataset.pdf_dir / n in documents}
+    """The ingested documents of ``sample`` by name (paths resolved inside ``pdf_dir``)."""
+    paths = dataset.doc_paths((*sample.doc_ids, *sample.cited_doc_ids))
+    return {n: documents[p] for n, p in paths.items() if p in documents}
 
 
 # --------------------------------------------------------------------------- retrievers
 
 
 def retriever_type(config: ExperimentConfig, alias: str) -> str:
-    return config.retrievers[alias].type or alias
+    return RetrieverSpecs(config.retrievers).type_of(alias)
 
 
 def build_retriever(
@@ -192,7 +156,9 @@ def build_retriever(
 ) -> Retriever:
     """Create retriever ``alias`` and index ``documents`` (each content once).
 
-    A retriever whose constructor takes ``samples`` (the oracle) receives the run's samples
+    Component entries of a composite (``hybrid``'s ``retrievers``) resolve to the config's
+    aliases first, then to registered names (``scanrag.retriever_specs``). Every constructor
+    that takes ``samples`` (the oracle, also inside a composite) receives the run's samples
     unless the config sets them. With ``index_dir``, a saved index is reused when the retriever
     can ``load`` one, and a freshly built one is saved there for the next resume.
     """
@@ -215,19 +181,7 @@ def build_retriever(
 
 
 def _create_retriever(config: ExperimentConfig, alias: str, samples: Sequence[Sample]) -> Retriever:
-    params = dict(config.retrievers[alias].params)
-    factory = RETRIEVERS.get(retriever_type(config, alias))
-    if "samples" not in params and _accepts(factory, "samples"):
-        params["samples"] = list(samples)
-    retriever: Retriever = factory(**params)
-    return retriever
-
-
-def _accepts(factory: Callable[..., Any], name: str) -> bool:
-    try:
-        return name in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
+    return RetrieverSpecs(config.retrievers).build(alias, inject={"samples": list(samples)})
 
 
 # --------------------------------------------------------------------------- strategies
@@ -263,7 +217,8 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 
 
 def build_llm(config: ExperimentConfig) -> ChatModel:
-    """The gateway client every model call of the run goes through (with its disk cache)."""
+    """The gateway client every model call of the run goes through (with its disk cache),
+    knowing every model entry of the config (server, key variable, sampling, output mode)."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
@@ -276,6 +231,8 @@ def build_llm(config: ExperimentConfig) -> ChatModel:
         max_retries=runner.llm.max_retries,
         timeout_s=runner.llm.timeout_s,
         cache_scripted=runner.llm.cache_scripted,
+        endpoints=config.model_entries(),
+        retry_after_max_s=runner.llm.retry_after_max_s,
     )
     return client
 

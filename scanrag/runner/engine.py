@@ -18,32 +18,28 @@ from typing import Any
 from scanrag.config import ExperimentConfig, RunCell
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
+from scanrag.rundir import DiskFullError, RunDir, disk_full_reason, row_key
 from scanrag.runner import datasets as run_datasets
 from scanrag.runner.components import (
     LoadedDataset,
     build_llm,
     build_strategies,
+    document_paths,
     ingest_paths,
     mark_document_failures,
     strategy_settings,
 )
 from scanrag.runner.executors import Executor, RunJob, item_models, make_executor
 from scanrag.runner.items import WorkItem
-from scanrag.runner.manifest import Scrubber, now_iso
+from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
+from scanrag.runner.outcome import run_outcome
 from scanrag.runner.progress import Log, RunProgress, stderr_log
-from scanrag.runner.scoring import score_stage
-from scanrag.runner.store import (
-    DiskFullError,
-    JsonlLog,
-    RunDir,
-    disk_full_reason,
-    row_key,
-    write_json,
-)
-from scanrag.runner.summary import build_summary, usage_of_rows
+from scanrag.runner.scoring import ScoreRequest, score_run_dir
+from scanrag.runner.summary import build_summary, usage_of_rows, write_summary
 from scanrag.runner.usage import Budget, UsageTally
 from scanrag.schemas import Status, Trajectory, Usage
+from scanrag.scrub import scrub_data
 
 # Item statuses ``--retry-errors`` runs again: provider, code and retriever failures, and input
 # errors (a PDF added or fixed since; the samples are checked against the PDFs again on resume).
@@ -58,12 +54,15 @@ class RunResult:
     complete: bool
     stop_reason: str | None
     summary: dict[str, Any]
+    failure_code: int = 0  # from the items' statuses: see scanrag.runner.outcome
 
     @property
     def exit_code(self) -> int:
-        """0 when complete, 3 when stopped by the budget, 4 for a full disk, 130 on Ctrl-C."""
+        """When complete: 0, or 5 when every item of a grid cell failed, 6 when the share of
+        failed items passed ``runner.fail_threshold``. Otherwise 3 when stopped by the budget,
+        4 for a full disk, 130 on Ctrl-C, 1 for anything else."""
         if self.complete:
-            return 0
+            return self.failure_code
         reason = self.stop_reason or ""
         if reason.startswith("budget"):
             return 3
@@ -87,6 +86,7 @@ class Runner:
         resuming: bool = False,
         retry_errors: bool = False,
         judge_llm: ChatModel | None = None,
+        datasets: list[LoadedDataset] | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -98,16 +98,12 @@ class Runner:
         self.progress = progress or RunProgress(config.runner.progress, log=log)
         self.resuming = resuming
         self.retry_errors = retry_errors
-        self.scrubber = Scrubber()
         interval = config.runner.fsync_interval_s
-        self.trajectories = JsonlLog(
-            run_dir.file(RunDir.TRAJECTORIES), self.scrubber.text, fsync_interval_s=interval
-        )
-        self.scores = JsonlLog(
-            run_dir.file(RunDir.SCORES), self.scrubber.text, fsync_interval_s=interval
-        )
+        self.trajectories = run_dir.log(RunDir.TRAJECTORIES, fsync_interval_s=interval)
+        self.scores = run_dir.log(RunDir.SCORES, fsync_interval_s=interval)
         self.budget = Budget(config.runner.budget.usd, config.runner.budget.tokens)
         self.datasets: list[LoadedDataset] = []
+        self.preloaded = datasets  # loaded and checked by preflight (a fresh start)
         self.job: RunJob | None = None
         self.score_pending: int | None = None
         self.session: dict[str, Any] = {
@@ -115,7 +111,7 @@ class Runner:
             "resumed": resuming,
             "executor": config.runner.executor,
             "pid": os.getpid(),
-            "argv": self.scrubber.data(sys.argv[1:]),
+            "argv": scrub_data(sys.argv[1:]),
         }
 
     # ------------------------------------------------------------------ entry point
@@ -161,7 +157,7 @@ class Runner:
                 job.llm = self._client(executor)
                 retriever_errors = self._index(job, executor, pending)
                 manifest = update_manifest(manifest, job, retriever_errors)
-                write_json(self.run_dir.file(RunDir.MANIFEST), self.scrubber.data(manifest))
+                self.run_dir.write_json(RunDir.MANIFEST, manifest)
                 items = self._plan(job, pending, retriever_errors)
                 stop = self._run(job, executor, items, prior)
             if stop is None and self.config.scoring.enabled:
@@ -191,6 +187,8 @@ class Runner:
     def _datasets(self) -> list[LoadedDataset]:
         if self.resuming:
             datasets = run_datasets.reload(self.config, self.run_dir)
+        elif self.preloaded is not None:
+            datasets = run_datasets.freeze(self.preloaded, self.run_dir)
         else:
             datasets = run_datasets.load_fresh(self.config, self.run_dir)
         for dataset in datasets:
@@ -211,7 +209,7 @@ class Runner:
         return pending
 
     def _ingest(self, job: RunJob) -> None:
-        paths = sorted({d.pdf_dir / n for d in job.datasets.values() for n in d.doc_names()})
+        paths = document_paths(job.datasets.values())
         cache = Path(self.config.runner.cache_dir) / "documents"
         with self.progress.stage("ingest", len(paths)) as stage:
             result = ingest_paths(paths, cache, on_done=lambda _p: stage.advance())
@@ -290,29 +288,32 @@ class Runner:
 
     def _score(self, job: RunJob, prior: Usage) -> str | None:
         tally = UsageTally()
-        outcome = score_stage(
-            job,
-            self.trajectories,
-            self.scores,
-            progress=self.progress,
+        self.trajectories.flush()
+        outcome = score_run_dir(
+            self.run_dir,
+            self.config,
+            ScoreRequest(retry_failed=self.retry_errors),
+            scores=self.scores,
             llm=self.judge_llm or self.llm or job.llm,
+            make_llm=lambda: build_llm(self.config),
+            progress=self.progress,
             tally=tally,
             gate=self._gate(prior, job.run_tally, tally),
-            make_llm=lambda: build_llm(self.config),
-            retry_failed=self.retry_errors,
         )
         self.score_pending = outcome.pending
         self.session["usage_score"] = tally.to_json()
+        for warning in outcome.warnings:
+            self.log(f"scoring: {warning}")
         if outcome.failures:
-            self.session["scoring_failures"] = outcome.failures
-            self.log(f"scoring: {outcome.failures} pair(s) failed; a resume retries them")
+            self.session["scoring_failures"] = len(outcome.failures)
+            self.log(f"scoring: {len(outcome.failures)} pair(s) failed; a resume retries them")
         return outcome.stop_reason
 
     # ------------------------------------------------------------------ bookkeeping
 
     def _record_session(self, manifest: dict[str, Any]) -> dict[str, Any]:
         manifest.setdefault("sessions", []).append(self.session)
-        write_json(self.run_dir.file(RunDir.MANIFEST), self.scrubber.data(manifest))
+        self.run_dir.write_json(RunDir.MANIFEST, manifest)
         return manifest
 
     def _finish(self, stop: str | None, manifest: dict[str, Any]) -> RunResult:
@@ -324,27 +325,29 @@ class Runner:
         self.session["finished"] = now_iso()
         self.session["stop_reason"] = stop
         self.session["stages"] = self.progress.stages
-        summary = build_summary(
-            self.config,
-            self.run_dir,
-            self.cells,
-            stop,
-            manifest,
-            samples={s.id: s for d in self.datasets for s in d.samples},
-            score_pending=self.score_pending,
-        )
+        samples = {s.id: s for d in self.datasets for s in d.samples}
+        args = (self.run_dir, self.config, stop, manifest)
         try:
-            write_json(self.run_dir.file(RunDir.MANIFEST), self.scrubber.data(manifest))
-            write_json(self.run_dir.file(RunDir.SUMMARY), self.scrubber.data(summary))
+            self.run_dir.write_json(RunDir.MANIFEST, manifest)
+            summary = write_summary(*args, samples=samples, score_pending=self.score_pending)
         except (DiskFullError, OSError) as exc:
             self.log(f"could not write the summary: {exc}")
             if stop is None:
                 stop = disk_full_reason(exc)
+            summary = build_summary(*args, samples=samples, score_pending=self.score_pending)
         if stop is not None:
             self.log(f"stopped: {stop}")
         elif not summary["complete"]:
             pending = summary["counts"].get("score_pending")
             self.log(f"incomplete: {pending} (trajectory, scorer) pair(s) still unscored")
+        outcome = run_outcome(
+            self.trajectories.rows(),
+            [cell.run_key for cell in self.cells],
+            self.config.runner.fail_threshold,
+        )
+        for line in outcome.lines():
+            self.log(line)
         if not summary["complete"]:
             self.log(f"resume with: scanrag run --resume {self.run_dir.path}")
-        return RunResult(self.run_dir.path, stop is None and summary["complete"], stop, summary)
+        complete = stop is None and summary["complete"]
+        return RunResult(self.run_dir.path, complete, stop, summary, outcome.exit_code())

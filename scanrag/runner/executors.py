@@ -18,9 +18,9 @@ from scanrag.config import ExperimentConfig
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import PageRenderer, Retriever, Strategy, StrategyContext
 from scanrag.registry import Registry
+from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import LoadedDataset, build_retriever, documents_for
 from scanrag.runner.items import WorkItem, execute_item
-from scanrag.runner.store import DiskFullError, disk_full_reason
 from scanrag.runner.usage import UsageTally
 from scanrag.schemas import Document, Sample, Status, Trajectory
 
@@ -53,7 +53,7 @@ class RunJob:
             models=dict(item.models),
             retriever=self.retrievers.get(item.retriever) if item.retriever else None,
             renderer=self.renderer,
-            checkpoint_dir=self.run_dir / "checkpoints",
+            checkpoint_dir=self.run_dir / RunDir.CHECKPOINTS,
             settings={**self.settings, "run_key": item.run_key},
         )
 
@@ -125,7 +125,7 @@ class LocalExecutor:
         self, job: RunJob, aliases: Sequence[str], on_done: Callable[[str], None]
     ) -> dict[str, str]:
         def build(alias: str) -> Retriever:
-            index_dir = job.run_dir / "indexes" / alias
+            index_dir = RunDir(job.run_dir).index_dir(alias)
             return build_retriever(
                 job.config, alias, job.all_documents(), job.all_samples(), index_dir
             )

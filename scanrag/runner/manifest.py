@@ -2,8 +2,8 @@
 
 The manifest holds the git commit, Python and library versions, model names, prompt hashes
 (from each strategy's ``describe()``), render DPI, page caps, retriever manifests and the
-dataset load reports. It never holds API keys: keys named like secrets are masked, and the
-values of secret-looking environment variables are replaced wherever they appear.
+dataset load reports. It never holds API keys: everything written to a run folder goes through
+:mod:`scanrag.scrub`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,25 @@ import platform
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-MASK = "***"
+from scanrag.scrub import MASK, Scrubber, is_secret_name
+
+# The scrubber moved to :mod:`scanrag.scrub` (one rule for everything written); ``MASK``,
+# ``Scrubber`` and ``is_secret_name`` stay importable from here for one release.
+__all__ = [
+    "LIBRARIES",
+    "MASK",
+    "Scrubber",
+    "environment",
+    "git_info",
+    "is_secret_name",
+    "library_versions",
+    "now_iso",
+]
 
 # Distributions whose versions matter for reproducing a run (absent ones are skipped).
 LIBRARIES = (
@@ -44,53 +56,6 @@ LIBRARIES = (
     "rich",
     "pyyaml",
 )
-
-_SECRET_NAME = re.compile(
-    r"(api[_-]?key|secret|passw(or)?d|authorization|bearer|credential|access[_-]?token|"
-    r"auth[_-]?token|session[_-]?token|private[_-]?key|(^|[_-])token$)",
-    re.IGNORECASE,
-)
-# Shapes of common provider keys, masked even when no environment variable holds them.
-_SECRET_VALUE = re.compile(
-    r"\b(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|"
-    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[bap]-[A-Za-z0-9-]{10,})\b"
-)
-_MIN_SECRET_LEN = 8
-
-
-def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
-
-
-class Scrubber:
-    """Masks secrets in text and nested data.
-
-    Secret values are the values of environment variables with secret-looking names (taken
-    when the scrubber is built) plus anything shaped like a provider key.
-    """
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        env = os.environ if environ is None else environ
-        values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_SECRET_LEN}
-        self._values = sorted(values, key=len, reverse=True)
-
-    def text(self, text: str) -> str:
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, MASK)
-        return _SECRET_VALUE.sub(MASK, text)
-
-    def data(self, value: Any) -> Any:
-        if isinstance(value, Mapping):
-            return {
-                k: (MASK if is_secret_name(str(k)) and v not in (None, "") else self.data(v))
-                for k, v in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self.data(v) for v in value]
-        if isinstance(value, str):
-            return self.text(value)
-        return value
 
 
 def _normalize(name: str) -> str:

@@ -13,21 +13,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from scanrag.schemas import Usage
+from scanrag.scrub import scrub_text
 
 Log = Callable[[str], None]
 
 
-_SCRUBBER: Any = None
-
-
 def stderr_log(message: str) -> None:
     """Print a run message to stderr with secrets masked (an error text may quote a key)."""
-    global _SCRUBBER
-    if _SCRUBBER is None:
-        from scanrag.runner.manifest import Scrubber
-
-        _SCRUBBER = Scrubber()
-    print(_SCRUBBER.text(message), file=sys.stderr, flush=True)
+    print(scrub_text(message), file=sys.stderr, flush=True)
 
 
 def format_usage(usage: Usage) -> str:

@@ -1,7 +1,9 @@
 """``summary.json`` and the table printed at the end of a run.
 
-Counts and usage are recomputed from the rows on disk, so the summary is right whatever number
-of sessions wrote them. Metrics per grid cell come from the evaluation stage's ``summarize``.
+:func:`write_summary` is the one writer of ``summary.json``, used by ``scanrag run`` and
+``scanrag score``. Counts and usage are recomputed from the rows on disk, so the summary is
+right whatever number of sessions (or commands) wrote them; metrics per grid cell come from
+the scoring backend's ``summarize`` with the run's scorer parameters.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scanrag.config import ExperimentConfig, RunCell
-from scanrag.runner.store import JsonlLog, RunDir, row_key
+from scanrag.config import ExperimentConfig, ScoringSpec
+from scanrag.rundir import RunDir, row_key
+from scanrag.runner.scoring import summarize_rows
 from scanrag.runner.usage import usage_from_json
 from scanrag.schemas import Sample, Usage
 
@@ -44,74 +47,106 @@ def _usage_by_stage(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return data
 
 
-def _metrics(score_rows: list[dict[str, Any]], samples: Mapping[str, Sample]) -> dict[str, Any]:
-    if not score_rows:
-        return {"headline": {}, "all": {}, "detail": None}
-    from scanrag.runner.scoring import summarize_rows
+def cell_descriptions(
+    config: ExperimentConfig | None, trajectories: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The grid cells: from the config, or (for a folder without one) from the rows."""
+    if config is not None:
+        return [
+            {
+                "run_key": c.run_key,
+                "strategy": c.strategy.name,
+                "retriever": c.retriever,
+                "models": c.models,
+            }
+            for c in config.cells()
+        ]
+    cells: dict[str, dict[str, Any]] = {}
+    for row in trajectories:
+        key = row_key(row)[0]
+        cells.setdefault(
+            key,
+            {
+                "run_key": key,
+                "strategy": row.get("strategy"),
+                "retriever": row.get("retriever"),
+                "models": row.get("models") or {},
+            },
+        )
+    return list(cells.values())
 
-    return summarize_rows(score_rows, samples)
+
+def _latest_score_keys(scores: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
+    """One key per (cell, sample, scorer): a re-scored pair counts once."""
+    return {(*row_key(r), str(r.get("scorer"))) for r in scores}
 
 
 def build_summary(
-    config: ExperimentConfig,
-    run_dir: RunDir,
-    cells: Sequence[RunCell],
+    run: RunDir,
+    config: ExperimentConfig | None,
     stop_reason: str | None,
-    manifest: dict[str, Any],
+    manifest: Mapping[str, Any],
     *,
-    samples: Mapping[str, Sample] | None = None,
+    samples: Mapping[str, Sample],
     score_pending: int | None = None,
+    scoring: ScoringSpec | None = None,
 ) -> dict[str, Any]:
     """The run's summary, recomputed from the rows on disk.
 
     ``score_pending`` is the number of (trajectory, scorer) pairs still without a row after
-    the score stage (``None`` when scoring did not run this session).
+    the score stage (``None`` when scoring did not run this session). ``scoring`` gives the
+    scorer parameters and bootstrap settings (default: the config's).
     """
-    trajectories = list(JsonlLog(run_dir.file(RunDir.TRAJECTORIES)).rows())
-    scores = list(JsonlLog(run_dir.file(RunDir.SCORES)).rows())
-    n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", []))
+    trajectories = run.trajectory_rows()
+    scores = run.score_rows()
+    cells = cell_descriptions(config, trajectories)
+    n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", [])) or len(samples)
     planned = n_samples * len(cells)
     by_cell: dict[str, Counter[str]] = defaultdict(Counter)
-    seconds: dict[str, float] = defaultdict(float)
+    seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     spent: dict[str, Usage] = defaultdict(Usage)
     for row in trajectories:
         key = row_key(row)[0]
         by_cell[key][str(row.get("status", "ok"))] += 1
-        seconds[key] += float((row.get("timings") or {}).get("total", 0.0))
+        for name, value in _seconds(row).items():
+            seconds[key][name] += value
         spent[key] = spent[key].add(usage_of_rows([row]))
-    scored_keys = {row_key(r) for r in scores}
     done_keys = {row_key(r) for r in trajectories}
+    scored_keys = {row_key(r) for r in scores}
     complete = stop_reason is None and len(done_keys) >= planned
-    if config.scoring.enabled:
-        complete = complete and score_pending == 0
-    metrics = _metrics(scores, samples or {})
+    scoring = scoring or (config.scoring if config is not None else ScoringSpec())
+    if scoring.enabled:
+        complete = complete and not score_pending
+    metrics = summarize_rows(scores, samples, scoring.params, scoring.resamples, scoring.seed)
     cells_out = {}
     for cell in cells:
-        counts = by_cell.get(cell.run_key, Counter())
+        key = cell["run_key"]
+        counts = by_cell.get(key, Counter())
         n = sum(counts.values())
-        cells_out[cell.run_key] = {
-            "strategy": cell.strategy.name,
-            "retriever": cell.retriever,
-            "models": cell.models,
+        cells_out[key] = {
+            **{k: cell[k] for k in ("strategy", "retriever", "models")},
             "items": n,
             "status": dict(sorted(counts.items())),
-            "seconds_per_item": round(seconds[cell.run_key] / n, 3) if n else None,
-            "usage": spent[cell.run_key].model_dump(),
-            "usd_per_item": round(spent[cell.run_key].cost_usd / n, 6) if n else None,
+            "seconds_per_item": _per_item(seconds[key], "total", n),
+            "model_seconds_per_item": _per_item(seconds[key], "model", n),
+            "wait_seconds_per_item": _per_item(seconds[key], "wait", n),
+            "usage": spent[key].model_dump(),
+            "usd_per_item": round(spent[key].cost_usd / n, 6) if n else None,
         }
+    name = config.name if config is not None else run.summary().get("name") or run.path.name
     return {
-        "name": config.name,
-        "run_dir": str(run_dir.path),
+        "name": name,
+        "run_dir": str(run.path),
         "complete": complete,
         "stop_reason": stop_reason,
-        "resume": None if complete else f"scanrag run --resume {run_dir.path}",
+        "resume": None if complete else f"scanrag run --resume {run.path}",
         "counts": {
             "samples": n_samples,
             "cells": len(cells),
             "planned": planned,
             "trajectories": len(done_keys),
             "scored": len(scored_keys & done_keys),
-            "score_rows": len(scores),
+            "score_rows": len(_latest_score_keys(scores)),
             "score_pending": score_pending,
         },
         "datasets": [_dataset_counts(d) for d in manifest.get("datasets", [])],
@@ -122,6 +157,48 @@ def build_summary(
         "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
         "sessions": manifest.get("sessions", []),
     }
+
+
+def _seconds(row: Mapping[str, Any]) -> dict[str, float]:
+    """Wall, model and wait seconds of one trajectory row, and whether it timed its calls."""
+    timings = row.get("timings") or {}
+    out = {"total": float(timings.get("total", 0.0))}
+    if "model" in timings:
+        out |= {"model": float(timings["model"]), "wait": float(timings.get("wait", 0.0))}
+        out["timed"] = 1.0
+    return out
+
+
+def _per_item(seconds: Mapping[str, float], name: str, n: int) -> float | None:
+    """Mean seconds per item; model and wait only when every item timed its calls."""
+    timed = n if name == "total" else int(seconds.get("timed", 0))
+    return round(seconds.get(name, 0.0) / n, 3) if n and timed == n else None
+
+
+def write_summary(
+    run: RunDir,
+    config: ExperimentConfig | None,
+    stop_reason: str | None = None,
+    manifest: Mapping[str, Any] | None = None,
+    *,
+    samples: Mapping[str, Sample] | None = None,
+    score_pending: int | None = None,
+    scoring: ScoringSpec | None = None,
+) -> dict[str, Any]:
+    """Rebuild ``summary.json`` from the rows on disk and write it (the only writer)."""
+    if samples is None:
+        samples = {s.id: s for s in run.samples()[0]}
+    summary = build_summary(
+        run,
+        config,
+        stop_reason,
+        run.manifest() if manifest is None else manifest,
+        samples=samples,
+        score_pending=score_pending,
+        scoring=scoring,
+    )
+    run.write_json(RunDir.SUMMARY, summary)
+    return summary
 
 
 def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,49 +213,137 @@ def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def table_console() -> Any:
-    """A rich console for result tables: the terminal's width, or 180 columns when the output
+    """A rich console for result tables: the terminal's width, or 100 columns when the output
     goes to a file or a pipe (rich would fold every cell to 80 columns there)."""
     import sys
 
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() else Console(width=180)
+    return Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
 
 
-def render_table(summary: dict[str, Any]) -> Any:
-    """A rich table: one row per grid cell with status counts, key metrics, cost and time."""
-    from rich.table import Table
+TABLE_WIDTH = 100
+MAX_METRICS = 8
+_OK = frozenset({"ok"})
+_JUDGE_KEPT = frozenset({"ok", "partial", "skipped"})
 
+
+def metric_order(names: Iterable[str]) -> list[str]:
+    """``names`` with retrieval metrics (``retrieval.*``: what was retrieved) moved right after
+    the cited-page metrics (``pages.*``: what was cited), so the two are read side by side."""
+    names = list(names)
+    retrieval = [n for n in names if n.startswith("retrieval.")]
+    rest = [n for n in names if not n.startswith("retrieval.")]
+    cited = [i for i, n in enumerate(rest) if n.startswith("pages.")]
+    at = cited[-1] + 1 if cited else len(rest)
+    return rest[:at] + retrieval + rest[at:]
+
+
+def _metric_names(summary: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
     metrics: dict[str, dict[str, Any]] = summary.get("headline") or {}
     if not any(metrics.values()):
         metrics = summary.get("metrics") or {}
-    metric_names: list[str] = []
+    names: list[str] = []
     for values in metrics.values():
         for name, value in values.items():
-            if isinstance(value, int | float) and name not in metric_names:
-                metric_names.append(name)
-    metric_names = metric_names[:8]
-    table = Table(title=f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)")
-    table.add_column("run key", overflow="fold")
-    table.add_column("items", justify="right")
-    table.add_column("ok", justify="right")
-    for name in metric_names:
-        table.add_column(name, justify="right")
-    table.add_column("s/item", justify="right")
-    table.add_column("$/item", justify="right")
+            if isinstance(value, int | float) and name not in names:
+                names.append(name)
+    return metrics, metric_order(names)[:MAX_METRICS]
+
+
+def judge_exclusions(summary: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Per cell, score rows left out of the metrics because a judge (or a render) failed,
+    counted per scorer."""
+    groups = (summary.get("scoring") or {}).get("groups") or {}
+    out: dict[str, dict[str, int]] = {}
+    for cell, group in groups.items():
+        counts = {
+            scorer: sum(n for status, n in statuses.items() if status not in _JUDGE_KEPT)
+            for scorer, statuses in (group.get("status") or {}).items()
+        }
+        out[cell] = {k: v for k, v in counts.items() if v}
+    return out
+
+
+def render_table(summary: dict[str, Any]) -> Any:
+    """A rich table that fits 100 columns: one row per grid cell with its status counts (ok
+    items, errors of any kind, score rows excluded because a judge failed), up to eight
+    headline metrics under short aliases (m1, m2 … spelled out in the caption, with a line
+    per cell that has errors or exclusions), model time and cost per item (the time spent
+    waiting for the model and the wall time per item in a caption line)."""
+    from rich import box
+    from rich.table import Table
+
+    metrics, names = _metric_names(summary)
+    excluded = judge_exclusions(summary)
+    legend = [f"m{i}={name}" for i, name in enumerate(names, start=1)]
+    timed = all(c.get("model_seconds_per_item") is not None for c in summary["cells"].values())
+    legend += ["sec=model seconds per item" if timed else "sec=seconds per item", "$=USD per item"]
+    notes = _status_notes(summary, excluded) + _wait_note(summary)
+    title = f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)"
+    caption = "\n".join(line for line in ("  ".join(legend), *notes) if line) or None
+    table = Table(
+        title=title,
+        caption=caption,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 0, 0, 1),
+        show_edge=False,
+    )
+    table.add_column("cell", overflow="ellipsis", max_width=28, no_wrap=True)
+    for header in ("ok", "err", "excl"):
+        table.add_column(header, justify="right")
+    for i in range(1, len(names) + 1):
+        table.add_column(f"m{i}", justify="right")
+    table.add_column("sec", justify="right")
+    table.add_column("$", justify="right")
     for key, cell in summary["cells"].items():
         values = metrics.get(key, {})
-        row = [key, str(cell["items"]), str(cell["status"].get("ok", 0))]
-        row += [_fmt(values.get(name)) for name in metric_names]
-        row.append(_fmt(cell["seconds_per_item"]))
-        row.append(_fmt(cell["usd_per_item"]))
+        status = cell["status"]
+        errors = sum(n for name, n in status.items() if name not in _OK)
+        row = [key, str(status.get("ok", 0)), str(errors)]
+        row.append(str(sum(excluded.get(key, {}).values())))
+        row += [_fmt(values.get(name)) for name in names]
+        seconds = cell.get("model_seconds_per_item") if timed else cell["seconds_per_item"]
+        row.append(_fmt(seconds, 1))
+        usd = cell["usd_per_item"]
+        row.append("—" if usd is None else f"{usd:.3g}")
         table.add_row(*row)
     return table
 
 
-def _fmt(value: Any) -> str:
+def _status_notes(
+    summary: Mapping[str, Any], excluded: Mapping[str, Mapping[str, int]]
+) -> list[str]:
+    """One note per cell with errors (by status) or judge exclusions (by scorer)."""
+    notes = []
+    for key, cell in summary["cells"].items():
+        parts = [f"{n} {name}" for name, n in sorted(cell["status"].items()) if name not in _OK]
+        parts += [
+            f"{n} {scorer} judged rows excluded" for scorer, n in excluded.get(key, {}).items()
+        ]
+        if parts:
+            notes.append(f"{key}: {', '.join(parts)}")
+    return notes
+
+
+def _wait_note(summary: Mapping[str, Any]) -> list[str]:
+    """Seconds per item spent waiting around model calls (queueing, cache look-ups), which
+    ``sec`` leaves out, and the wall time per item."""
+    cells = summary["cells"]
+    if not cells or any(c.get("wait_seconds_per_item") is None for c in cells.values()):
+        return []
+    parts = [
+        f"{key} {_fmt(c['wait_seconds_per_item'], 1)}/{_fmt(c['seconds_per_item'], 1)}"
+        for key, c in cells.items()
+    ]
+    return ["wait/wall s per item: " + ", ".join(parts)]
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return f"{value:.{digits}f}"
     return str(value)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from scanrag.schemas.geometry import Fact, Region
+from scanrag.tasks import check_task
 
-TaskType = Literal[
-    "qa",  # DocScope / MMLongBench-Doc style question answering
-    "error_detection",  # ScholScan target-free error finding
-    "find",  # SIN-Bench: build the evidence chain for a query
-    "verify",  # SIN-Bench: is a chain sufficient for an answer
-    "chain_qa",  # SIN-Bench: answer plus evidence chain
-    "summary",  # SIN-Bench: claims, each with anchors
-]
+# A task type is a name registered in the task table (``scanrag.tasks``: qa, error_detection,
+# find, verify, chain_qa, summary, plus plugins). Kept as an alias of ``str`` for old imports.
+TaskType = str
 
 UNANSWERABLE = "Unanswerable"
 
@@ -59,9 +55,14 @@ class Sample(BaseModel):
     gold_chain: list[EvidencePair] = Field(default_factory=list)
     gold_errors: list[GoldError] = Field(default_factory=list)
     gold_explanation: str | None = None
-    task: TaskType = "qa"
+    task: TaskType = Field(default="qa", description="A task type of the task table.")
     category: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str) -> str:
+        return check_task(task)
 
     @field_validator("gold_pages")
     @classmethod

@@ -1,12 +1,5 @@
-"""Seeded synthetic long-document corpus with exact gold evidence (see ``corpus``)."""
+"""Moved to the top-level :mod:`synth` package; this alias goes away in the next release."""
 
-from scanrag.synth.corpus import GENERATOR_VERSION, generate_corpus, read_manifest
-from scanrag.synth.dataset import load_synthetic, verify_corpus
+from scanrag._moved import forward
 
-__all__ = [
-    "GENERATOR_VERSION",
-    "generate_corpus",
-    "load_synthetic",
-    "read_manifest",
-    "verify_corpus",
-]
+__getattr__ = forward(__name__)

@@ -150,7 +150,7 @@ async def test_a_strategy_marks_the_item_truncated_and_scorers_count_it_unanswer
     assert trajectory.steps[-1].data["finish_reason"] == "length"
     row = AnswerRulesScorer().compute(trajectory, sample)
     assert row.metrics["correct"] == 0.0
-    assert row.details["trajectory_status"] == "truncated"
+    assert row.item_status == "truncated"
 
 
 def test_truncated_items_are_not_retried_by_default() -> None:

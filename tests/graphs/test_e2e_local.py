@@ -26,17 +26,17 @@ SMALL: dict[str, Any] = {"max_tokens": 48, "max_chars_per_page": 200, "block_box
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sample, dict[str, Any], Any]:
-    from retrievers.bm25 import BM25Retriever
+    from indexes.bm25 import BM25Index
     from scanrag.datasets.generic import load_generic
     from scanrag.documents import ingest_pdf
-    from scanrag.synth import generate_corpus
+    from synth import generate_corpus
 
     out = tmp_path_factory.mktemp("synth")
     generate_corpus(out, seed=3, n_docs=1, min_pages=10, max_pages=10, questions_per_doc=1)
     dataset = load_generic(out / "samples.jsonl")
     sample = next(s for s in dataset.samples if s.task == "qa" and s.gold_pages)
     documents = {name: ingest_pdf(dataset.pdf_dir / name) for name in sample.doc_ids}
-    retriever = BM25Retriever()
+    retriever = BM25Index()
     retriever.add(list(documents.values()))
     return sample, documents, retriever
 

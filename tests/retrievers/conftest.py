@@ -8,7 +8,6 @@ whose default model cannot be loaded offline adds its test configuration here).
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,8 +76,6 @@ CONTRACT_FACTORIES: dict[str, Callable[[], Retriever]] = {
 
 
 def make_retriever(name: str) -> Retriever:
-    if name == "colpali" and importlib.util.find_spec("retrievers.colpali") is None:
-        pytest.skip("retrievers/colpali.py is not written yet")
     factory = CONTRACT_FACTORIES.get(name)
     return factory() if factory else build_retriever(name)
 

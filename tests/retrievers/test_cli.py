@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrievers.cli import parse_ks, parse_settings
+from evaluation.retrieve_cli import parse_ks, parse_settings
 from scanrag.cli import main
 
 
@@ -89,6 +89,7 @@ def test_missing_pdf_skips_its_questions(capsys, dataset, pdf_dir, tmp_path):
         (["--k", "1,x"], "comma-separated integers"),
         (["--k", "0"], "positive"),
         (["--retrievers", "bm25,nope"], "known retrievers"),
+        (["--retrievers", "bge", "--set", "bge.type=nope"], "known retrievers"),
         (["--set", "bm25k1=2"], "NAME.KEY=VALUE"),
     ],
 )
@@ -121,3 +122,15 @@ def test_parsers():
         "hybrid": {"weights": [1, 2]},
         "bm25": {"k1": 1.5},
     }
+
+
+def test_an_alias_with_a_type_is_evaluated_and_resolved_in_hybrid(capsys, dataset, pdf_dir):
+    code, out, _ = _run(
+        capsys, "--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--json", "--k", "1",
+        "--retrievers", "tf,hybrid", "--set", "tf.type=example_tfidf",
+        "--set", 'hybrid.retrievers=["bm25","tf"]',
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert list(data["retrievers"]) == ["tf", "hybrid"] and not data["failed"]
+    assert data["retrievers"]["tf"]["params"] == {"type": "example_tfidf"}

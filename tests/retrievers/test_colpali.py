@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from indexes.colpali import ColPaliIndex
 from indexes.colpali_tiny import tiny_model_dir
 from retrievers.base import UnknownDocumentError, build_retriever
-from retrievers.colpali import ColPaliRetriever
 from scanrag.registry import RETRIEVERS
 
 pytestmark = pytest.mark.model
@@ -20,15 +20,15 @@ def model_dir() -> str:
 
 
 @pytest.fixture(scope="module")
-def retriever(model_dir, corpus) -> ColPaliRetriever:
+def retriever(model_dir, corpus) -> ColPaliIndex:
     built = build_retriever("colpali", model=model_dir, dpi=36, device="cpu", max_regions=2)
-    assert isinstance(built, ColPaliRetriever)
+    assert isinstance(built, ColPaliIndex)
     built.add(corpus)
     return built
 
 
 def test_registered_under_its_entry_point():
-    assert RETRIEVERS.get("colpali") is ColPaliRetriever
+    assert RETRIEVERS.get("colpali") is ColPaliIndex
 
 
 def test_hits_carry_patch_regions(retriever, corpus):
@@ -56,7 +56,7 @@ def test_manifest_names_retriever_model_and_params(retriever, model_dir):
 
 def test_open_restores_the_same_results(retriever, tmp_path):
     retriever.save(tmp_path / "idx")
-    reopened = ColPaliRetriever.open(tmp_path / "idx", device="cpu", max_regions=2)
+    reopened = ColPaliIndex.open(tmp_path / "idx", device="cpu", max_regions=2)
     assert reopened.search(QUERY, 5) == retriever.search(QUERY, 5)
     assert reopened.document_ids == retriever.document_ids
 
@@ -65,13 +65,13 @@ def test_unknown_document_and_bad_options(retriever, model_dir):
     with pytest.raises(UnknownDocumentError, match="nope"):
         retriever.search(QUERY, 2, doc_ids=["nope"])
     with pytest.raises(ValueError, match="region_threshold"):
-        ColPaliRetriever(model=model_dir, region_threshold=2.0)
+        ColPaliIndex(model=model_dir, region_threshold=2.0)
     with pytest.raises(ValueError, match="batch_size"):
-        ColPaliRetriever(model=model_dir, batch_size=0)
+        ColPaliIndex(model=model_dir, batch_size=0)
 
 
 def test_runs_through_the_retrieval_evaluation(model_dir, samples, by_name):
-    from retrievers.evaluate import evaluate_retrievers
+    from evaluation.retrieval_eval import evaluate_retrievers
 
     result = evaluate_retrievers(
         samples,

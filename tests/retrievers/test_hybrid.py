@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.bm25 import BM25Retriever
+from indexes.bm25 import BM25Index
 from retrievers.hybrid import HybridRetriever, rrf_fuse
 from scanrag.schemas import BBox, PageHit, Region
 
@@ -112,10 +112,10 @@ def test_invalid_settings(kwargs, message):
 
 
 def test_components_by_name_mapping_or_instance():
-    bm25 = BM25Retriever()
+    bm25 = BM25Index()
     hybrid = HybridRetriever(["bm25", {"name": "bm25", "k1": 1.2}, bm25])
     assert [c.name for c in hybrid.components] == ["bm25", "bm25", "bm25"]
-    assert hybrid.components[1].index.k1 == 1.2 and hybrid.components[2] is bm25
+    assert hybrid.components[1].k1 == 1.2 and hybrid.components[2] is bm25
     with pytest.raises(ValueError, match="'name'"):
         HybridRetriever([{"k1": 1.0}])
     with pytest.raises(TypeError):

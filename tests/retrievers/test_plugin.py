@@ -7,8 +7,9 @@ from importlib import metadata
 
 import pytest
 
-from retrievers.base import BaseRetriever, build_retriever
-from retrievers.evaluate import evaluate_retrievers
+from evaluation.retrieval_eval import evaluate_retrievers
+from indexes.base import PageIndex
+from retrievers.base import build_retriever
 from scanrag.registry import RETRIEVERS
 
 INSTALL = "pip install -e tests/plugins/scanrag_example_plugin --no-deps"
@@ -16,7 +17,7 @@ INSTALL = "pip install -e tests/plugins/scanrag_example_plugin --no-deps"
 
 def test_entry_point_is_installed():
     points = {ep.name: ep.value for ep in metadata.entry_points(group="scanrag.retrievers")}
-    assert points.get("example_tfidf") == "scanrag_example_plugin:TfidfRetriever", (
+    assert points.get("example_tfidf") == "scanrag_example_plugin:TfidfIndex", (
         f"the example plugin is not installed; run {INSTALL}"
     )
 
@@ -24,7 +25,7 @@ def test_entry_point_is_installed():
 def test_discovered_by_the_registry():
     assert "example_tfidf" in RETRIEVERS.names()
     retriever = build_retriever("example_tfidf", sublinear_tf=False)
-    assert isinstance(retriever, BaseRetriever) and retriever.name == "example_tfidf"
+    assert isinstance(retriever, PageIndex) and retriever.name == "example_tfidf"
 
 
 def test_evaluated_like_the_builtins(samples, by_name):

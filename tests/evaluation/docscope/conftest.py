@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,8 +13,9 @@ import pytest
 
 from evaluation.documents import DocumentSource
 from evaluation.judging import JudgeConfig, JudgeContext
-from scanrag.llm import ScriptedModel
+from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
+from scanrag.untrusted import read_quoted
 
 PAGE_W, PAGE_H = 300.0, 400.0
 
@@ -102,3 +106,70 @@ def oracle_trajectory(sample: Sample, **fields: Any) -> Trajectory:
 @pytest.fixture
 def oracle() -> Callable[..., Trajectory]:
     return oracle_trajectory
+
+
+# --------------------------------------------------------------------------- official format
+# A DocScope-format run built by hand: ``golden/official_run/benchmark.json`` (five items, two
+# PDFs generated here) and ``infer.jsonl`` as DocScope's ``run_infer.py`` writes it (four
+# ``ok`` records, one inference error, one torn line), plus a scripted judge whose verdicts the
+# expected numbers in the tests were worked out from.
+
+GOLDEN = Path(__file__).parent / "golden" / "official_run"
+PAGES = {"urnuuidA.pdf": 4, "urnuuidB.pdf": 3}
+
+
+def write_official_run(folder: Path) -> tuple[Path, Path]:
+    """Copy the benchmark and infer files into ``folder`` and generate the PDFs next to them
+    (``folder/pdfs``, the loader's default). Returns (benchmark, infer)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("benchmark.json", "infer.jsonl"):
+        shutil.copy(GOLDEN / name, folder / name)
+    for name, pages in PAGES.items():
+        write_pdf(folder / "pdfs" / name, pages=pages)
+    return folder / "benchmark.json", folder / "infer.jsonl"
+
+
+def official_judge(request: ChatRequest) -> str:
+    """Region: every gold box covered, except on the plants question (q4) where only the first
+    is labelled, imprecise. Fact: every fact consistent except the second of q4. Answer:
+    consistent when the gold answer appears in the system answer; on q4 the verdict is the
+    string "yes" (unusable)."""
+    text = "\n".join(m.text for m in request.messages)
+    plants = "How many plants" in text
+    if request.stage == "judge.region":
+        ids = re.findall(r"^(GOLD\[\d+\]):", text, flags=re.M)
+        items = (
+            [{"id": ids[0], "label": "imprecise"}]
+            if plants
+            else [{"id": i, "label": "covered", "reason": "inside"} for i in ids]
+        )
+        return json.dumps({"items": items})
+    if request.stage == "judge.fact":
+        ids = re.findall(r"^id=(\S+) :: ", text, flags=re.M) or re.findall(
+            r"^(f\d+): ", text, flags=re.M
+        )
+        labels = ["consistent"] * len(ids)
+        if plants:
+            labels[-1] = "not_consistent"
+        return json.dumps(
+            {"items": [{"id": i, "label": v} for i, v in zip(ids, labels, strict=True)]}
+        )
+    if request.stage == "judge.answer":
+        if plants:
+            return '{"consistent": "yes", "reason": "same total"}'
+        inputs = read_quoted(text)  # the judge's inputs are quoted JSON fields
+        gold, system = inputs.get("Reference answer"), inputs.get("System answer", "")
+        ok = gold is not None and gold.strip() in system
+        return json.dumps({"consistent": ok, "reason": "compared"})
+    raise AssertionError(f"unexpected judge stage {request.stage}")
+
+
+@pytest.fixture
+def official_files(tmp_path: Path) -> tuple[Path, Path]:
+    """(benchmark.json, infer.jsonl) of the hand-built DocScope run, PDFs beside them."""
+    return write_official_run(tmp_path / "docscope")
+
+
+@pytest.fixture
+def official_judge_fn() -> Callable[[ChatRequest], str]:
+    return official_judge

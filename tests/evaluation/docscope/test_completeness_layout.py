@@ -23,11 +23,23 @@ def answer(sid: str, correct: float | None, status: str = "ok") -> ScoreRow:
 
 
 def chain(sid: str, p: bool, b: bool, f: bool) -> list[ScoreRow]:
+    """Rows of an item with 3 gold boxes and 4 gold facts; with P✗ one gold page (1 box,
+    1 fact) was missed and only the rest was judged."""
+    judged_boxes, judged_facts = (3, 4) if p else (2, 3)
     return [
         row("pages", sid, fn=0 if p else 1),
-        row("region", sid, covered=2 if b else 1, gold_all=2),
-        row("region_geometry", sid, covered_geo=2 if b else 0, gold_all=2, degenerate=0),
-        row("fact", sid, consistent=3 if f else 2, facts_all=3),
+        row("region", sid, gold=judged_boxes, covered=judged_boxes - (0 if b else 1), gold_all=3),
+        row(
+            "region_geometry",
+            sid,
+            gold=judged_boxes,
+            covered_geo=judged_boxes if b else 0,
+            gold_all=3,
+            degenerate=0,
+        ),
+        row(
+            "fact", sid, facts=judged_facts, consistent=judged_facts - (0 if f else 2), facts_all=4
+        ),
         answer(sid, 1.0),
     ]
 
@@ -42,8 +54,11 @@ def group_of(rows: list[ScoreRow]) -> RowGroup:
 def test_bucket_names() -> None:
     assert bucket_of(True, True, True) == "complete"
     assert bucket_of(False, False, False) == "p_fail_b_fail_f_fail"
-    assert bucket_of(False, True, False) == "other"
-    assert bucket_of(False, False, True) == "other"
+    assert bucket_of(False, True, True) == "p_fail_b_ok_f_ok"
+    assert bucket_of(True, False, True) == "p_ok_b_fail_f_ok"
+    # the paper's table has no P✗B✓F✗ / P✗B✗F✓ column: they count as P✗B✗F✗
+    assert bucket_of(False, True, False) == "p_fail_b_fail_f_fail"
+    assert bucket_of(False, False, True) == "p_fail_b_fail_f_fail"
 
 
 def test_buckets_among_answer_correct_items() -> None:
@@ -55,15 +70,15 @@ def test_buckets_among_answer_correct_items() -> None:
         *chain("e", True, False, False),
         *chain("f", True, False, True),
         *chain("g", True, True, False),
-        *chain("h", False, True, False),  # outside the six named buckets
+        *chain("h", False, True, False),  # folded into P✗B✗F✗
     ]
     rows += [*chain("wrong", True, True, True)[:-1], answer("wrong", 0.0)]  # not counted
     rows += [*chain("fail", True, True, True)[:-1], answer("fail", None, "judge_error")]
     rows += [
         row("pages", "x", fn=0),
         row("region", "x", "skipped"),
-        row("region_geometry", "x", covered_geo=2, gold_all=2),
-        row("fact", "x", consistent=1, facts_all=1),
+        row("region_geometry", "x", gold=2, covered_geo=2, gold_all=2),
+        row("fact", "x", facts=1, consistent=1, facts_all=1),
         answer("x", 1.0),
     ]
     result = CompletenessScorer().aggregate([], group_of(rows), NO_CI)
@@ -71,12 +86,21 @@ def test_buckets_among_answer_correct_items() -> None:
     counts = {k: v["count"] for k, v in table["buckets"].items()}
     assert counts == {
         "complete": 2,
-        "p_fail_b_fail_f_fail": 1,
+        "p_fail_b_fail_f_fail": 2,
         "p_fail_b_ok_f_ok": 1,
         "p_ok_b_fail_f_fail": 1,
         "p_ok_b_fail_f_ok": 1,
         "p_ok_b_ok_f_fail": 1,
-        "other": 1,
+    }
+    assert sum(counts.values()) == table["n"]  # as in the paper: the buckets add up
+    assert table["combinations"] == {
+        "P✓B✓F✓": 2,
+        "P✗B✗F✗": 1,
+        "P✗B✓F✓": 1,
+        "P✓B✗F✗": 1,
+        "P✓B✗F✓": 1,
+        "P✓B✓F✗": 1,
+        "P✗B✓F✗": 1,
     }
     assert table["n"] == 8 and table["excluded"] == 1  # "x": region judge skipped
     assert result.metrics["complete_rate"].value == pytest.approx(2 / 8)

@@ -76,7 +76,7 @@ def no_evidence(sample: Sample) -> Trajectory:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Sample], Path]:
     from scanrag.datasets import load_generic
-    from scanrag.synth import generate_corpus
+    from synth import generate_corpus
 
     out = generate_corpus(
         tmp_path_factory.mktemp("e1") / "corpus",

@@ -1,7 +1,8 @@
 """An example ScanRAG retriever plugin: TF-IDF vectors compared by cosine similarity.
 
-Subclassing ``PageIndex`` gives scoping, deterministic ranking, input checks and save/load;
-the plugin only indexes pages and scores the candidate rows.
+A retriever is one ``PageIndex`` subclass: the base gives scoping, deterministic ranking,
+input checks, the manifest and save/load; the plugin only indexes pages and scores the
+candidate rows. Its constructor's keyword arguments are the configuration parameters.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import numpy as np
 
 from indexes.base import Candidates, IndexManifest, PageIndex
 from indexes.tokenize import TokenizerConfig
-from retrievers.base import BaseRetriever
 from scanrag.schemas import Document
 
 
 class TfidfIndex(PageIndex):
+    """``example_tfidf``: TF-IDF cosine page retrieval (``sublinear_tf``: 1 + log tf)."""
+
     kind = "example_tfidf"
 
     def __init__(self, sublinear_tf: bool = True) -> None:
@@ -63,13 +65,3 @@ class TfidfIndex(PageIndex):
                 f"counts.json holds {len(counts)} pages, expected {manifest.page_count}"
             )
         self._counts = [Counter(c) for c in counts]
-
-
-class TfidfRetriever(BaseRetriever):
-    """``example_tfidf``: TF-IDF cosine page retrieval (``sublinear_tf``: 1 + log tf)."""
-
-    name = "example_tfidf"
-    index_class = TfidfIndex
-
-    def __init__(self, sublinear_tf: bool = True) -> None:
-        super().__init__(TfidfIndex(sublinear_tf=sublinear_tf))

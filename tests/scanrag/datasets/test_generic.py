@@ -74,7 +74,9 @@ def test_mmlb_rows_survive_a_round_trip(mmlb_dir: Path, tmp_path: Path) -> None:
     assert again.samples == original.samples
     first_line = json.loads((tmp_path / "copy.jsonl").read_text().splitlines()[0])
     raw = json.loads((mmlb_dir / "questions.jsonl").read_text().splitlines()[0])
-    assert first_line == raw  # same shape as the source format
+    # Same shape as the source format, with evidence_sources as a list (one type per field).
+    assert raw["evidence_sources"] == "['Pure-text (Plain-text)']"
+    assert first_line == {**raw, "evidence_sources": ["Pure-text (Plain-text)"]}
 
 
 # --------------------------------------------------------------------------- round trip

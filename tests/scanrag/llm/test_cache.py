@@ -68,3 +68,17 @@ def test_concurrent_writers_across_processes(tmp_path: Path) -> None:
     assert len(cache) == 4 * 40 + 1
     assert cache.get("3-39").text == "w3 item 39"  # type: ignore[union-attr]
     assert cache.get("shared").text in {"w0", "w1", "w2", "w3"}  # type: ignore[union-attr]
+
+
+def test_stored_replies_are_scrubbed(tmp_path) -> None:
+    from scanrag.llm.cache import ResponseCache
+    from scanrag.llm.types import ChatResponse
+
+    cache = ResponseCache(tmp_path)
+    reply = "the key is sk-abcdefghijklmnopqrstuvwx and password: hunter22x"
+    cache.put("k", ChatResponse(model="m", text=reply))
+    stored = cache.get("k")
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())  # database and WAL
+    assert b"the key is" in raw  # the reply is on disk ...
+    assert b"sk-abcdefghijklmnopqrstuvwx" not in raw and b"hunter22x" not in raw  # ... masked
+    assert stored is not None and "***" in stored.text

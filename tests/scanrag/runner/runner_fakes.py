@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,6 +130,23 @@ class OverlapRetriever:
 
     def manifest(self) -> dict[str, Any]:
         return {"retriever": self.name, "pages": len(self.pages), "lowercase": self.lowercase}
+
+
+@RETRIEVERS.register("fake_mortal", replace=True)
+class MortalRetriever(OverlapRetriever):
+    """Its process dies on its first search (once per ``marker`` file): a crashed actor."""
+
+    name = "fake_mortal"
+
+    def __init__(self, marker: str, lowercase: bool = True) -> None:
+        super().__init__(lowercase)
+        self.marker = Path(marker)
+
+    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
+        if not self.marker.exists():
+            self.marker.write_text(str(os.getpid()))
+            os._exit(1)
+        return super().search(query, k, doc_ids)
 
 
 @RETRIEVERS.register("fake_broken", replace=True)
@@ -285,3 +303,20 @@ class FlakyScorer(ExactScorer):
         if sample.id in FLAKY:
             raise ValueError(f"scorer bug on {sample.id}")
         return super().compute(trajectory, sample, judge)
+
+
+@SCORERS.register("fake_scaled", replace=True)
+class ScaledScorer(ExactScorer):
+    """``scale`` when the answer is right, 0 otherwise: a scorer whose rows depend on a
+    parameter, so a path that drops ``scoring.params`` shows up."""
+
+    name = "fake_scaled"
+
+    def __init__(self, scale: float = 1.0) -> None:
+        self.scale = scale
+
+    def compute(
+        self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        correct = self.scale * float(trajectory.answer == sample.answer)
+        return self.new_row(trajectory, sample, metrics={"correct": correct})

@@ -12,8 +12,8 @@ import runner_fakes as rf
 
 from scanrag.config import config_from_dict
 from scanrag.datasets import load_generic
+from scanrag.rundir import DiskFullError
 from scanrag.runner import JsonlLog, resume_run, start_run
-from scanrag.runner.store import DiskFullError
 from scanrag.schemas import Trajectory
 
 
@@ -211,6 +211,41 @@ def test_api_keys_never_reach_the_run_dir(tmp_path: Path, monkeypatch) -> None:
             assert "tok-another-secret-42" not in text, path
     manifest = (result.run_dir / "manifest.json").read_text()
     assert "***" in manifest
+
+
+def test_secret_named_config_keys_are_masked_in_every_file(tmp_path: Path, monkeypatch) -> None:
+    argv = ["scanrag", "run", "cfg.yaml", "--set", "runner.settings.cli_token=plainvalue-777"]
+    monkeypatch.setattr("sys.argv", argv)
+    config = rf.make_config(tmp_path)
+    config["runner"]["settings"] = {
+        "cli_token": "plainvalue-777",
+        "password": "hunter2-hunter2",
+        "nested": {"authorization": "Basic dXNlcjpwYXNz"},
+    }
+    messages: list[str] = []
+    result = start_run(config_from_dict(config), llm=rf.MODEL, log=messages.append)
+    assert result.complete
+    files = {
+        p.name: p.read_text(errors="replace") for p in result.run_dir.rglob("*") if p.is_file()
+    }
+    for name in ("config.resolved.yaml", "manifest.json", "summary.json"):
+        assert name in files
+    for name, text in files.items():
+        for secret in ("plainvalue-777", "hunter2-hunter2", "dXNlcjpwYXNz"):
+            assert secret not in text, (name, secret)
+    assert "cli_token: '***'" in files["config.resolved.yaml"]
+    assert "runner.settings.cli_token=***" in files["summary.json"]  # the recorded argv
+    resumed: list[str] = []
+    resume_run(result.run_dir, llm=rf.MODEL, log=resumed.append)
+    assert any("runner.settings.cli_token" in m and "***" in m for m in resumed)
+
+
+def test_console_messages_are_scrubbed(capsys) -> None:
+    from scanrag.runner.progress import stderr_log
+
+    stderr_log("provider said: invalid api_key=abc123xyz for Bearer tok_abcdefgh")
+    err = capsys.readouterr().err
+    assert "abc123xyz" not in err and "tok_abcdefgh" not in err and "***" in err
 
 
 SCORING = {"enabled": True, "scorers": ["fake_exact", "fake_judge"]}

@@ -1,0 +1,320 @@
+"""Import DocScope's own inference output (``infer.jsonl`` of ``code/infer/run_infer.py``)
+as a ScanRAG run folder that ``scanrag score`` and ``scanrag report`` read.
+
+One ``infer.jsonl`` line is ``{question_id, model, model_raw, thinking, parsed, infer_usage,
+status}``; ``status`` is ``"ok"`` or ``"error: ..."`` (then only ``question_id``, ``model`` and
+``status`` are present). Each record becomes one trajectory:
+
+* the record itself (status, model, ``parsed``) is kept in ``metadata["docscope_infer"]``, so
+  the official scoring profile reads exactly what DocScope's scorers read; a record without
+  a ``parsed`` block is parsed again with :mod:`evaluation.docscope.official_parser`;
+* the reply is ``raw_output``; pages, regions, facts, citations and answer are filled from
+  ``parsed`` by our rules (a page outside the document or a box outside [0, 1]² makes the
+  citation invalid, with the reason kept), so the paper profile scores it like any of our
+  trajectories;
+* a record whose status is not ``ok`` is a ``model_error`` trajectory; usage goes under
+  ``reader``.
+
+Samples come from the benchmark file through the ``docscope`` loader (its ``bbox_units`` and
+``split`` options passed on; without ``bbox_units`` the loader's default applies). Lines that
+are not JSON are skipped as DocScope's readers skip them, and reported; when a question id
+repeats, the last record wins (reported). The run folder gets ``samples.jsonl``, ``datasets.json``,
+``trajectories.jsonl`` and ``manifest.json`` (no ``config.resolved.yaml``: nothing was run
+here, so scoring uses its defaults and the command's options); an existing run folder with
+trajectories is never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evaluation.docscope.official import INFER_KEY
+from evaluation.docscope.official_parser import parse_official
+from scanrag.hashing import file_sha256
+from scanrag.schemas import (
+    UNANSWERABLE,
+    BBox,
+    Citation,
+    Fact,
+    Region,
+    Sample,
+    Status,
+    Trajectory,
+    Usage,
+)
+
+STRATEGY = "docscope_infer"
+_UNANSWERABLE = re.compile(r"^\W*(?:unanswerable|not answerable)\W*$", re.IGNORECASE)
+
+
+class InferImportError(ValueError):
+    """The inputs cannot be imported (missing file, run folder in use)."""
+
+
+class ImportReport(BaseModel):
+    out_dir: Path
+    records: int = 0
+    ok: int = 0
+    errors: int = 0
+    samples: int = 0
+    unknown_questions: list[str] = Field(default_factory=list)
+    duplicates: list[str] = Field(default_factory=list)
+    bad_lines: list[int] = Field(default_factory=list)
+    dropped_benchmark_rows: list[str] = Field(default_factory=list)
+    missing_pdfs: list[str] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.records} records ({self.ok} ok, {self.errors} inference errors), "
+            f"{self.samples} samples → {self.out_dir}"
+        ]
+        notes = {
+            "lines that are not JSON (skipped)": [str(n) for n in self.bad_lines],
+            "question ids seen twice (last record kept)": self.duplicates,
+            "question ids not in the benchmark (scored as skipped)": self.unknown_questions,
+            "benchmark rows the loader dropped": self.dropped_benchmark_rows,
+            "PDFs not found (region judging will fail for them)": self.missing_pdfs,
+        }
+        for label, items in notes.items():
+            if items:
+                shown = ", ".join(items[:5]) + (", ..." if len(items) > 5 else "")
+                out.append(f"warning: {len(items)} {label}: {shown}")
+        return out
+
+
+def read_infer(path: Path) -> tuple[dict[str, dict[str, Any]], list[int], list[str]]:
+    """Records by question id (last wins), numbers of unreadable lines, repeated ids."""
+    records: dict[str, dict[str, Any]] = {}
+    bad: list[int] = []
+    repeated: list[str] = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                bad.append(number)
+                continue
+            if not isinstance(record, dict) or not record.get("question_id"):
+                bad.append(number)
+                continue
+            qid = str(record["question_id"])
+            if qid in records:
+                repeated.append(qid)
+            records[qid] = record
+    return records, bad, repeated
+
+
+def _answer(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = re.sub(r"\s+", " ", value).strip()
+    if not text:
+        return None
+    return UNANSWERABLE if _UNANSWERABLE.match(text) else text
+
+
+def _usage(value: Any) -> Usage | None:
+    if not isinstance(value, Mapping):
+        return None
+    prompt = value.get("prompt_tokens")
+    completion = value.get("completion_tokens")
+    return Usage(
+        calls=1,
+        prompt_tokens=int(prompt) if isinstance(prompt, int) else 0,
+        completion_tokens=int(completion) if isinstance(completion, int) else 0,
+    )
+
+
+def _span(raw: str, start: Any, end: Any) -> str:
+    if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(raw):
+        return raw[start:end]
+    return ""
+
+
+def _fill(traj: Trajectory, parsed: Mapping[str, Any], raw: str, num_pages: int | None) -> None:
+    """Our trajectory fields from the released ``parsed`` block, by our validity rules."""
+    pages: set[int] = set()
+    for item in parsed.get("citations") or []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("page"), int):
+            continue
+        page = int(item["page"])
+        numbers = item.get("bbox") if isinstance(item.get("bbox"), list) else None
+        citation = Citation(
+            sentence=str(item.get("sentence") or ""),
+            raw=_span(raw, item.get("span_start"), item.get("span_end")),
+            page=page,
+            doc_page=str(item.get("doc_page")) if item.get("doc_page") is not None else None,
+            bbox=[float(v) for v in numbers] if numbers is not None else None,
+        )
+        traj.citations.append(citation)
+        if page < 1 or (num_pages is not None and page > num_pages):
+            citation.valid = False
+            citation.reason = f"page {page} out of range 1..{num_pages or '?'}"
+            continue
+        pages.add(page)
+        box: BBox | None = None
+        if citation.bbox is not None:
+            try:
+                box = BBox.from_list(citation.bbox)
+            except ValueError as exc:
+                citation.valid, citation.reason = False, str(exc).splitlines()[0]
+        index = None
+        if box is not None:
+            region = Region(page=page, bbox=box)
+            if region not in traj.regions:
+                traj.regions.append(region)
+            index = traj.regions.index(region)
+        text = citation.sentence.strip()
+        fact = Fact(page=page, text=text, bbox=box, region_index=index)
+        if text and fact not in traj.facts:
+            traj.facts.append(fact)
+    traj.pages = sorted(pages)
+    traj.answer = _answer(parsed.get("answer"))
+
+
+def trajectory_from_record(
+    record: Mapping[str, Any],
+    sample: Sample | None,
+    *,
+    num_pages: int | None = None,
+    run_key: str | None = None,
+) -> Trajectory:
+    """One ``infer.jsonl`` record as a trajectory (see the module docstring)."""
+    qid = str(record.get("question_id"))
+    model = str(record.get("model") or "unknown")
+    status = str(record.get("status"))
+    raw = record.get("model_raw") if isinstance(record.get("model_raw"), str) else None
+    kept: dict[str, Any] = {"status": status, "model": model}
+    traj = Trajectory(
+        sample_id=qid,
+        strategy=STRATEGY,
+        run_key=run_key or f"{STRATEGY}/{model}",
+        doc_ids=list(sample.doc_ids[:1]) if sample is not None else [],
+        raw_output=raw,
+        models={"reader": model},
+    )
+    usage = _usage(record.get("infer_usage"))
+    if usage is not None:
+        traj.usage["reader"] = usage
+    if isinstance(record.get("thinking"), str) and record["thinking"]:
+        kept["thinking_chars"] = len(record["thinking"])
+    if status != "ok":
+        traj.metadata[INFER_KEY] = kept
+        return traj.fail(Status.MODEL_ERROR, status)
+    parsed = record.get("parsed")
+    if not isinstance(parsed, Mapping):
+        parsed = parse_official(raw or "").model_dump()
+        kept["parsed_by"] = "scanrag official parser (the record had no parsed block)"
+    kept["parsed"] = dict(parsed)
+    traj.metadata[INFER_KEY] = kept
+    traj.metadata["parser"] = "docscope_infer"
+    _fill(traj, parsed, raw or "", num_pages)
+    if traj.answer is None and not traj.pages:
+        traj.fail(Status.UNPARSED, "no answer tag and no usable citation in the reply")
+    return traj
+
+
+def _num_pages(path: Path) -> int | None:
+    from scanrag.datasets import DatasetError, page_count
+
+    try:
+        return page_count(path)
+    except (DatasetError, OSError):
+        return None
+
+
+def import_infer(
+    infer: str | Path,
+    benchmark: str | Path,
+    out_dir: str | Path,
+    *,
+    pdf_dir: str | Path | None = None,
+    split: str | None = None,
+    bbox_units: str | None = None,
+    run_key: str | None = None,
+) -> ImportReport:
+    """Write a run folder for ``infer`` scored against ``benchmark``; returns what happened."""
+    from scanrag.datasets import DatasetError, load_dataset, write_generic
+    from scanrag.runner.store import write_atomic, write_json
+
+    infer, out = Path(infer), Path(out_dir)
+    if not infer.is_file():
+        raise InferImportError(f"{infer} not found")
+    if (out / "trajectories.jsonl").exists():
+        raise InferImportError(
+            f"{out} already holds a run (trajectories.jsonl); choose another --out"
+        )
+    options: dict[str, Any] = {"validate": False, "split": split}
+    if bbox_units is not None:
+        options["bbox_units"] = bbox_units
+    try:
+        dataset = load_dataset("docscope", benchmark, pdf_dir, **options)
+    except (DatasetError, TypeError, ValueError) as exc:
+        raise InferImportError(f"cannot load the benchmark: {exc}") from exc
+    samples = {s.id: s for s in dataset.samples}
+    records, bad, repeated = read_infer(infer)
+    report = ImportReport(out_dir=out, records=len(records), bad_lines=bad, duplicates=repeated)
+    report.dropped_benchmark_rows = [f"{d.id or d.row}: {d.reason}" for d in dataset.report.dropped]
+    pages_of: dict[str, int | None] = {}
+    trajectories = []
+    for qid, record in records.items():
+        sample = samples.get(qid)
+        if sample is None:
+            report.unknown_questions.append(qid)
+        num_pages = None
+        if sample is not None:
+            doc = sample.doc_ids[0]
+            if doc not in pages_of:
+                pages_of[doc] = _num_pages(dataset.pdf_dir / doc)
+                if pages_of[doc] is None:
+                    report.missing_pdfs.append(doc)
+            num_pages = pages_of[doc]
+        traj = trajectory_from_record(record, sample, num_pages=num_pages, run_key=run_key)
+        report.ok += traj.status != Status.MODEL_ERROR
+        trajectories.append(traj)
+    report.errors = report.records - report.ok
+    kept = [samples[q] for q in records if q in samples]
+    report.samples = len(kept)
+    out.mkdir(parents=True, exist_ok=True)
+    write_generic(kept, out / "samples.jsonl")
+    lines = "".join(t.model_dump_json(exclude_defaults=False) + "\n" for t in trajectories)
+    write_atomic(out / "trajectories.jsonl", lines)
+    write_json(
+        out / "datasets.json",
+        [
+            {
+                "name": dataset.name,
+                "source": str(dataset.source),
+                "loader": "docscope",
+                "pdf_dir": str(dataset.pdf_dir),
+                "report": dataset.report.model_dump(mode="json"),
+                "sample_ids": [s.id for s in kept],
+                "input_errors": {},
+            }
+        ],
+    )
+    write_json(
+        out / "manifest.json",
+        {
+            "imported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "importer": "scanrag import docscope-infer",
+            "infer": {"path": str(infer), "sha256": file_sha256(infer)},
+            "benchmark": {
+                "path": str(benchmark),
+                "sha256": file_sha256(dataset.source or benchmark),
+            },
+            "split": split,
+            "bbox_units": bbox_units,
+            "samples": report.samples,
+        },
+    )
+    return report

@@ -1,0 +1,260 @@
+"""What the official profile reads from a trajectory, and how it reads a judge's reply.
+
+DocScope's released scorers read an ``infer.jsonl`` record: its ``status``, the raw reply
+``model_raw`` and the ``parsed`` block. :func:`official_view` gives the same fields for any
+trajectory:
+
+* imported from ``infer.jsonl`` (``metadata["docscope_infer"]``, see
+  :mod:`evaluation.docscope.importer`): the record's own ``parsed`` block and status;
+* written by our free-text reader (``metadata["parser"] == "citations"``): the raw reply run
+  through :mod:`evaluation.docscope.official_parser`; when the strategy adopted evidence
+  gathered in earlier steps (``metadata["evidence_source"]``), those citations are added,
+  since the final reply alone does not hold them;
+* anything else (JSON output, no raw reply): the trajectory's own citations, pages and answer.
+
+Inference errors. The released scorers leave out every record whose status is not ``ok``
+(the model call failed); a reply that could not be parsed is still ``ok`` there. So a
+trajectory counts here when its status is ``ok`` or ``unparsed`` and is left out otherwise.
+
+Judge replies. The released scorers take the first of: the whole reply as JSON, a fenced
+block holding one object, the text from the first ``{`` to the last ``}``; an answer verdict
+must be a JSON boolean, and each gold box or fact is looked up by its exact id with a label
+from the exact label set. Anything else makes that one box or fact a ``judge_parse_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evaluation.docscope.official_parser import is_normalized, parse_official
+from scanrag.schemas import Status, Trajectory
+
+INFER_KEY = "docscope_infer"
+OK_STATUSES = frozenset({Status.OK.value, Status.UNPARSED.value})
+JUDGE_MAX_TOKENS = 2048  # every released judge call asks for at most 2048 tokens
+GOLD_UNANSWERABLE = "Unanswerable"
+_FENCED_OBJECT = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+class ViewCitation(BaseModel):
+    page: int
+    bbox: list[float] = Field(default_factory=list)
+    is_normalized: bool = False
+
+
+class OfficialView(BaseModel):
+    """A trajectory as the released scorers would see its ``infer.jsonl`` record."""
+
+    ok: bool
+    status: str
+    raw: str = ""
+    answer: str | None = None
+    has_answer_tag: bool = False
+    predicted_pages: list[int] = Field(default_factory=list)
+    citations: list[ViewCitation] = Field(default_factory=list)
+    source: str
+
+    def boxes_on(self, page: int) -> tuple[list[list[float]], list[list[float]]]:
+        """Four-number boxes cited on ``page``, duplicates kept: (drawn, skipped) where only
+        boxes with every number in [-0.01, 1.5] are drawn."""
+        drawn: list[list[float]] = []
+        skipped: list[list[float]] = []
+        for citation in self.citations:
+            if citation.page != page or len(citation.bbox) != 4:
+                continue
+            (drawn if citation.is_normalized else skipped).append(list(citation.bbox))
+        return drawn, skipped
+
+    @property
+    def model_answer(self) -> str:
+        """What the answer judge sees: the tagged answer, else the whole reply."""
+        if self.has_answer_tag and self.answer:
+            return self.answer
+        return self.raw
+
+
+def _from_dicts(items: Iterable[Any]) -> list[ViewCitation]:
+    out = []
+    for item in items:
+        if not isinstance(item, Mapping) or not isinstance(item.get("page"), int):
+            continue
+        bbox = item.get("bbox")
+        numbers = [float(v) for v in bbox] if isinstance(bbox, list) else []
+        flag = item.get("is_normalized")
+        normalized = bool(flag) if isinstance(flag, bool) else is_normalized(numbers)
+        out.append(ViewCitation(page=item["page"], bbox=numbers, is_normalized=normalized))
+    return out
+
+
+def _from_trajectory(trajectory: Trajectory) -> list[ViewCitation]:
+    out = []
+    for citation in trajectory.citations:
+        if citation.page is None:
+            continue
+        bbox = [float(v) for v in citation.bbox] if citation.bbox is not None else []
+        out.append(ViewCitation(page=citation.page, bbox=bbox, is_normalized=is_normalized(bbox)))
+    return out
+
+
+def official_view(trajectory: Trajectory) -> OfficialView:
+    """The fields the official profile scores (see the module docstring for the sources)."""
+    record = trajectory.metadata.get(INFER_KEY)
+    raw = trajectory.raw_output or ""
+    if isinstance(record, Mapping):
+        status = str(record.get("status"))
+        parsed = record.get("parsed") if isinstance(record.get("parsed"), Mapping) else {}
+        assert isinstance(parsed, Mapping)
+        answer = parsed.get("answer")
+        pages = parsed.get("predicted_pages") or []
+        return OfficialView(
+            ok=status == "ok",
+            status=status,
+            raw=raw,
+            answer=answer if isinstance(answer, str) else None,
+            has_answer_tag=bool(parsed.get("has_answer_tag")),
+            predicted_pages=sorted({int(p) for p in pages if isinstance(p, int)}),
+            citations=_from_dicts(parsed.get("citations") or []),
+            source="infer_jsonl",
+        )
+    status = trajectory.status.value
+    if trajectory.metadata.get("parser") == "citations" and trajectory.raw_output is not None:
+        parsed_reply = parse_official(raw)
+        citations = _from_dicts(c.model_dump() for c in parsed_reply.citations)
+        source = "official_parser"
+        if trajectory.metadata.get("evidence_source"):
+            seen = {(c.page, tuple(c.bbox)) for c in citations}
+            extra = [c for c in _from_trajectory(trajectory) if (c.page, tuple(c.bbox)) not in seen]
+            citations += extra
+            source = "official_parser+adopted_evidence"
+        return OfficialView(
+            ok=status in OK_STATUSES,
+            status=status,
+            raw=raw,
+            answer=parsed_reply.answer,
+            has_answer_tag=parsed_reply.has_answer_tag,
+            predicted_pages=sorted({c.page for c in citations}),
+            citations=citations,
+            source=source,
+        )
+    citations = _from_trajectory(trajectory)
+    pages = {c.page for c in citations} | set(trajectory.pages)
+    return OfficialView(
+        ok=status in OK_STATUSES,
+        status=status,
+        raw=raw or (trajectory.answer or ""),
+        answer=trajectory.answer,
+        has_answer_tag=trajectory.answer is not None,
+        predicted_pages=sorted(pages),
+        citations=citations,
+        source="trajectory",
+    )
+
+
+def inference_skip(scorer: Any, trajectory: Trajectory, sample: Any, view: OfficialView) -> Any:
+    """The ``skipped`` row of an item whose model call failed (left out officially)."""
+    reason = f"inference status {view.status!r}: left out under the official profile"
+    details = {"profile": "official", "view": view.source}
+    return scorer.skip(trajectory, sample, reason, details=details)
+
+
+# --------------------------------------------------------------------------- judge replies
+
+
+class AnyReply(BaseModel):
+    """Any JSON object: the official profile reads the reply itself (:func:`reply_object`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+async def official_judge(
+    ctx: Any, role: str, messages: Sequence[Any], prompt_hash: str, key: str | None = None
+) -> tuple[Any, dict[str, Any] | None]:
+    """One judge call as the released scorers make it (at most 2048 tokens, no second try):
+    the record, and the reply's JSON object (``None`` when the call itself failed)."""
+    record, _ = await ctx.judge(
+        role,
+        messages,
+        AnyReply,
+        prompt_hash,
+        key=key,
+        max_tokens=JUDGE_MAX_TOKENS,
+        parse_retry=False,
+    )
+    if record.status == "judge_error" or record.raw is None:
+        return record, None
+    return record, reply_object(record.raw)
+
+
+async def judge_items(
+    ctx: Any,
+    role: str,
+    messages: Sequence[Any],
+    prompt_hash: str,
+    key: str,
+    ids: Sequence[str],
+    allowed: frozenset[str],
+) -> tuple[Any, list[tuple[str, str | None, str | None]]]:
+    """One call labelling several items (gold boxes, facts): the record and, per id,
+    (status, label, reason); a failed call gives every item the call's status."""
+    record, reply = await official_judge(ctx, role, messages, prompt_hash, key)
+    if reply is None:
+        status = record.status if record.status != "ok" else "judge_error"
+        return record, [(status, None, None)] * len(ids)
+    return record, [
+        ("ok" if label is not None else "judge_parse_error", label, reason)
+        for label, reason in labels_by_id(reply, ids, allowed)
+    ]
+
+
+def reply_object(text: str | None) -> dict[str, Any]:
+    """The JSON object the released scorers read from a judge reply (``{}`` if none)."""
+    text = (text or "").strip()
+    if not text:
+        return {}
+    candidates = [text]
+    fenced = _FENCED_OBJECT.search(text)
+    if fenced:
+        candidates.append(fenced.group(1))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def labels_by_id(
+    reply: Mapping[str, Any], ids: Sequence[str], allowed: frozenset[str]
+) -> list[tuple[str | None, str | None]]:
+    """(label, reason) per id, in order: ``label`` is ``None`` when the id is missing or its
+    label is not exactly one of ``allowed``."""
+    items = reply.get("items")
+    by_id: dict[Any, Mapping[str, Any]] = {}
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, Mapping):
+                by_id[item.get("id")] = item
+    out: list[tuple[str | None, str | None]] = []
+    for ident in ids:
+        item = by_id.get(ident) or {}
+        label = item.get("label")
+        reason = item.get("reason")
+        ok = isinstance(label, str) and label in allowed
+        out.append((label if ok else None, reason if isinstance(reason, str) else None))
+    return out
+
+
+def verdict(reply: Mapping[str, Any]) -> tuple[bool | None, str]:
+    """The answer judge's ``consistent`` (only a JSON boolean counts) and its reason."""
+    value = reply.get("consistent")
+    reason = reply.get("reason") or reply.get("reasoning") or ""
+    return (value if isinstance(value, bool) else None), str(reason)

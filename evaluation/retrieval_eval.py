@@ -1,0 +1,205 @@
+"""Evaluate retrievers on a dataset: build each index, run every question scoped to its own
+document, and score the rankings against the gold pages (``evaluation.retrieval``).
+
+Used by ``scanrag retrieve eval`` and ``benchmarks/retrieval.py``. Retrievers are built through
+the ``RETRIEVERS`` registry: each evaluated name is an alias whose parameters are
+``params[name]`` (a ``type`` key there names the registered type; the default is the name
+itself), so a composite's components (``hybrid.retrievers=[bm25, bge]``) resolve to the
+evaluated aliases first, as in a run config. A retriever whose factory takes a ``samples``
+argument (the oracle) receives the dataset's samples. A composite reuses components already
+built in the same evaluation instead of indexing the corpus twice; its build time then
+includes theirs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from evaluation.retrieval import evaluate_retrieval
+from scanrag.config import RetrieverSpec
+from scanrag.hashing import stable_hash
+from scanrag.protocols import Retriever
+from scanrag.registry import RETRIEVERS
+from scanrag.retriever_specs import RetrieverSpecs, accepts, component_params
+from scanrag.schemas import Document, Sample
+
+log = logging.getLogger(__name__)
+
+
+class RetrieverRun(BaseModel):
+    """The figures of one retriever on one dataset."""
+
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    build_s: float = Field(description="Seconds to build (or load) the index of all documents.")
+    index_cached: bool = False
+    pages: int = 0
+    n_queries: int = 0
+    latency_p50_ms: float = 0.0
+    latency_p95_ms: float = 0.0
+    macro: dict[str, float] = Field(default_factory=dict)
+    micro: dict[str, float] = Field(default_factory=dict)
+    rankings: dict[str, list[int]] = Field(default_factory=dict, exclude=True)
+
+
+class RetrievalEvaluation(BaseModel):
+    """Every retriever's figures on one dataset."""
+
+    dataset: str
+    ks: list[int]
+    n_questions: int
+    n_scored: int
+    n_without_gold: int
+    n_skipped: int = Field(default=0, description="Questions whose document could not be read.")
+    skipped: list[str] = Field(default_factory=list)
+    retrievers: dict[str, RetrieverRun] = Field(default_factory=dict)
+    failed: dict[str, str] = Field(
+        default_factory=dict,
+        description="Retrievers that could not be built or queried (bad model name or "
+        "parameter...), with the error; the others are still evaluated.",
+    )
+
+
+def alias_specs(names: Sequence[str], params: Mapping[str, Mapping[str, Any]]) -> RetrieverSpecs:
+    """The evaluated names (and any other name given parameters) as retriever aliases."""
+    aliases = {}
+    for name in [*names, *params]:
+        own = dict(params.get(name, {}))
+        kind = own.pop("type", None)
+        aliases[name] = RetrieverSpec(type=kind, params=own)
+    return RetrieverSpecs(aliases)
+
+
+def _build(
+    name: str,
+    specs: RetrieverSpecs,
+    documents: Sequence[Document],
+    samples: Sequence[Sample],
+    built: Mapping[str, tuple[Retriever, float]],
+    cache_dir: Path | None,
+) -> tuple[Retriever, float, bool]:
+    reused = [alias for alias in specs.references(name) if alias in built]
+    inner = {a for alias in reused for a in specs.references(alias)}
+    shared_s = sum(built[alias][1] for alias in reused if alias not in inner)
+    start = time.perf_counter()
+    retriever = specs.build(
+        name, inject={"samples": list(samples)}, built={a: r for a, (r, _) in built.items()}
+    )
+    cached = False
+    folder = _cache_folder(cache_dir, name, specs, documents)
+    if folder is not None and (folder / "manifest.json").is_file():
+        try:
+            retriever.load(folder, documents)  # type: ignore[attr-defined]
+            cached = True
+        except Exception as exc:  # a stale or damaged cache: build afresh
+            log.warning("%s: cached index unusable, rebuilding: %s", name, exc)
+    if not cached:
+        retriever.add(documents)
+        if folder is not None:
+            retriever.save(folder)  # type: ignore[attr-defined]
+    return retriever, time.perf_counter() - start + shared_s, cached
+
+
+def _cache_folder(
+    cache_dir: Path | None, name: str, specs: RetrieverSpecs, documents: Sequence[Document]
+) -> Path | None:
+    """Where ``name``'s index is cached: only for single indexes that can be saved and
+    opened, built from parameters alone (not composites, not the oracle's samples)."""
+    if cache_dir is None:
+        return None
+    factory = RETRIEVERS.get(specs.type_of(name))
+    if component_params(factory) or accepts(factory, "samples"):
+        return None
+    if not callable(getattr(factory, "open", None)):
+        return None  # no save/load
+    spec = specs.aliases[name]
+    own = {**({"type": spec.type} if spec.type else {}), **spec.params}
+    key = stable_hash({"params": own, "docs": sorted(d.sha256 for d in documents)})
+    return cache_dir / "indexes" / f"{name}-{key}"
+
+
+def evaluate_retrievers(
+    samples: Sequence[Sample],
+    documents: Mapping[str, Document],
+    names: Sequence[str],
+    ks: Sequence[int],
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    cache_dir: Path | None = None,
+    dataset: str = "",
+    keep: dict[str, Retriever] | None = None,
+) -> RetrievalEvaluation:
+    """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
+
+    Each question searches only its primary document. Questions whose document is missing from
+    ``documents`` are skipped and listed; a retriever that raises while building or searching
+    is listed in ``failed`` with its error and the others go on. ``keep``, when given,
+    receives the built retrievers.
+    """
+    params = params or {}
+    specs = alias_specs(names, params)
+    ks = sorted(set(ks))
+    usable = [s for s in samples if s.primary_doc in documents]
+    skipped = [s.id for s in samples if s.primary_doc not in documents]
+    corpus = list({d.id: d for d in documents.values()}.values())
+    built: dict[str, tuple[Retriever, float]] = {}
+    result = RetrievalEvaluation(
+        dataset=dataset,
+        ks=ks,
+        n_questions=len(samples),
+        n_scored=0,
+        n_without_gold=0,
+        n_skipped=len(skipped),
+        skipped=skipped,
+    )
+    for name in names:
+        own = dict(params.get(name, {}))
+        try:
+            retriever, seconds, cached = _build(name, specs, corpus, usable, built, cache_dir)
+            run = _query(name, retriever, usable, documents, max(ks))
+        except Exception as exc:  # one broken retriever must not stop the comparison
+            result.failed[name] = f"{type(exc).__name__}: {exc}"
+            log.warning("retriever %s failed: %s", name, result.failed[name])
+            continue
+        built[name] = (retriever, seconds)
+        if keep is not None:
+            keep[name] = retriever
+        report = evaluate_retrieval(((s.id, run.rankings[s.id], s.gold_pages) for s in usable), ks)
+        run.build_s, run.index_cached = seconds, cached
+        run.params = {k: v for k, v in own.items() if k != "samples"}
+        run.pages = sum(len(d.pages) for d in corpus)
+        run.macro, run.micro = report.macro, report.micro
+        result.retrievers[name] = run
+        result.n_scored, result.n_without_gold = report.n_scored, report.n_without_gold
+    return result
+
+
+def _query(
+    name: str,
+    retriever: Retriever,
+    samples: Sequence[Sample],
+    documents: Mapping[str, Document],
+    k: int,
+) -> RetrieverRun:
+    latencies, rankings = [], {}
+    for sample in samples:
+        scope = [documents[sample.primary_doc].id]
+        start = time.perf_counter()
+        hits = retriever.search(sample.question, k, scope)
+        latencies.append(time.perf_counter() - start)
+        rankings[sample.id] = [hit.page for hit in hits]
+    ms = np.asarray(latencies) * 1000 if latencies else np.zeros(1)
+    return RetrieverRun(
+        name=name,
+        build_s=0.0,
+        n_queries=len(latencies),
+        latency_p50_ms=float(np.percentile(ms, 50)),
+        latency_p95_ms=float(np.percentile(ms, 95)),
+        rankings=rankings,
+    )

@@ -1,0 +1,171 @@
+"""``scanrag retrieve eval``: compare page retrievers on a dataset.
+
+    scanrag retrieve eval --dataset PATH.jsonl [--pdf-dir DIR] --retrievers bm25,dense,hybrid
+                          --k 1,3,5,10 [--json] [--cache-dir DIR] [--set dense.model=NAME]
+
+Each name in ``--retrievers`` is a registered retriever, or an alias whose registered type is
+set with ``--set NAME.type=TYPE``; ``--set`` parameters apply to that name, also where a
+composite lists it (``--set hybrid.retrievers=["bm25","bge"]``). Rows are read with the
+generic dataset loader (``id, doc, question, answer, evidence_pages``; other fields are
+ignored here). Every PDF is ingested (cached under ``--cache-dir`` when given,
+together with the built indexes), each retriever indexes all documents once, and each question
+searches its own document. The table has one row per retriever: Recall, Precision, Hit, MRR
+and nDCG at each k (values for the ks in order, separated by "/"), index build seconds and
+query latency p50/p95. ``--json`` prints the same numbers as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+_METRICS = (("recall", "R"), ("precision", "P"), ("hit", "Hit"), ("mrr", "MRR"), ("ndcg", "nDCG"))
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("retrieve", help="evaluate page retrievers")
+    actions = parser.add_subparsers(dest="retrieve_action", metavar="ACTION")
+    ev = actions.add_parser("eval", help="score retrievers against gold pages")
+    ev.add_argument("--dataset", required=True, type=Path, help="generic-format JSONL file")
+    ev.add_argument("--pdf-dir", type=Path, default=None, help="folder of the PDFs")
+    ev.add_argument("--retrievers", default="bm25,dense,hybrid", help="comma-separated names")
+    ev.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs")
+    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument("--cache-dir", type=Path, default=None, help="cache documents and indexes")
+    ev.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME.KEY=VALUE",
+        help="retriever parameter (VALUE parsed as JSON when it can be), e.g. bm25.k1=1.2; "
+        "NAME.type=TYPE makes NAME an alias of the registered retriever TYPE",
+    )
+    ev.add_argument("--ocr", choices=("auto", "never", "force"), default="auto")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    ev.set_defaults(func=run_eval)
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise ValueError(f"--k takes comma-separated integers, got {text!r}") from exc
+    if not ks or ks[0] < 1:
+        raise ValueError(f"--k values must be positive, got {text!r}")
+    return ks
+
+
+def parse_settings(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``["dense.model=x", "hybrid.weights=[1,2]"]`` → ``{"dense": {"model": "x"}, ...}``."""
+    settings: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        name, dot, param = key.partition(".")
+        if not sep or not dot or not name or not param:
+            raise ValueError(f"--set takes NAME.KEY=VALUE, got {item!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        settings.setdefault(name.strip(), {})[param.strip()] = value
+    return settings
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from scanrag.registry import RETRIEVERS, UnknownNameError
+
+    try:
+        ks = parse_ks(args.k)
+        settings = parse_settings(args.set)
+        names = [n.strip() for n in args.retrievers.split(",") if n.strip()]
+        for name in names:
+            RETRIEVERS.get(settings.get(name, {}).get("type", name))
+    except (ValueError, UnknownNameError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from evaluation.retrieval_eval import evaluate_retrievers
+    from scanrag.datasets import DatasetError, load_generic
+
+    try:
+        dataset = load_generic(args.dataset, args.pdf_dir)
+    except DatasetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    samples = dataset.samples[: args.limit] if args.limit else dataset.samples
+    documents, failures = _ingest(samples, dataset.pdf_dir, args.cache_dir, args.ocr)
+    for failure in failures:
+        print(f"warning: {failure}", file=sys.stderr)
+    result = evaluate_retrievers(
+        samples,
+        documents,
+        names,
+        ks,
+        params=settings,
+        cache_dir=args.cache_dir,
+        dataset=str(args.dataset),
+    )
+    payload = result.model_dump(mode="json")
+    payload["dropped_rows"] = len(dataset.report.dropped)
+    if args.json:
+        print(json.dumps(payload, indent=2))
+    elif result.retrievers:
+        _print_table(payload)
+    for name, error in result.failed.items():
+        print(f"error: retriever {name!r} failed: {error}", file=sys.stderr)
+    if not result.failed:
+        return 0
+    return 1 if result.retrievers else 2
+
+
+def _ingest(
+    samples: list[Any], pdf_dir: Path, cache_dir: Path | None, ocr: Any
+) -> tuple[dict[str, Any], list[str]]:
+    from scanrag.documents import DocumentStore, ingest_pdf
+
+    store = DocumentStore(cache_dir / "documents") if cache_dir else None
+    documents, failures = {}, []
+    for name in sorted({s.primary_doc for s in samples}):
+        path = pdf_dir / name
+        try:
+            documents[name] = (
+                store.load_or_ingest(path, ocr=ocr) if store else ingest_pdf(path, ocr=ocr)
+            )
+        except Exception as exc:  # one unreadable PDF must not stop the evaluation
+            failures.append(f"{name}: {exc}; its questions are skipped")
+    return documents, failures
+
+
+def _print_table(payload: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    ks = payload["ks"]
+    suffix = "/".join(map(str, ks))
+    table = Table(
+        title=f"{payload['dataset']}: {payload['n_scored']} questions scored, "
+        f"{payload['n_without_gold']} without gold pages, {payload['n_skipped']} skipped"
+    )
+    table.add_column("retriever")
+    for _, short in _METRICS:
+        table.add_column(f"{short}@{suffix}", justify="right")
+    for column in ("build s", "p50 ms", "p95 ms"):
+        table.add_column(column, justify="right")
+    for name, run in payload["retrievers"].items():
+        cells = [
+            "/".join(f"{run['macro'].get(f'{metric}@{k}', 0.0):.3f}" for k in ks)
+            for metric, _ in _METRICS
+        ]
+        build = f"{run['build_s']:.2f}" + (" (cached)" if run["index_cached"] else "")
+        table.add_row(
+            name, *cells, build, f"{run['latency_p50_ms']:.1f}", f"{run['latency_p95_ms']:.1f}"
+        )
+    Console(width=max(120, 24 + 8 * len(ks) * len(_METRICS))).print(table)
