@@ -262,6 +262,8 @@ class LLMClient:
             try:
                 response = await (coro if timeout is None else asyncio.wait_for(coro, timeout))
             except TimeoutError as exc:
+                if timeout is None:  # the provider's own timeout: keep its message
+                    raise
                 raise CallTimeoutError(timeout) from exc
         return response.model_copy(update={"latency_s": time.perf_counter() - started})
 
