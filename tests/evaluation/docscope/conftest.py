@@ -145,9 +145,8 @@ def official_judge(request: ChatRequest) -> str:
         )
         return json.dumps({"items": items})
     if request.stage == "judge.fact":
-        ids = re.findall(r"^id=(\S+) :: ", text, flags=re.M) or re.findall(
-            r"^(f\d+): ", text, flags=re.M
-        )
+        quoted = read_quoted(text).get("Reference facts (judge each one)")
+        ids = re.findall(r"^id=(\S+) :: ", text, flags=re.M) or list(quoted or {})
         labels = ["consistent"] * len(ids)
         if plants:
             labels[-1] = "not_consistent"
