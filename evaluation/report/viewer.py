@@ -175,6 +175,7 @@ def group_section(
     facts = [
         ("outcome", _status(traj, outcome)),
         ("answer", esc(traj.answer) if traj.answer else '<span class="na">(none)</span>'),
+        ("reply read as", esc(traj.parse or "none")),
         ("predicted pages", esc(", ".join(map(str, traj.pages)) or "none")),
         ("regions / facts", esc(f"{len(traj.regions)} / {len(traj.facts)}")),
         ("time and cost", esc(_spend(traj))),

@@ -120,7 +120,7 @@ async def test_json_path_for_error_detection(
     strategy = STRATEGIES.create(name, output="json")
     trajectory = await strategy.run(sample, _context(kit, model, tmp_path))
     assert [(i.family, i.pages) for i in trajectory.issues] == [("CF", [3])]
-    assert model.requests[0].json_schema["required"] == ["issues", "answer"]
+    assert model.requests[0].json_schema["required"] == ["answer", "issues"]
 
 
 @pytest.mark.parametrize("name", NAMES)
