@@ -188,9 +188,7 @@ class LLMClient:
         except ModelError as exc:
             self._record(request, key, phash, Usage(calls=1), started, error=str(exc))
             raise
-        response = response.model_copy(
-            update={"prompt_hash": phash, "latency_s": time.perf_counter() - started}
-        )
+        response = response.model_copy(update={"prompt_hash": phash})
         if use_cache:
             await self._cache_put(key, response)
         self._record(request, key, phash, response.usage, started, attempts=attempts)
@@ -259,13 +257,15 @@ class LLMClient:
         limit = self.timeout_for(call)
         async with own or contextlib.nullcontext(), group or contextlib.nullcontext(), slots.total:
             timeout = provider.call_timeout(call.model, limit)
+            started = time.perf_counter()  # model time starts once the call holds its slots
             coro = provider.complete(call, limit)
-            if timeout is None:
-                return await coro
             try:
-                return await asyncio.wait_for(coro, timeout)
+                response = await (coro if timeout is None else asyncio.wait_for(coro, timeout))
             except TimeoutError as exc:
+                if timeout is None:  # the provider's own timeout: keep its message
+                    raise
                 raise CallTimeoutError(timeout) from exc
+        return response.model_copy(update={"latency_s": time.perf_counter() - started})
 
     async def _call_with_retries(
         self, provider: Provider, call: ChatRequest, ref: str

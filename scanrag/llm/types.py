@@ -125,7 +125,11 @@ class ChatResponse(BaseModel):
     model: str
     usage: Usage = Field(default_factory=Usage)
     cached: bool = False
-    latency_s: float = 0.0
+    latency_s: float = Field(
+        default=0.0,
+        description="Seconds the provider worked on the attempt that succeeded, once the call "
+        "held its concurrency slots (queueing, failed attempts and back-off excluded).",
+    )
     prompt_hash: str | None = None
     finish_reason: str | None = None
 

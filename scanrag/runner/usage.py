@@ -10,10 +10,9 @@ client reports as the call's own (``ChatResponse.latency_s``) is *model* time an
 *wait* time (queueing before the client starts the call, cache look-ups); a cache hit and a
 failed call count whole as wait, a client that reports no latency counts whole as model. The
 runner stamps both sums on each trajectory as ``timings["model"]`` and ``timings["wait"]``.
-The split is only as good as ``latency_s``: the gateway measures it from before its
-concurrency slots are acquired, so today it still holds the time spent queueing for a slot
-and between retries; once the gateway reports that time apart, model and wait seconds
-separate here with no change.
+The gateway measures ``latency_s`` on the attempt that succeeded, from the moment the call
+holds its concurrency slots (a local model runs one call at a time: its slot is the model),
+so queueing for a slot, failed attempts and retry back-off all land in wait time.
 """
 
 from __future__ import annotations

@@ -129,7 +129,11 @@ class ModelCall(BaseModel):
     reply_chars: int = Field(default=0, ge=0, description="Length of the full reply.")
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
-    latency_s: float = Field(default=0.0, description="Seconds the model client reported.")
+    latency_s: float = Field(
+        default=0.0,
+        description="Seconds the model worked on the call (the client's latency_s: the "
+        "successful attempt, queueing and retries excluded).",
+    )
     seconds: float = Field(default=0.0, description="Wall seconds the strategy waited.")
     cached: bool = False
     error: str | None = Field(default=None, description="Why the call failed, if it did.")

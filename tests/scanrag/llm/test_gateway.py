@@ -322,3 +322,16 @@ def test_invalid_concurrency_settings(tmp_path: Path) -> None:
         LLMClient(tmp_path, max_concurrency=0)
     with pytest.raises(ValueError, match="per-provider"):
         LLMClient(tmp_path, per_provider_concurrency={"openai": 0})
+
+
+async def test_latency_is_the_calls_own_time_not_its_queueing(make_client, request_for) -> None:
+    register_scripted("slowone", ScriptedModel(replies=["a", "b", "c"], delay_s=0.2))
+    client = make_client(per_provider_concurrency={"scripted": 1})
+    started = asyncio.get_running_loop().time()
+    responses = await asyncio.gather(
+        *(client.chat(request_for("scripted/slowone")) for _ in range(3))
+    )
+    wall = asyncio.get_running_loop().time() - started
+    assert wall >= 0.6  # one at a time
+    for response in responses:  # each waited up to 0.4 s for its slot, worked 0.2 s
+        assert 0.19 <= response.latency_s < 0.35
