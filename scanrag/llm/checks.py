@@ -73,8 +73,12 @@ class ModelChecker:
             )
         return None
 
-    def group(self, model: str) -> str:
-        """The gateway's concurrency group of ``model`` (a ``runner.per_provider`` key)."""
+    def group(self, entry: ModelEntry) -> str:
+        """The gateway's concurrency group of ``entry`` (a ``runner.per_provider`` key): the
+        ``host[:port]/path`` of a server of its own, else the provider of its model."""
+        if entry.api_base is not None and entry.endpoint():
+            return str(entry.endpoint())
+        model = entry.model
         prefix = prefix_of(model)
         if prefix == SCRIPTED:
             return SCRIPTED
@@ -86,7 +90,7 @@ class ModelChecker:
 
     def per_provider_problems(self, keys: Iterable[str], in_use: Iterable[str]) -> dict[str, str]:
         """key → why it names no concurrency group; ``in_use``: the groups of the config's
-        own models."""
+        own models (providers, and the ``host[:port]/path`` of entries with a server)."""
         used = sorted(set(in_use))
         ours = sorted({LOCAL, SCRIPTED, *provider_prefixes()})
         problems: dict[str, str] = {}
@@ -94,8 +98,9 @@ class ModelChecker:
             if key in used or key in ours or key in self.litellm_providers():
                 continue
             candidates = [*used, *ours, *self.litellm_providers()]
+            what = "no model calls the server" if "/" in key or ":" in key else "unknown provider"
             problems[key] = (
-                f"unknown provider {key!r}{_close(key, candidates)}; this config's models call "
+                f"{what} {key!r}{_close(key, candidates)}; this config's models call "
                 f"{', '.join(used) or '(none)'}; other keys: {', '.join(ours)} or any provider "
                 "litellm knows (openai, anthropic, hosted_vllm, ollama ...)"
             )

@@ -143,7 +143,7 @@ def _per_provider_problems(config: ExperimentConfig, checker: ModelChecker) -> l
         return []
     entries = config.model_entries()
     models = [_entry(value, entries) for _, value in config.model_uses()]
-    in_use = {checker.group(m.model) for m in models if checker.problem(m) is None}
+    in_use = {checker.group(m) for m in models if checker.problem(m) is None}
     found = checker.per_provider_problems(keys, in_use)
     return [f"runner.per_provider.{key}: {message}" for key, message in found.items()]
 

@@ -231,16 +231,18 @@ def test_unknown_models_and_provider_keys_are_refused_before_the_folder(tmp_path
     with pytest.raises(SetupError) as info:
         start_run(config_from_dict(_bad_models(tmp_path)), log=None)
     text = str(info.value)
-    assert "models.agents.reader: nosuchprovider/x: unknown provider 'nosuchprovider'" in text
-    assert "use one of litellm's providers (openai/, anthropic/, hosted_vllm/" in text
-    planner = "models.agents.planner: scripted/nobody: no scripted model 'nobody' is registered"
-    assert planner in text
-    assert "registered: fake-echo, fake-judge" in text
-    assert "models.judges.answer: local/qwen-7b: unknown local model; known local models: " in text
-    assert "local/qwen2.5-0.5b, local/smollm2-135m" in text
-    assert "strategies.1.models.reader: local/qwen-7b: unknown local model" in text
-    assert "grid.models.critic.1: mistralai/Mistral-7B: unknown provider 'mistralai'" in text
-    assert "(did you mean 'mistral'?)" in text
+    for expected in (
+        "models.agents.reader: nosuchprovider/x: unknown provider 'nosuchprovider'",
+        "use one of litellm's providers (openai/, anthropic/, hosted_vllm/",
+        "models.agents.planner: scripted/nobody: no scripted model 'nobody' is registered",
+        "registered: fake-echo, fake-judge",
+        "models.judges.answer: local/qwen-7b: unknown local model; known local models: ",
+        "local/qwen2.5-0.5b, local/smollm2-135m",
+        "strategies.1.models.reader: local/qwen-7b: unknown local model",
+        "grid.models.critic.1: mistralai/Mistral-7B: unknown provider 'mistralai'",
+        "(did you mean 'mistral'?)",
+    ):
+        assert expected in text
     assert "grid.models.critic.0" not in text
     assert "runner.per_provider.opneai: unknown provider 'opneai' (did you mean 'openai'?)" in text
     assert "this config's models call scripted; other keys: local, scripted or any" in text
@@ -291,7 +293,16 @@ def test_models_on_servers_of_ones_own_pass_by_their_provider_prefix(tmp_path: P
     }
     config["grid"] = {"models": {"critic": ["gpt-4o-mini", "anthropic/claude-x-unknown"]}}
     config["runner"]["per_provider"] = {"hosted_vllm": 2, "ollama": 1, "openai": 4, "vllm": 2}
+    config["runner"]["per_provider"]["127.0.0.1:8000/v1"] = 3  # a server's own bound
     preflight(config_from_dict(config))
+    config["runner"]["per_provider"]["127.0.0.1:8001/v1"] = 3  # no model calls that server
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    line = str(info.value).splitlines()[1]
+    assert line.startswith(
+        "  runner.per_provider.127.0.0.1:8001/v1: no model calls the server '127.0.0.1:8001/v1' "
+        "(did you mean '127.0.0.1:8000/v1'?); this config's models call 127.0.0.1:8000/v1, "
+    )
 
 
 def test_a_bare_name_litellm_cannot_place_is_refused(tmp_path: Path) -> None:
