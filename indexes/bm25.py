@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,18 @@ from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
 TOKENS_FILE = "tokens.json.gz"
+
+
+def tokenize_pages(
+    tokenizer: TokenizerConfig, documents: Iterable[Document]
+) -> Iterator[list[str]]:
+    """Each page's terms, document after document, reading one page text at a time. Terms are
+    interned: a corpus repeats a few thousand words millions of times, and the index then
+    holds one string per word instead of one per occurrence."""
+    intern = sys.intern
+    for document in documents:
+        for text in document.page_texts():
+            yield list(map(intern, tokenizer(text)))
 
 
 def _tokenizer(value: TokenizerConfig | Mapping[str, Any] | None) -> TokenizerConfig:
@@ -104,7 +117,7 @@ class BM25Index(PageIndex):
         return BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon)
 
     def _index(self, documents: list[Document]) -> None:
-        new = [self.tokenizer(page.text) for doc in documents for page in doc.pages]
+        new = list(tokenize_pages(self.tokenizer, documents))
         corpus = self._tokens + new
         self._bm25 = self._build(corpus)
         self._tokens = corpus
@@ -136,5 +149,6 @@ class BM25Index(PageIndex):
                 f"{directory}: {TOKENS_FILE} does not hold the {manifest.page_count} pages the "
                 "manifest lists"
             )
-        self._tokens = [list(map(str, page)) for page in tokens]
+        intern = sys.intern
+        self._tokens = [[intern(str(term)) for term in page] for page in tokens]
         self._bm25 = self._build(self._tokens)

@@ -42,6 +42,10 @@ Aggregation = Literal["max", "mean", "sum"]
 VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_rows.npy"
 
 
+# Pages encoded per call while building: bounds the texts held at once.
+BUILD_GROUP_PAGES = 4096
+
+
 class DenseIndex(PageIndex):
     """The ``dense`` retriever: dense retrieval over page texts.
 
@@ -198,7 +202,28 @@ class DenseIndex(PageIndex):
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     def _index(self, documents: list[Document]) -> None:
-        texts = [page.text for doc in documents for page in doc.pages]
+        """Encode the pages a group of documents at a time (``BUILD_GROUP_PAGES`` pages or
+        more), so only one group's texts are held at once (a smaller corpus is one group);
+        the store changes only once every group is encoded."""
+        vectors: list[np.ndarray] = []
+        rows: list[np.ndarray] = []
+        group: list[str] = []
+        start = self.page_count
+        for document in documents:
+            group.extend(document.page_texts())
+            if len(group) >= BUILD_GROUP_PAGES:
+                self._encode_pages(group, start, vectors, rows)
+                start, group = start + len(group), []
+        if group:
+            self._encode_pages(group, start, vectors, rows)
+        if vectors:
+            self.store.add(np.concatenate(vectors))
+        self._set_chunk_rows(np.concatenate([self._chunk_rows, *rows]))
+
+    def _encode_pages(
+        self, texts: list[str], start: int, vectors: list[np.ndarray], rows: list[np.ndarray]
+    ) -> None:
+        """Append the chunk vectors of pages ``texts`` (rows from ``start``) and their rows."""
         filled = [i for i, text in enumerate(texts) if text.strip()]
         pieces = token_windows(
             [texts[i] for i in filled], self.encoder.tokenizer, self.window, self.chunk_overlap
@@ -208,7 +233,7 @@ class DenseIndex(PageIndex):
             per_page[i] = chunks
         flat = [self.passage_prefix + chunk for chunks in per_page for chunk in chunks]
         encoded = self._encode(flat) if flat else np.zeros((0, self.store.dim), np.float32)
-        vectors, rows, cursor = [], [], 0
+        page_rows, cursor = [], 0
         for offset, chunks in enumerate(per_page):
             count = max(1, len(chunks))
             if chunks:
@@ -216,10 +241,8 @@ class DenseIndex(PageIndex):
                 cursor += count
             else:
                 vectors.append(np.zeros((1, self.store.dim), dtype=np.float32))
-            rows.extend([self.page_count + offset] * count)
-        if vectors:
-            self.store.add(np.concatenate(vectors))
-        self._set_chunk_rows(np.concatenate([self._chunk_rows, np.asarray(rows, np.int64)]))
+            page_rows.extend([start + offset] * count)
+        rows.append(np.asarray(page_rows, np.int64))
 
     def _set_chunk_rows(self, chunk_rows: np.ndarray) -> None:
         counts = np.bincount(chunk_rows, minlength=int(chunk_rows.max(initial=-1)) + 1)

@@ -16,7 +16,9 @@ for _addon in ("pymupdf.layout", "pymupdf4llm"):
 import pymupdf  # noqa: E402,F401  (loaded once in the server, shared by every worker)
 
 from scanrag.documents.extract import PageOptions  # noqa: E402
-from scanrag.documents.parallel import PageResult, read_pages_of  # noqa: E402
+from scanrag.documents.pages import read_document_page  # noqa: E402
+from scanrag.documents.pagestore import encode_page  # noqa: E402
+from scanrag.documents.parallel import RangeResult  # noqa: E402
 
 
 def ready() -> bool:
@@ -25,13 +27,29 @@ def ready() -> bool:
 
 
 def read_range(
-    path: str, password: str | None, start: int, stop: int, options: PageOptions
-) -> list[PageResult]:
-    """Read pages ``start..stop-1`` (0-based) of ``path``."""
+    path: str,
+    password: str | None,
+    start: int,
+    stop: int,
+    options: PageOptions,
+    labels: list[str],
+) -> RangeResult:
+    """Pages ``start..stop-1`` (0-based) of ``path``, built and encoded, and the pages that
+    came back with an error."""
+    import gc
+
     from scanrag.documents.ingest import open_pdf
 
     fz_doc = open_pdf(Path(path), password)
+    encoded, failed = [], []
+    gc.disable()  # no reference cycles among page objects; see ingest._gc_paused
     try:
-        return [result for _, result in read_pages_of(fz_doc, start, stop, options)]
+        for index in range(start, stop):
+            page = read_document_page(fz_doc, index, labels[index - start], options)
+            if page.error is not None:
+                failed.append((page.number, page.error))
+            encoded.append(encode_page(page))
     finally:
+        gc.enable()
         fz_doc.close()
+    return encoded, failed

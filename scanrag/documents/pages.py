@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scanrag.documents.extract import PageOptions, RawPage, read_page
+from scanrag.documents.extract import PageOptions, RawPage, page_size, read_page
 from scanrag.documents.labels import NO_LABEL, detect_printed_label
 from scanrag.documents.tables import Table, TableMode, find_tables_fast
 from scanrag.schemas import BBox, Block, Page, Word
@@ -79,7 +79,7 @@ def _plain_model(cls: type[BaseModel]) -> bool:
 
 
 # Blocks are built by the thousand per document; when ``model_construct`` would only fill
-# ``__dict__`` (checked here, once), ``_make_block`` does exactly that itself, ~3x faster.
+# ``__dict__`` (checked here, once), ``make_block`` does exactly that itself, ~3x faster.
 _FAST_BLOCKS = _plain_model(BBox) and _plain_model(Block)
 _FAST_PAGES = _plain_model(Page) and set(Page.model_fields) == {
     "number",
@@ -99,7 +99,8 @@ _BBOX_FIELDS = set(BBox.model_fields)
 _BLOCK_FIELDS = set(Block.model_fields)
 
 
-def _make_block(kind: str, x1: float, y1: float, x2: float, y2: float, text: str) -> Block:
+def make_block(kind: str, x1: float, y1: float, x2: float, y2: float, text: str) -> Block:
+    """A ``Block`` from trusted values (the box is clamped onto the unit square)."""
     if not (0.0 <= x1 <= x2 <= 1.0 and 0.0 <= y1 <= y2 <= 1.0):
         x1, y1, x2, y2 = _box(x1, y1, x2, y2)
     if not _FAST_BLOCKS:
@@ -137,7 +138,7 @@ def build_layout(
     texts: list[str] = []
     for index, raw in enumerate(raw_blocks):
         if raw[6] == 1:
-            blocks.append(_make_block("image", raw[0], raw[1], raw[2], raw[3], ""))
+            blocks.append(make_block("image", raw[0], raw[1], raw[2], raw[3], ""))
             continue
         text = raw[4].strip()
         if text:
@@ -146,17 +147,18 @@ def build_layout(
             found = absorbed[index]
             if found is not None:
                 (x1, y1, x2, y2), _, table_text = found
-                blocks.append(_make_block("table", x1, y1, x2, y2, table_text))
+                blocks.append(make_block("table", x1, y1, x2, y2, table_text))
         elif text:
-            blocks.append(_make_block("text", raw[0], raw[1], raw[2], raw[3], text))
+            blocks.append(make_block("text", raw[0], raw[1], raw[2], raw[3], text))
     # Tables found geometrically (full mode) may not coincide with any text block.
     for (x1, y1, x2, y2), members, table_text in tables:
         if not members:
-            blocks.append(_make_block("table", x1, y1, x2, y2, table_text))
+            blocks.append(make_block("table", x1, y1, x2, y2, table_text))
     return blocks, "\n".join(texts)
 
 
-def _new_page(values: dict[str, Any]) -> Page:
+def new_page(values: dict[str, Any]) -> Page:
+    """A ``Page`` filled from trusted ``values`` (every field) without validation."""
     if not _FAST_PAGES:
         return Page.model_construct(**values)
     page = _new(Page)
@@ -178,7 +180,7 @@ def assemble_page(raw: RawPage, number: int, label: str, tables: TableMode = "fa
         found = []
     blocks, text = build_layout(raw.blocks, found)
     source = "none" if not words and raw.source == "text_layer" else raw.source
-    return _new_page(
+    return new_page(
         {
             "number": number,
             "doc_page": label or detect_printed_label(raw.blocks) or NO_LABEL,
@@ -196,6 +198,23 @@ def assemble_page(raw: RawPage, number: int, label: str, tables: TableMode = "fa
 def extract_page(fz_page: Any, number: int, label: str, options: PageOptions) -> Page:
     """Read and assemble one PyMuPDF page in one go."""
     return assemble_page(read_page(fz_page, options), number, label, options.tables)
+
+
+def read_document_page(fz_doc: Any, index: int, label: str, options: PageOptions) -> Page:
+    """Page ``index`` (0-based) of an open document, read and assembled; a page that cannot
+    be read or assembled comes back as a page with ``error`` set (the reason as
+    ``"Type: message"``). The same function runs here and in ingestion worker processes,
+    which is what keeps their output identical."""
+    number = index + 1
+    try:
+        raw = read_page(fz_doc.load_page(index), options)
+    except Exception as exc:  # one unreadable page must not cost the document
+        width, height = page_size(fz_doc, index)
+        return failed_page(number, label, width, height, exc)
+    try:
+        return assemble_page(raw, number, label, options.tables)
+    except Exception as exc:
+        return failed_page(number, label, raw.width, raw.height, exc)
 
 
 def failed_page(
@@ -230,11 +249,11 @@ def page_from_dict(data: dict[str, Any]) -> Page:
         if block["kind"] not in _BLOCK_KINDS:
             raise ValueError(f"page {data['number']}: unknown block kind {block['kind']!r}")
         blocks.append(
-            _make_block(block["kind"], box["x1"], box["y1"], box["x2"], box["y2"], block["text"])
+            make_block(block["kind"], box["x1"], box["y1"], box["x2"], box["y2"], block["text"])
         )
     if data["text_source"] not in _TEXT_SOURCES:
         raise ValueError(f"page {data['number']}: unknown text source {data['text_source']!r}")
-    return _new_page(
+    return new_page(
         {
             "number": int(data["number"]),
             "doc_page": str(data["doc_page"]),
@@ -247,3 +266,8 @@ def page_from_dict(data: dict[str, Any]) -> Page:
             "error": data["error"],
         }
     )
+
+
+# Names before this release (kept for one release).
+_make_block = make_block
+_new_page = new_page

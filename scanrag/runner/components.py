@@ -81,21 +81,20 @@ class IngestResult:
 def ingest_paths(
     paths: Iterable[Path], cache_dir: Path, on_done: Callable[[Path], None] | None = None
 ) -> IngestResult:
-    """Ingest (or load from the document cache) every PDF; failures are recorded, not raised."""
-    from scanrag.documents import DocumentStore, IngestError
-    from scanrag.documents.parallel import warm_pool_for
+    """Ingest (or load from the document cache) every PDF; failures are recorded, not raised.
 
-    store = DocumentStore(cache_dir)
+    The documents keep their pages in the cache's page store (``cache_dir``) and read them on
+    demand; several long documents to ingest are read by the worker pool."""
+    from scanrag.documents import DocumentStore, IngestError
+
     result = IngestResult()
-    paths = list(paths)
-    warm_pool_for(paths)  # several long documents: they are read by worker processes
-    for path in paths:
-        try:
-            result.documents[path] = store.load_or_ingest(path)
-        except IngestError as exc:
-            result.failures[path] = str(exc)
-        except Exception as exc:  # a library failure on one file must not stop the batch
-            result.failures[path] = f"{path}: {type(exc).__name__}: {exc}"
+    for path, outcome in DocumentStore(cache_dir).ingest_many(paths):
+        if isinstance(outcome, IngestError):
+            result.failures[path] = str(outcome)
+        elif isinstance(outcome, Exception):  # a library failure must not stop the batch
+            result.failures[path] = f"{path}: {type(outcome).__name__}: {outcome}"
+        else:
+            result.documents[path] = outcome
         if on_done is not None:
             on_done(path)
     return result
