@@ -39,8 +39,8 @@ from scanrag.documents.errors import (
 )
 from scanrag.documents.extract import OCRMode, PageOptions
 from scanrag.documents.labels import labels_from_rules
-from scanrag.documents.pages import read_document_page
-from scanrag.documents.pagestore import EncodedPage, decode_page
+from scanrag.documents.pages import read_document_page, read_document_record
+from scanrag.documents.pagestore import decode_page
 from scanrag.documents.parallel import (
     RangeResult,
     plan_units,
@@ -48,6 +48,7 @@ from scanrag.documents.parallel import (
     submit_range,
     warm_pool_for,
 )
+from scanrag.documents.records import EncodedPage
 from scanrag.documents.tables import TableMode
 from scanrag.hashing import doc_id_from_sha, file_sha256
 from scanrag.schemas import Document, Page
@@ -182,19 +183,20 @@ class PdfPages:
     def page_count(self) -> int:
         return len(self.labels)
 
-    def pages(self) -> Iterator[PageItem]:
-        """Every page in order: from the workers' units first, then (for a pool that broke
-        part way, or when no unit was handed out) read here."""
+    def pages(self, encoded: bool = False) -> Iterator[PageItem]:
+        """Every page in order: from the workers' units first (encoded), then (for a pool that
+        broke part way, or when no unit was handed out) read here: as ``Page`` objects, or
+        encoded too when ``encoded`` (the page store's writer asks for that)."""
         done = 0
         try:
             for start, _stop, future in self.units:
-                encoded, failed = future.result()
+                records, failed = future.result()
                 for number, message in failed:
                     log.warning("%s, page %d: %s", self.path.name, number, message)
                 if start != done:  # cannot happen: units are contiguous and in order
                     raise RuntimeError(f"page range starts at {start}, expected {done}")
-                yield from encoded
-                done = start + len(encoded)
+                yield from records
+                done = start + len(records)
         except Exception as exc:  # a broken pool, or the file changed under a worker
             log.warning("%s: parallel reading failed (%s); reading in this process", self.path, exc)
             if isinstance(exc, BrokenProcessPool):
@@ -203,10 +205,16 @@ class PdfPages:
             for _, _, future in self.units:
                 future.cancel()
         for index in range(done, self.page_count):
-            page = read_document_page(self.fz_doc, index, self.labels[index], self.options)
-            if page.error is not None:
-                log.warning("%s, page %d: %s", self.path.name, page.number, page.error)
-            yield page
+            label = self.labels[index]
+            item: PageItem
+            if encoded:
+                item, error = read_document_record(self.fz_doc, index, label, self.options)
+            else:
+                item = read_document_page(self.fz_doc, index, label, self.options)
+                error = item.error
+            if error is not None:
+                log.warning("%s, page %d: %s", self.path.name, index + 1, error)
+            yield item
 
     def fields(self) -> dict[str, Any]:
         """The document's fields besides its pages (waits for the content hash)."""

@@ -16,8 +16,7 @@ for _addon in ("pymupdf.layout", "pymupdf4llm"):
 import pymupdf  # noqa: E402,F401  (loaded once in the server, shared by every worker)
 
 from scanrag.documents.extract import PageOptions  # noqa: E402
-from scanrag.documents.pages import read_document_page  # noqa: E402
-from scanrag.documents.pagestore import encode_page  # noqa: E402
+from scanrag.documents.pages import read_document_record  # noqa: E402
 from scanrag.documents.parallel import RangeResult  # noqa: E402
 
 
@@ -45,10 +44,10 @@ def read_range(
     gc.disable()  # no reference cycles among page objects; see ingest._gc_paused
     try:
         for index in range(start, stop):
-            page = read_document_page(fz_doc, index, labels[index - start], options)
-            if page.error is not None:
-                failed.append((page.number, page.error))
-            encoded.append(encode_page(page))
+            page, error = read_document_record(fz_doc, index, labels[index - start], options)
+            if error is not None:
+                failed.append((index + 1, error))
+            encoded.append(page)
     finally:
         gc.enable()
         fz_doc.close()

@@ -3,11 +3,12 @@
 A document's pages are written once, as ingestion produces them, into
 ``<sha256>.<options>.pages.sqlite`` (see :class:`scanrag.documents.DocumentStore`): a table
 ``pages(number INTEGER PRIMARY KEY, source, text, record)`` and a one-row table ``document``
-with the document's fields. ``record`` is the rest of the page (printed label, size, words with
-boxes, layout blocks, error) as compact JSON. The file is written under a temporary name and
-renamed into place when complete, so a reader never sees half a document and the file never
-changes afterwards: readers open it read-only and ``immutable`` (no locks, no journal), which
-also works on shared network storage where SQLite's locking does not.
+with the document's fields. ``record`` is the rest of the page (printed label, size, words
+with boxes, layout blocks, error) as compact JSON (:mod:`scanrag.documents.records`). The
+file is written under a temporary name and renamed into place when complete, so a reader
+never sees half a document and the file never changes afterwards: readers open it read-only
+and ``immutable`` (no locks, no journal), which also works on shared network storage where
+SQLite's locking does not.
 
 Why SQLite rather than Parquet: readers mostly want *one page* (an agent reads page 37, a
 scorer looks at a cited region); SQLite finds it through the rowid B-tree and decodes only
@@ -36,6 +37,7 @@ from typing import Any, overload
 from urllib.parse import quote
 
 from scanrag.documents.pages import make_block, new_page
+from scanrag.documents.records import EncodedPage, encode_page, loads
 from scanrag.hashing import TextListHasher
 from scanrag.schemas import Document, Page
 
@@ -44,9 +46,7 @@ SUFFIX = ".pages.sqlite"
 ENV_CACHE = "SCANRAG_PAGE_CACHE"
 _CHUNK = 64  # pages per query when iterating
 _MAX_OPEN = 32  # read connections kept open per process
-
-# number, text source, text, record (JSON bytes): one page as stored.
-EncodedPage = tuple[int, str, str, bytes]
+_PAGE_SIZE = 16384  # SQLite pages: a page record (~10-40 KB) spans a few, not ten
 
 _SCHEMA = """
 CREATE TABLE pages (number INTEGER PRIMARY KEY, source TEXT NOT NULL, text TEXT NOT NULL,
@@ -61,44 +61,12 @@ class PageStoreError(ValueError):
 
 # --------------------------------------------------------------------------- encoding
 
-try:  # orjson ships with langgraph; several times faster than json for word boxes
-    import orjson as _orjson
-
-    def _dumps(value: Any) -> bytes:
-        return _orjson.dumps(value)
-
-    _loads: Any = _orjson.loads
-except ImportError:  # pragma: no cover - orjson is a dependency
-
-    def _dumps(value: Any) -> bytes:
-        return json.dumps(value, separators=(",", ":")).encode("utf-8")
-
-    _loads = json.loads
-
-
-def encode_record(
-    doc_page: str,
-    width: float,
-    height: float,
-    words: Sequence[Sequence[Any]],
-    blocks: Sequence[Sequence[Any]],
-    error: str | None,
-) -> bytes:
-    """The stored form of a page's fields besides number, text source and text."""
-    return _dumps([doc_page, width, height, words, blocks, error])
-
-
-def encode_page(page: Page) -> EncodedPage:
-    blocks = [(b.kind, b.bbox.x1, b.bbox.y1, b.bbox.x2, b.bbox.y2, b.text) for b in page.blocks]
-    record = encode_record(page.doc_page, page.width, page.height, page.words, blocks, page.error)
-    return page.number, page.text_source, page.text, record
-
 
 def decode_page(number: int, source: str, text: str, record: bytes) -> Page:
     """Rebuild the ``Page`` (trusted data: no per-word validation); ``PageStoreError`` when
     the record is malformed."""
     try:
-        doc_page, width, height, words, blocks, error = _loads(record)
+        doc_page, width, height, words, blocks, error = loads(record)
         built = [make_block(kind, x1, y1, x2, y2, btext) for kind, x1, y1, x2, y2, btext in blocks]
         return new_page(
             {
@@ -131,11 +99,11 @@ class PageWriter:
         self.tmp = self.target.with_name(f".{self.target.name}.{os.getpid()}.{id(self)}.tmp")
         self.tmp.unlink(missing_ok=True)
         self._conn: sqlite3.Connection | None = sqlite3.connect(self.tmp, isolation_level=None)
+        self._conn.execute(f"PRAGMA page_size={_PAGE_SIZE}")
         self._conn.execute("PRAGMA journal_mode=OFF")
         self._conn.execute("PRAGMA synchronous=OFF")
         self._conn.executescript(_SCHEMA)
         self._conn.execute("BEGIN")
-        self._hash = TextListHasher()
         self.count = 0
 
     def add(self, page: Page | EncodedPage) -> None:
@@ -144,7 +112,6 @@ class PageWriter:
             raise ValueError(f"{self.target.name}: page {number} written after {self.count}")
         assert self._conn is not None, "the writer is closed"
         self._conn.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", (number, source, text, record))
-        self._hash.add(text)
         self.count += 1
 
     def add_all(self, pages: Iterable[Page | EncodedPage]) -> None:
@@ -153,16 +120,16 @@ class PageWriter:
 
     def finish(self, fields: dict[str, Any]) -> Path:
         """Record the document (``id``, ``name``, ``path``, ``sha256``, ``title``,
-        ``metadata``; ``num_pages`` and ``text_hash`` come from the pages written) and move the
-        file into place."""
+        ``metadata``; ``num_pages`` comes from the pages written) and move the file into place.
+
+        No ``fsync``: a cache entry lost or torn by a power cut is unreadable, which
+        :class:`~scanrag.documents.DocumentStore` treats as a miss (it ingests again)."""
         assert self._conn is not None, "the writer is closed"
-        data = {**fields, "num_pages": self.count, "text_hash": self._hash.hexdigest()}
+        data = {**fields, "num_pages": self.count}
         self._conn.execute("INSERT INTO document VALUES (?, ?)", (FORMAT, json.dumps(data)))
         self._conn.execute("COMMIT")
         self._conn.close()
         self._conn = None
-        with open(self.tmp, "rb") as fh:  # the rename must not land before the data
-            os.fsync(fh.fileno())
         os.replace(self.tmp, self.target)
         return self.target
 
@@ -379,6 +346,15 @@ class PageSequence(Sequence[Page]):
             for (text,) in rows:
                 yield text
 
+    def texts_hash(self) -> str:
+        """``stable_hash`` of the page texts, computed once per sequence (streamed)."""
+        if self.text_hash is None:
+            hasher = TextListHasher()
+            for text in self.texts():
+                hasher.add(text)
+            self.text_hash = hasher.hexdigest()
+        return self.text_hash
+
     def sources(self) -> list[str]:
         """Every page's ``text_source`` in page order."""
         rows = _READERS.query(self._path, "SELECT source FROM pages ORDER BY number")
@@ -413,7 +389,7 @@ def open_document(path: str | Path, **update: Any) -> Document:
         }
     except (KeyError, TypeError, ValueError) as exc:
         raise PageStoreError(f"{path}: malformed document row ({exc})") from exc
-    pages = PageSequence(path, count, data.get("text_hash"))
+    pages = PageSequence(path, count)
     return Document.model_construct(**{**fields, **update, "pages": pages})
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from scanrag.documents.extract import PageOptions
-from scanrag.documents.pagestore import EncodedPage
+from scanrag.documents.records import EncodedPage
 
 log = logging.getLogger(__name__)
 

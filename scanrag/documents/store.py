@@ -173,7 +173,7 @@ class DocumentStore:
             target = self.path_for(shas[path], **options)
             try:
                 with PageWriter(target) as writer, gc_paused():
-                    writer.add_all(reader.pages())
+                    writer.add_all(reader.pages(encoded=True))
                     writer.finish(reader.fields())
                 yield path, open_document(target)
             except Exception as exc:  # the disk filled up, the file vanished...

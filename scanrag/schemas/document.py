@@ -90,10 +90,10 @@ class Document(BaseModel):
                 yield page.text
 
     def texts_hash(self) -> str:
-        """``stable_hash`` of the list of page texts (stored documents keep it precomputed)."""
-        known = getattr(self.pages, "text_hash", None)
-        if isinstance(known, str):
-            return known
+        """``stable_hash`` of the list of page texts (stored pages compute it once)."""
+        stored = getattr(self.pages, "texts_hash", None)
+        if callable(stored):
+            return str(stored())
         from scanrag.hashing import TextListHasher
 
         hasher = TextListHasher()
