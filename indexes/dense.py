@@ -205,10 +205,21 @@ class DenseIndex(PageIndex):
         """Encode the pages a group of documents at a time (``BUILD_GROUP_PAGES`` pages or
         more), so only one group's texts are held at once (a smaller corpus is one group);
         the store changes only once every group is encoded."""
+        vectors, rows, _ = self._encode_documents(documents, self.page_count)
+        self._install(vectors, rows)
+
+    def _install(self, vectors: list[np.ndarray], rows: list[np.ndarray]) -> None:
+        if vectors:
+            self.store.add(np.concatenate(vectors))
+        self._set_chunk_rows(np.concatenate([self._chunk_rows, *rows]))
+
+    def _encode_documents(
+        self, documents: list[Document], start: int
+    ) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+        """Chunk vectors and their page rows (from ``start``), and the pages encoded."""
         vectors: list[np.ndarray] = []
         rows: list[np.ndarray] = []
         group: list[str] = []
-        start = self.page_count
         for document in documents:
             group.extend(document.page_texts())
             if len(group) >= BUILD_GROUP_PAGES:
@@ -216,9 +227,25 @@ class DenseIndex(PageIndex):
                 start, group = start + len(group), []
         if group:
             self._encode_pages(group, start, vectors, rows)
-        if vectors:
-            self.store.add(np.concatenate(vectors))
-        self._set_chunk_rows(np.concatenate([self._chunk_rows, *rows]))
+            start += len(group)
+        return vectors, rows, start
+
+    def _build_part(self, documents: list[Document]) -> tuple[np.ndarray, np.ndarray, int]:
+        """One slice's chunk vectors, their page rows (from 0) and its page count. The
+        slice is encoded on its own, so batches (and, in the last digits, vectors) can
+        differ from a build in one process."""
+        vectors, rows, pages = self._encode_documents(documents, 0)
+        dim = self.store.dim
+        stacked = np.concatenate(vectors) if vectors else np.zeros((0, dim), np.float32)
+        return stacked, np.concatenate(rows) if rows else np.zeros(0, np.int64), pages
+
+    def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
+        vectors, rows, start = [], [], self.page_count
+        for part_vectors, part_rows, pages in payloads:
+            vectors.append(np.asarray(part_vectors, dtype=np.float32))
+            rows.append(np.asarray(part_rows, dtype=np.int64) + start)
+            start += int(pages)
+        self._install([v for v in vectors if len(v)], rows)
 
     def _encode_pages(
         self, texts: list[str], start: int, vectors: list[np.ndarray], rows: list[np.ndarray]

@@ -162,14 +162,14 @@ def build_retriever(
     can ``load`` one, and a freshly built one is saved there for the next resume.
     """
     unique = list({d.id: d for d in documents}.values())
-    retriever = _create_retriever(config, alias, samples)
+    retriever = create_retriever(config, alias, samples)
     if index_dir is not None and (index_dir / "manifest.json").is_file():
         try:
             retriever.load(index_dir, unique)  # type: ignore[attr-defined]
             return retriever
         except Exception as exc:  # a stale or partial index: rebuild it
             log.warning("retriever %s: cannot reuse %s (%s); rebuilding", alias, index_dir, exc)
-            retriever = _create_retriever(config, alias, samples)
+            retriever = create_retriever(config, alias, samples)
     retriever.add(unique)
     if index_dir is not None and callable(getattr(retriever, "save", None)):
         try:
@@ -179,7 +179,11 @@ def build_retriever(
     return retriever
 
 
-def _create_retriever(config: ExperimentConfig, alias: str, samples: Sequence[Sample]) -> Retriever:
+def create_retriever(
+    config: ExperimentConfig, alias: str, samples: Sequence[Sample] = ()
+) -> Retriever:
+    """Retriever ``alias`` of ``config``, empty (the run's samples go to constructors that
+    take them)."""
     return RetrieverSpecs(config.retrievers).build(alias, inject={"samples": list(samples)})
 
 

@@ -149,7 +149,7 @@ class Runner:
         try:
             pending = self._pending(datasets)
             if pending:
-                self._ingest(job)
+                self._ingest(job, executor)
                 job.llm = self._client(executor)
                 retriever_errors = self._index(job, executor, pending)
                 manifest = update_manifest(manifest, job, retriever_errors)
@@ -204,11 +204,13 @@ class Runner:
                         pending.append((cell, dataset, sample))
         return pending
 
-    def _ingest(self, job: RunJob) -> None:
+    def _ingest(self, job: RunJob, executor: Executor) -> None:
         paths = document_paths(job.datasets.values())
         cache = Path(self.config.runner.cache_dir) / "documents"
+        # An executor may ingest on its own workers (ray: sharded by document).
+        ingest = getattr(executor, "ingest", None) or ingest_paths
         with self.progress.stage("ingest", len(paths)) as stage:
-            result = ingest_paths(paths, cache, on_done=lambda _p: stage.advance())
+            result = ingest(paths, cache, on_done=lambda _p: stage.advance())
         job.documents = result.documents
         mark_document_failures(list(job.datasets.values()), result)
         for reason in result.failures.values():
