@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections.abc import Callable, Sequence
 
@@ -18,7 +19,7 @@ def _parts(make: Callable[[], BM25Index], docs: Sequence[Document], cuts: Sequen
     bounds = [0, *cuts, len(docs)]
     return [
         pickle.loads(pickle.dumps(make().build_part(docs[a:b])))
-        for a, b in zip(bounds, bounds[1:], strict=False)
+        for a, b in itertools.pairwise(bounds)
     ]
 
 
