@@ -20,6 +20,29 @@ from scanrag.documents.pages import read_document_record  # noqa: E402
 from scanrag.documents.parallel import RangeResult  # noqa: E402
 
 
+def watch_parent(pid: int, interval_s: float = 1.0) -> None:
+    """Exit this worker once process ``pid`` (the one that started the pool) is gone.
+
+    Pool workers block on their task queue, whose pipes they hold both ends of, so they never
+    notice a parent killed with SIGKILL; they would stay, and keep the forkserver (whose
+    liveness pipe they hold) alive with them. A daemon thread checks every ``interval_s``."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval_s)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:  # pragma: no cover - the pid now belongs to someone else
+                os._exit(0)
+
+    threading.Thread(target=watch, name="scanrag-parent-watch", daemon=True).start()
+
+
 def ready() -> bool:
     """A no-op task: running it proves a worker is up."""
     return True

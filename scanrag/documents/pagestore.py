@@ -294,9 +294,9 @@ class PageSequence(Sequence[Page]):
     def __getitem__(self, index: int | slice) -> Page | list[Page]:
         if isinstance(index, slice):
             numbers = range(*index.indices(self._count))
-            if numbers.step == 1:
-                return list(self._range(numbers.start + 1, numbers.stop + 1))
-            return [self[i] for i in numbers]
+            if numbers.step != 1 or len(numbers) <= _CHUNK:  # a few pages: through the cache
+                return [self[i] for i in numbers]
+            return list(self._range(numbers.start + 1, numbers.stop + 1))
         i = as_index(index)
         if i < 0:
             i += self._count

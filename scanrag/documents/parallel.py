@@ -19,7 +19,8 @@ so workers start in milliseconds, and it stays up for later documents. Workers n
 the caller's ``__main__`` (multiprocessing would re-run a script, or fail for code typed into
 ``python -``): the main module is hidden while they start. ``SCANRAG_INGEST_WORKERS`` sets the
 number of workers (``1`` switches parallel reading off). A pool that breaks (a worker killed)
-makes the document fall back to reading in this process.
+makes the document fall back to reading in this process. Workers exit by themselves when this
+process dies (a ``kill -9`` leaves no orphans behind: see ``page_worker.watch_parent``).
 """
 
 from __future__ import annotations
@@ -134,7 +135,12 @@ def _submit(fn_name: str, *args: Any) -> Future[Any]:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([WORKER_MODULE])
             _STATE.size = pool_size()
-            _STATE.pool = ProcessPoolExecutor(max_workers=_STATE.size, mp_context=context)
+            _STATE.pool = ProcessPoolExecutor(
+                max_workers=_STATE.size,
+                mp_context=context,
+                initializer=_call,  # each worker exits once this process is gone
+                initargs=("watch_parent", os.getpid()),
+            )
         return _STATE.pool.submit(_call, fn_name, *args)
 
 

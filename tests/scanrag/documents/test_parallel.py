@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
@@ -183,3 +184,51 @@ def test_workers_started_from_a_script_on_stdin_do_not_import_it(tmp_path: Path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["80", "RAN", "ONCE"]
     assert "Traceback" not in out.stderr
+
+
+def test_workers_exit_when_the_process_that_started_them_is_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    script = textwrap.dedent(
+        f"""
+        import os, time
+        os.environ["{parallel.ENV_WORKERS}"] = "2"
+        from scanrag.documents import parallel
+        parallel.warm_pool()
+        assert parallel._STATE.ready.wait(60)
+        print(" ".join(map(str, parallel._STATE.pool._processes)), flush=True)
+        time.sleep(120)
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    try:
+        workers = [int(pid) for pid in child.stdout.readline().split()]  # type: ignore[union-attr]
+        assert len(workers) == 2
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(10)
+        deadline = time.monotonic() + 20
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = [pid for pid in workers if _alive(pid)]
+        assert alive == [], "pool workers outlived the killed process"
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    finally:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
