@@ -45,15 +45,27 @@ class LoadedDataset:
     bad: dict[str, str] = field(default_factory=dict)  # sample id → input error
     allow_outside: bool = False  # the dataset's allow_outside_pdf_dir
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # name → resolved path (or the error), so items do not resolve (lstat) paths again
+    _resolved: dict[str, Path | Exception] = field(default_factory=dict, repr=False)
 
     def doc_names(self) -> list[str]:
         return sorted({d for s in self.samples for d in (*s.doc_ids, *s.cited_doc_ids)})
 
     def doc_path(self, name: str) -> Path:
-        """The PDF of document ``name``; ``DocumentPathError`` if it leaves ``pdf_dir``."""
-        from scanrag.datasets.paths import resolve_document
+        """The PDF of document ``name``; ``DocumentPathError`` if it leaves ``pdf_dir``.
+        Resolved once per name (the run's items ask for the same few documents)."""
+        from scanrag.datasets.paths import DocumentPathError, resolve_document
 
-        return resolve_document(self.pdf_dir, name, allow_outside=self.allow_outside)
+        known = self._resolved.get(name)
+        if known is None:
+            try:
+                known = resolve_document(self.pdf_dir, name, allow_outside=self.allow_outside)
+            except DocumentPathError as exc:
+                known = exc
+            self._resolved[name] = known
+        if isinstance(known, Exception):
+            raise known
+        return known
 
     def doc_paths(self, names: Iterable[str] | None = None) -> dict[str, Path]:
         """``name → path`` for the documents (default: all) that resolve inside ``pdf_dir``;
