@@ -16,6 +16,7 @@ growth per page (``rss_index - rss_docs``) is printed beside it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -133,15 +134,35 @@ def slopes(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def print_curve(rows: list[dict[str, Any]]) -> None:
-    print("memory: peak RSS of `scanrag retrieve eval --retrievers bm25` (fresh process each)")
-    for row in rows:
-        print(
-            f"  pages={row['pages']:>6} docs={row['docs']:>5} q={row['questions']:>5}  "
-            f"eval_peak={row['eval_peak_mib']:7.1f} MiB ({row['eval_seconds']:.1f} s)  "
-            f"index_only_peak={row['index_peak_mib']:7.1f} MiB  "
-            f"bm25_index={row['index_mib']:6.1f} MiB  beyond_index={row['beyond_mib']:6.1f} MiB  "
-            f"ingest_worker_peak={row['worker_peak_mib']:.0f} MiB"
-        )
+HEADER = "memory: peak RSS of `scanrag retrieve eval --retrievers bm25` (fresh process each)"
+
+
+def print_row(row: dict[str, Any]) -> None:
+    print(
+        f"  pages={row['pages']:>6} docs={row['docs']:>5} q={row['questions']:>5}  "
+        f"eval_peak={row['eval_peak_mib']:7.1f} MiB ({row['eval_seconds']:.1f} s)  "
+        f"index_only_peak={row['index_peak_mib']:7.1f} MiB  "
+        f"bm25_index={row['index_mib']:6.1f} MiB  beyond_index={row['beyond_mib']:6.1f} MiB  "
+        f"ingest_worker_peak={row['worker_peak_mib']:.0f} MiB"
+    )
+
+
+def print_slopes(rows: list[dict[str, Any]]) -> None:
+    """Growth per page between each pair of neighbouring sizes, then over the whole curve."""
+    for a, b in itertools.pairwise(rows):
+        if len(rows) > 2:
+            step = slopes([a, b])
+            print(
+                f"  {a['pages']} -> {b['pages']} pages: eval +{step['eval_kb_per_page']:.2f} "
+                f"KB/page, beyond index {step['beyond_index_kb_per_page']:+.2f} KB/page, "
+                f"BM25 index +{step['index_kb_per_page']:.2f} KB/page"
+            )
     for key, value in slopes(rows).items():
         print(f"memory_{key}={value:.2f}")
+
+
+def print_curve(rows: list[dict[str, Any]]) -> None:
+    print(HEADER)
+    for row in rows:
+        print_row(row)
+    print_slopes(rows)
