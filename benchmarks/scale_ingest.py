@@ -50,15 +50,13 @@ def workers_cpu() -> float:
 
 
 def raw_loop(paths: Sequence[Path]) -> int:
-    import pymupdf
+    """Raw single-thread PyMuPDF words extraction: ``benchmarks/ingest.py``'s loop."""
+    import sys
 
-    count = 0
-    for path in paths:
-        with pymupdf.open(path) as doc:
-            for page in doc:
-                page.get_text("words")
-                count += 1
-    return count
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ingest import raw_loop as loop
+
+    return int(loop(paths))
 
 
 def store_loop(paths: Sequence[Path], folder: Path) -> int:

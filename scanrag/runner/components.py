@@ -89,6 +89,17 @@ class IngestResult:
     documents: dict[Path, Document] = field(default_factory=dict)
     failures: dict[Path, str] = field(default_factory=dict)
 
+    def record(self, path: Path, outcome: Document | Exception) -> None:
+        """Keep ``path``'s document, or its failure as a readable reason."""
+        from scanrag.documents import IngestError
+
+        if isinstance(outcome, IngestError):
+            self.failures[path] = str(outcome)
+        elif isinstance(outcome, Exception):  # a library failure must not stop the batch
+            self.failures[path] = f"{path}: {type(outcome).__name__}: {outcome}"
+        else:
+            self.documents[path] = outcome
+
 
 def ingest_paths(
     paths: Iterable[Path], cache_dir: Path, on_done: Callable[[Path], None] | None = None
@@ -97,16 +108,11 @@ def ingest_paths(
 
     The documents keep their pages in the cache's page store (``cache_dir``) and read them on
     demand; several long documents to ingest are read by the worker pool."""
-    from scanrag.documents import DocumentStore, IngestError
+    from scanrag.documents import DocumentStore
 
     result = IngestResult()
     for path, outcome in DocumentStore(cache_dir).ingest_many(paths):
-        if isinstance(outcome, IngestError):
-            result.failures[path] = str(outcome)
-        elif isinstance(outcome, Exception):  # a library failure must not stop the batch
-            result.failures[path] = f"{path}: {type(outcome).__name__}: {outcome}"
-        else:
-            result.documents[path] = outcome
+        result.record(path, outcome)
         if on_done is not None:
             on_done(path)
     return result

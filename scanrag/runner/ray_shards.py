@@ -79,8 +79,6 @@ def ingest_with_ray(
 ) -> IngestResult:
     """Ingest ``paths`` on the cluster into the page store under ``cache_dir`` (see the
     module docstring); failures are recorded per file, as ``ingest_paths`` does."""
-    from scanrag.documents import IngestError
-
     task = ray.remote(_ingest_task).options(num_cpus=1, max_retries=1)
     pending = {
         task.remote(str(cache_dir), [str(p) for p in group], options): group
@@ -95,12 +93,7 @@ def ingest_with_ray(
         except Exception as exc:  # the task itself died: every file of it failed
             outcomes = [(p, RuntimeError(f"ray ingestion task failed: {exc}")) for p in group]
         for path, outcome in outcomes:
-            if isinstance(outcome, IngestError):
-                result.failures[path] = str(outcome)
-            elif isinstance(outcome, Exception):
-                result.failures[path] = f"{path}: {type(outcome).__name__}: {outcome}"
-            else:
-                result.documents[path] = outcome
+            result.record(path, outcome)
             if on_done is not None:
                 on_done(path)
     return result

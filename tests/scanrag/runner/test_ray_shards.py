@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -14,25 +12,6 @@ from scanrag.documents import DocumentStore
 from scanrag.runner.ray_shards import build_with_ray, ingest_with_ray, slices
 
 ray = pytest.importorskip("ray")
-
-
-HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    # Workers inherit the environment: they import the fake components from this folder.
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), old) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 def _pdfs(folder: Path, count: int) -> list[Path]:
