@@ -5,7 +5,7 @@ reader strategy, 20 generated PDFs, three strategy variants per question):
 
 1. a run of ``items`` items in this process: efficiency = ideal / run stage, ideal = calls ×
    delay ÷ concurrency (target ≥ 0.95), and RSS sampled every 50 ms: growth from the first to
-   the last quarter of the run (target < 50 MB);
+   the last quarter of the run stage, first to last trajectory row (target < 50 MB);
 2. the same run in a child process, killed with SIGKILL once ``kill_at`` rows are written,
    then ``resume_run`` in a fresh child: seconds from starting that process to its first new
    row (target ≤ 5 s; one model call of ``delay`` is inside that time), and to the run stage.
@@ -62,16 +62,29 @@ def _rows(path: Path) -> int:
 def in_process(items: int, concurrency: int, delay: float, root: Path) -> dict[str, Any]:
     from scanrag.config import config_from_dict
     from scanrag.llm.scripted import register_scripted
+    from scanrag.rundir import JsonlLog
     from scanrag.runner import start_run
 
     bench = _bench_module()
     model = register_scripted("bench-sleep", bench.SleepingModel(name=bench.MODEL, delay_s=delay))
     dataset = bench.make_dataset(root, math.ceil(items / 3))
     exp = config_from_dict(bench.config(root, dataset, concurrency, "runs"))
-    with bench.RssSampler() as sampler:
-        started = time.perf_counter()
-        result = start_run(exp, log=None)
-        wall = time.perf_counter() - started
+    rows: list[float] = []  # when each trajectory row was written: bounds the run stage
+    real_append = JsonlLog.append
+
+    def timed_append(self: JsonlLog, row: Any) -> None:
+        real_append(self, row)
+        if self.path.name == "trajectories.jsonl":
+            rows.append(time.perf_counter())
+
+    JsonlLog.append = timed_append  # type: ignore[method-assign]
+    try:
+        with bench.RssSampler() as sampler:
+            started = time.perf_counter()
+            result = start_run(exp, log=None)
+            wall = time.perf_counter() - started
+    finally:
+        JsonlLog.append = real_append  # type: ignore[method-assign]
     if not result.complete:
         raise RuntimeError(f"the run stopped: {result.stop_reason}")
     stages = result.summary["sessions"][-1]["stages"]
@@ -79,13 +92,13 @@ def in_process(items: int, concurrency: int, delay: float, root: Path) -> dict[s
     run_stage = stages["run"]["seconds"]
     ideal = calls * delay / concurrency
     samples = sampler.samples
-    # The run stage's samples: the last ``run_stage`` seconds before the run's summary.
-    t_end = samples[-1][0]
-    run_samples = [(t, r) for t, r in samples if t >= t_end - run_stage] or samples
-    t0, t1 = run_samples[0][0], run_samples[-1][0]
+    # The run stage: from the first trajectory row to the last (ingestion before it, and the
+    # summary and scoring after it, which read every row, are not part of the comparison).
+    t0, t1 = rows[0], rows[-1]
     span = max(t1 - t0, 1e-9)
-    q1 = [r for t, r in run_samples if t - t0 <= span / 4]
-    q4 = [r for t, r in run_samples if t - t0 >= span * 3 / 4]
+    q1 = [r for t, r in samples if t0 <= t <= t0 + span / 4] or [samples[0][1]]
+    q4 = [r for t, r in samples if t1 - span / 4 <= t <= t1] or [samples[-1][1]]
+    after = [r for t, r in samples if t > t1] or [samples[-1][1]]
     return {
         "items": result.summary["counts"]["trajectories"],
         "calls": calls,
@@ -101,6 +114,7 @@ def in_process(items: int, concurrency: int, delay: float, root: Path) -> dict[s
         "rss_q1_mib": max(q1) / 2**20,
         "rss_q4_mib": max(q4) / 2**20,
         "rss_growth_mib": (max(q4) - max(q1)) / 2**20,
+        "rss_after_run_mib": max(after) / 2**20,
         "dataset": str(dataset),
     }
 
@@ -180,7 +194,8 @@ def print_runner(result: dict[str, Any]) -> None:
     )
     print(
         f"  rss start {run['rss_start_mib']:.1f} MiB, peak {run['rss_peak_mib']:.1f} MiB, "
-        f"first quarter {run['rss_q1_mib']:.1f} MiB, last quarter {run['rss_q4_mib']:.1f} MiB"
+        f"first quarter {run['rss_q1_mib']:.1f} MiB, last quarter {run['rss_q4_mib']:.1f} MiB "
+        f"(of the run stage); summary and scoring after it {run['rss_after_run_mib']:.1f} MiB"
     )
     print(f"runner_efficiency={run['efficiency']:.3f}")
     print(f"runner_efficiency_total={run['efficiency_total']:.3f}")
