@@ -87,7 +87,7 @@ async def read_ranked(scope: Scope, state: StrategyState) -> dict[str, Any]:
 
 def full_doc_pages(scope: Scope) -> list[PageRef]:
     """Every page of the primary document up to the page cap, then the cited documents."""
-    pages = [p.number for p in scope.doc.pages]
+    pages = list(range(1, len(scope.doc.pages) + 1))  # page numbers, no page read
     cap = scope.page_cap
     kept = pages[:cap] if cap is not None else pages
     data: dict[str, Any] = {"pages": len(kept), "page_cap": cap}

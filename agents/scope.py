@@ -192,7 +192,7 @@ class Scope:
         cap = self.page_cap
         refs: list[PageRef] = []
         for other in self.others:
-            numbers = [p.number for p in other.pages]
+            numbers = list(range(1, len(other.pages) + 1))  # no page read
             kept = numbers[: cap or None]
             if len(kept) < len(numbers):
                 capped = self.trajectory.metadata.setdefault("cited_page_cap", {})

@@ -5,8 +5,9 @@ looks them up in explicit paths first, then in each PDF folder in order — a na
 resolve outside its folder (``..``, an absolute path, a symlink leading out) is not opened
 unless the dataset opted in (``allow_outside_pdf_dir``) — and renders pages
 through :class:`scanrag.documents.PageRenderer` (cached PNGs; pass the run's own renderer to
-share its page cache). Nothing is ingested: the
-renderer only needs the file's path, content hash and page count.
+share its page cache). Rendering ingests nothing: the renderer only needs the file's path,
+content hash and page count. Scorers that read page text get it from
+:meth:`DocumentSource.text_document` (the page store under ``cache_dir``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class DocumentSource:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.dpi = dpi
         self._documents: dict[str, Document] = {}
+        self._texts: dict[Path, Document] = {}
         self._lock = threading.Lock()
         self._renderer: PageRenderer | None = renderer
 
@@ -93,6 +95,28 @@ class DocumentSource:
         )
         with self._lock:
             self._documents[doc_id] = document
+        return document
+
+    def text_document(self, doc_id: str) -> Document:
+        """The document's text layer (no OCR), for scorers that read page text. With a
+        ``cache_dir`` its pages come from the page store under ``cache_dir/documents``
+        (ingested there on first use, read page by page); without one it is ingested in
+        memory (the last few are kept)."""
+        path = self.pdf_path(doc_id)
+        with self._lock:
+            cached = self._texts.get(path)
+        if cached is not None:
+            return cached
+        from scanrag.documents import DocumentStore, ingest_pdf
+
+        if self.cache_dir is not None:
+            document = DocumentStore(self.cache_dir / "documents").load_or_ingest(path, ocr="never")
+        else:
+            document = ingest_pdf(path, ocr="never")
+        with self._lock:
+            self._texts[path] = document
+            while len(self._texts) > (64 if self.cache_dir is not None else 4):
+                self._texts.pop(next(iter(self._texts)))
         return document
 
     def render(self, doc_id: str, page: int) -> Path:

@@ -17,8 +17,9 @@ label, error type and criterion C1–C7.
 
 Page text comes from ``JudgeContext.params["documents"]`` (a mapping doc id →
 ingested :class:`~scanrag.schemas.Document`), else from ``JudgeContext.documents`` when it
-offers ``text_document(doc_id)``, else by ingesting the PDF at ``documents.pdf_path(doc_id)``
-(text layer only, cached per path).
+offers ``text_document(doc_id)`` (the run's ``DocumentSource`` does: pages read on demand from
+the page store), else by ingesting the PDF at ``documents.pdf_path(doc_id)`` (text layer only,
+cached per path).
 """
 
 from __future__ import annotations

@@ -7,18 +7,21 @@ Each name in ``--retrievers`` is a registered retriever, or an alias whose regis
 set with ``--set NAME.type=TYPE``; ``--set`` parameters apply to that name, also where a
 composite lists it (``--set hybrid.retrievers=["bm25","bge"]``). Rows are read with the
 generic dataset loader (``id, doc, question, answer, evidence_pages``; other fields are
-ignored here). Every PDF is ingested (cached under ``--cache-dir`` when given,
-together with the built indexes), each retriever indexes all documents once, and each question
-searches its own document. The table has one row per retriever: Recall, Precision, Hit, MRR
-and nDCG at each k (values for the ks in order, separated by "/"), index build seconds and
-query latency p50/p95. ``--json`` prints the same numbers as one JSON object.
+ignored here). Every PDF is ingested into the page store (under ``--cache-dir`` when given,
+together with the built indexes, else in a temporary folder; pages are read on demand), each
+retriever indexes all documents once, and each question searches its own document. The
+table has one row per retriever: Recall, Precision, Hit, MRR and nDCG at each k (values for
+the ks in order, separated by "/"), index build seconds and query latency p50/p95.
+``--json`` prints the same numbers as one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -101,18 +104,23 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     samples = dataset.samples[: args.limit] if args.limit else dataset.samples
-    documents, failures = _ingest(samples, dataset.pdf_dir, args.cache_dir, args.ocr)
-    for failure in failures:
-        print(f"warning: {failure}", file=sys.stderr)
-    result = evaluate_retrievers(
-        samples,
-        documents,
-        names,
-        ks,
-        params=settings,
-        cache_dir=args.cache_dir,
-        dataset=str(args.dataset),
-    )
+    with contextlib.ExitStack() as stack:
+        if args.cache_dir is not None:
+            store_dir = args.cache_dir / "documents"
+        else:  # page files for this evaluation only
+            store_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="scanrag-")))
+        documents, failures = _ingest(samples, dataset.pdf_dir, store_dir, args.ocr)
+        for failure in failures:
+            print(f"warning: {failure}", file=sys.stderr)
+        result = evaluate_retrievers(
+            samples,
+            documents,
+            names,
+            ks,
+            params=settings,
+            cache_dir=args.cache_dir,
+            dataset=str(args.dataset),
+        )
     payload = result.model_dump(mode="json")
     payload["dropped_rows"] = len(dataset.report.dropped)
     if args.json:
@@ -127,21 +135,21 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _ingest(
-    samples: list[Any], pdf_dir: Path, cache_dir: Path | None, ocr: Any
+    samples: list[Any], pdf_dir: Path, store_dir: Path, ocr: Any
 ) -> tuple[dict[str, Any], list[str]]:
-    from scanrag.documents import DocumentStore, ingest_pdf
+    """Every primary document, its pages in the page store under ``store_dir`` (read on
+    demand, never all held in memory)."""
+    from scanrag.documents import DocumentStore
 
-    store = DocumentStore(cache_dir / "documents") if cache_dir else None
+    names = sorted({s.primary_doc for s in samples})
+    by_path = {pdf_dir / name: name for name in names}
     documents, failures = {}, []
-    for name in sorted({s.primary_doc for s in samples}):
-        path = pdf_dir / name
-        try:
-            documents[name] = (
-                store.load_or_ingest(path, ocr=ocr) if store else ingest_pdf(path, ocr=ocr)
-            )
-        except Exception as exc:  # one unreadable PDF must not stop the evaluation
-            failures.append(f"{name}: {exc}; its questions are skipped")
-    return documents, failures
+    for path, outcome in DocumentStore(store_dir).ingest_many(list(by_path), ocr=ocr):
+        if isinstance(outcome, Exception):  # one unreadable PDF must not stop the evaluation
+            failures.append(f"{by_path[path]}: {outcome}; its questions are skipped")
+        else:
+            documents[by_path[path]] = outcome
+    return dict(sorted(documents.items())), failures
 
 
 def _print_table(payload: dict[str, Any]) -> None:

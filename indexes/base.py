@@ -16,7 +16,10 @@ Subclasses only decide how pages are indexed and scored:
   indexes can attach boxes from their similarity maps) and ``model_info()`` names the model;
 * optionally ``check_params(arguments)``: cheap rules on the constructor's arguments (ranges,
   combinations) that need no model. The constructor calls it, and a run's preflight calls it
-  before anything is built (see ``scanrag.params``), so one place owns each rule.
+  before anything is built (see ``scanrag.params``), so one place owns each rule;
+* optionally ``_build_part(documents)`` and ``_index_parts(documents, payloads)``: building in
+  parts, so a corpus can be indexed by several processes (slices of documents each, merged
+  in order; ``scanrag.runner.ray_shards``) with the result ``add`` would give.
 
 Ranking is deterministic: score descending, then document id, then page. Saving writes the
 payload first and ``manifest.json`` last (with a SHA-256 of every payload file), so an
@@ -54,6 +57,7 @@ from scanrag.schemas import Document, PageHit, Region
 __all__ = [
     "Candidates",
     "IndexManifest",
+    "IndexPart",
     "IndexedDocument",
     "PageIndex",
     "check_search_args",
@@ -63,6 +67,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Candidates = tuple[np.ndarray, np.ndarray]
+# What ``build_part`` returns: the documents' manifest entries and the kind's own payload.
+IndexPart = tuple[list[IndexedDocument], Any]
 
 
 def check_search_args(
@@ -213,6 +219,43 @@ class PageIndex(ABC):
             return
         self._index([doc for doc, _ in fresh.values()])
         self._register([entry for _, entry in fresh.values()])
+
+    # -- building in parts (sharded builds) -------------------------------------------------
+    @property
+    def builds_in_parts(self) -> bool:
+        """Whether this kind implements ``_build_part``/``_index_parts`` (see ``add_parts``)."""
+        cls = type(self)
+        return cls._build_part is not PageIndex._build_part
+
+    def build_part(self, documents: Sequence[Document]) -> IndexPart:
+        """The document-local work of indexing ``documents`` (tokenizing, encoding, content
+        hashes), as a picklable value: another process (a Ray worker) computes it for one
+        slice of a corpus and :meth:`add_parts` combines the slices. Needs nothing of this
+        index's contents, only its parameters."""
+        docs = list(documents)
+        return [IndexedDocument.of(d) for d in docs], self._build_part(docs)
+
+    def add_parts(self, documents: Sequence[Document], parts: Sequence[IndexPart]) -> None:
+        """Index ``documents`` from ``parts``, the :meth:`build_part` results of consecutive
+        slices of ``documents`` in order: the same index as ``add(documents)`` gives. The
+        index must be empty and the documents distinct (a sharded build starts afresh)."""
+        entries = [entry for part_entries, _ in parts for entry in part_entries]
+        if self.page_count or self._documents:
+            raise ValueError("add_parts builds an empty index; this one holds documents")
+        if [e.id for e in entries] != [d.id for d in documents]:
+            raise ValueError("the parts do not cover the documents, in order, once each")
+        if len({e.id for e in entries}) != len(entries):
+            raise ValueError("add_parts takes each document once")
+        self._index_parts(list(documents), [payload for _, payload in parts])
+        self._register(entries)
+
+    def _build_part(self, documents: list[Document]) -> Any:
+        """Subclass hook for :meth:`build_part` (the kind's own payload)."""
+        raise NotImplementedError(f"a {self.kind!r} index cannot be built in parts")
+
+    def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
+        """Subclass hook for :meth:`add_parts`: install the payloads (rows from 0)."""
+        raise NotImplementedError(f"a {self.kind!r} index cannot be built in parts")
 
     # -- searching --------------------------------------------------------------------------
     def search(

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Mapping
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,20 @@ from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
 TOKENS_FILE = "tokens.json.gz"
+# A slice's share of a sharded build: terms per page, term counts per page, pages per term.
+Bm25Part = tuple[list[list[str]], list[dict[str, int]], dict[str, int]]
+
+
+def tokenize_pages(
+    tokenizer: TokenizerConfig, documents: Iterable[Document]
+) -> Iterator[list[str]]:
+    """Each page's terms, document after document, reading one page text at a time. Terms are
+    interned: a corpus repeats a few thousand words millions of times, and the index then
+    holds one string per word instead of one per occurrence."""
+    intern = sys.intern
+    for document in documents:
+        for text in document.page_texts():
+            yield list(map(intern, tokenizer(text)))
 
 
 def _tokenizer(value: TokenizerConfig | Mapping[str, Any] | None) -> TokenizerConfig:
@@ -104,10 +120,51 @@ class BM25Index(PageIndex):
         return BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon)
 
     def _index(self, documents: list[Document]) -> None:
-        new = [self.tokenizer(page.text) for doc in documents for page in doc.pages]
+        new = list(tokenize_pages(self.tokenizer, documents))
         corpus = self._tokens + new
         self._bm25 = self._build(corpus)
         self._tokens = corpus
+
+    def _build_part(self, documents: list[Document]) -> Bm25Part:
+        """Terms, term counts per page and page counts per term (first seen first): the work
+        rank-bm25 does per page, done for one slice of the corpus."""
+        tokens = list(tokenize_pages(self.tokenizer, documents))
+        counts = [dict(Counter(page)) for page in tokens]
+        pages_with: dict[str, int] = {}
+        for page_counts in counts:
+            for term in page_counts:
+                pages_with[term] = pages_with.get(term, 0) + 1
+        return tokens, counts, pages_with
+
+    def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
+        tokens = [page for part_tokens, _, _ in payloads for page in part_tokens]
+        counts = [page for _, part_counts, _ in payloads for page in part_counts]
+        pages_with: dict[str, int] = {}
+        for _, _, part_pages_with in payloads:  # slices in order: first-seen order is kept
+            for term, n in part_pages_with.items():
+                pages_with[term] = pages_with.get(term, 0) + n
+        self._bm25 = self._from_counts(counts, [len(page) for page in tokens], pages_with)
+        self._tokens = tokens
+
+    def _from_counts(
+        self, counts: list[dict[str, int]], lengths: list[int], pages_with: dict[str, int]
+    ) -> Any:
+        """The ``BM25Okapi`` that ``BM25Okapi(corpus)`` builds, from counts made elsewhere:
+        the same attributes in the same order (so idf sums and scores are bit-identical)."""
+        if not any(lengths):
+            return None
+        from rank_bm25 import BM25Okapi
+
+        okapi = BM25Okapi.__new__(BM25Okapi)
+        okapi.k1, okapi.b, okapi.epsilon = self.k1, self.b, self.epsilon
+        okapi.corpus_size = len(counts)
+        okapi.avgdl = sum(lengths) / len(counts)
+        okapi.doc_freqs = counts
+        okapi.idf = {}
+        okapi.doc_len = lengths
+        okapi.tokenizer = None
+        okapi._calc_idf(pages_with)
+        return okapi
 
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
         all_rows = np.arange(self.page_count, dtype=np.int64) if rows is None else rows
@@ -136,5 +193,6 @@ class BM25Index(PageIndex):
                 f"{directory}: {TOKENS_FILE} does not hold the {manifest.page_count} pages the "
                 "manifest lists"
             )
-        self._tokens = [list(map(str, page)) for page in tokens]
+        intern = sys.intern
+        self._tokens = [[intern(str(term)) for term in page] for page in tokens]
         self._bm25 = self._build(self._tokens)

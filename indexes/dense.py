@@ -42,6 +42,10 @@ Aggregation = Literal["max", "mean", "sum"]
 VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_rows.npy"
 
 
+# Pages encoded per call while building: bounds the texts held at once.
+BUILD_GROUP_PAGES = 4096
+
+
 class DenseIndex(PageIndex):
     """The ``dense`` retriever: dense retrieval over page texts.
 
@@ -198,7 +202,55 @@ class DenseIndex(PageIndex):
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     def _index(self, documents: list[Document]) -> None:
-        texts = [page.text for doc in documents for page in doc.pages]
+        """Encode the pages a group of documents at a time (``BUILD_GROUP_PAGES`` pages or
+        more), so only one group's texts are held at once (a smaller corpus is one group);
+        the store changes only once every group is encoded."""
+        vectors, rows, _ = self._encode_documents(documents, self.page_count)
+        self._install(vectors, rows)
+
+    def _install(self, vectors: list[np.ndarray], rows: list[np.ndarray]) -> None:
+        if vectors:
+            self.store.add(np.concatenate(vectors))
+        self._set_chunk_rows(np.concatenate([self._chunk_rows, *rows]))
+
+    def _encode_documents(
+        self, documents: list[Document], start: int
+    ) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+        """Chunk vectors and their page rows (from ``start``), and the pages encoded."""
+        vectors: list[np.ndarray] = []
+        rows: list[np.ndarray] = []
+        group: list[str] = []
+        for document in documents:
+            group.extend(document.page_texts())
+            if len(group) >= BUILD_GROUP_PAGES:
+                self._encode_pages(group, start, vectors, rows)
+                start, group = start + len(group), []
+        if group:
+            self._encode_pages(group, start, vectors, rows)
+            start += len(group)
+        return vectors, rows, start
+
+    def _build_part(self, documents: list[Document]) -> tuple[np.ndarray, np.ndarray, int]:
+        """One slice's chunk vectors, their page rows (from 0) and its page count. The
+        slice is encoded on its own, so batches (and, in the last digits, vectors) can
+        differ from a build in one process."""
+        vectors, rows, pages = self._encode_documents(documents, 0)
+        dim = self.store.dim
+        stacked = np.concatenate(vectors) if vectors else np.zeros((0, dim), np.float32)
+        return stacked, np.concatenate(rows) if rows else np.zeros(0, np.int64), pages
+
+    def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
+        vectors, rows, start = [], [], self.page_count
+        for part_vectors, part_rows, pages in payloads:
+            vectors.append(np.asarray(part_vectors, dtype=np.float32))
+            rows.append(np.asarray(part_rows, dtype=np.int64) + start)
+            start += int(pages)
+        self._install([v for v in vectors if len(v)], rows)
+
+    def _encode_pages(
+        self, texts: list[str], start: int, vectors: list[np.ndarray], rows: list[np.ndarray]
+    ) -> None:
+        """Append the chunk vectors of pages ``texts`` (rows from ``start``) and their rows."""
         filled = [i for i, text in enumerate(texts) if text.strip()]
         pieces = token_windows(
             [texts[i] for i in filled], self.encoder.tokenizer, self.window, self.chunk_overlap
@@ -208,7 +260,7 @@ class DenseIndex(PageIndex):
             per_page[i] = chunks
         flat = [self.passage_prefix + chunk for chunks in per_page for chunk in chunks]
         encoded = self._encode(flat) if flat else np.zeros((0, self.store.dim), np.float32)
-        vectors, rows, cursor = [], [], 0
+        page_rows, cursor = [], 0
         for offset, chunks in enumerate(per_page):
             count = max(1, len(chunks))
             if chunks:
@@ -216,10 +268,8 @@ class DenseIndex(PageIndex):
                 cursor += count
             else:
                 vectors.append(np.zeros((1, self.store.dim), dtype=np.float32))
-            rows.extend([self.page_count + offset] * count)
-        if vectors:
-            self.store.add(np.concatenate(vectors))
-        self._set_chunk_rows(np.concatenate([self._chunk_rows, np.asarray(rows, np.int64)]))
+            page_rows.extend([start + offset] * count)
+        rows.append(np.asarray(page_rows, np.int64))
 
     def _set_chunk_rows(self, chunk_rows: np.ndarray) -> None:
         counts = np.bincount(chunk_rows, minlength=int(chunk_rows.max(initial=-1)) + 1)

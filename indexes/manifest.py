@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from indexes.errors import CorruptIndexError, IndexMismatchError
-from scanrag.hashing import file_sha256, stable_hash
+from scanrag.hashing import file_sha256
 from scanrag.schemas import Document
 
 SCHEMA_VERSION = 1
@@ -37,13 +37,12 @@ class IndexedDocument(BaseModel):
 
     @classmethod
     def of(cls, document: Document) -> IndexedDocument:
-        texts = [page.text for page in document.pages]
         return cls(
             id=document.id,
             name=document.name,
             sha256=document.sha256,
             pages=len(document.pages),
-            text_hash=stable_hash(texts),
+            text_hash=document.texts_hash(),  # stable_hash of the page texts, streamed
         )
 
 

@@ -134,3 +134,11 @@ def test_the_loader_example_loads_a_csv_file(tmp_path: Path) -> None:
     reasons = [d.reason for d in dataset.report.dropped]
     assert "page 9 outside 1..3" in reasons[0] and "outside the PDF folder" in reasons[1]
     assert "needs a pdf" in reasons[2]
+
+
+def test_the_ray_cluster_example_validates() -> None:
+    from scanrag.config.sections import RunnerSpec
+
+    block = next(b for b in _blocks("yaml") if "executor: ray" in b and "address" in b)
+    runner = RunnerSpec.model_validate(yaml.safe_load(block)["runner"])
+    assert runner.executor == "ray" and runner.ray.address == "ray://head-node:10001"

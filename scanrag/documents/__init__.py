@@ -1,4 +1,5 @@
-"""PDF ingestion: documents, page rendering, OCR fallback and an on-disk document cache.
+"""PDF ingestion: documents, page rendering, OCR fallback and the document cache (a page store
+on disk, read page by page: :mod:`scanrag.documents.pagestore`).
 
 PyMuPDF is imported inside the functions that use it, so importing this package is cheap.
 """
@@ -16,6 +17,7 @@ from scanrag.documents.extract import PageOptions
 from scanrag.documents.ingest import IngestBatch, IngestFailure, ingest_many, ingest_pdf, open_pdf
 from scanrag.documents.labels import NO_LABEL, detect_printed_label, labels_from_rules
 from scanrag.documents.ocr import OCRUnavailableError, find_tessdata, ocr_available
+from scanrag.documents.pagestore import PageSequence, PageStoreError, open_document
 from scanrag.documents.render import PageRenderer
 from scanrag.documents.store import DocumentStore, load_document, save_document
 
@@ -33,6 +35,8 @@ __all__ = [
     "OCRUnavailableError",
     "PageOptions",
     "PageRenderer",
+    "PageSequence",
+    "PageStoreError",
     "RenderError",
     "detect_printed_label",
     "find_tessdata",
@@ -41,6 +45,7 @@ __all__ = [
     "labels_from_rules",
     "load_document",
     "ocr_available",
+    "open_document",
     "open_pdf",
     "save_document",
 ]

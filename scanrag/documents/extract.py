@@ -47,6 +47,22 @@ class RawPage:
     tables: list[Table] | None = field(default=None)  # set by the slow "full" finder only
 
 
+# Character boxes as MuPDF measures them, without PyMuPDF's ascender/descender "quad
+# corrections". Importing PyMuPDF's layout add-ons (pymupdf-layout, pymupdf4llm), which
+# ``import pymupdf`` does when they are installed, switches the corrections off for the whole
+# process; ingestion workers keep those add-ons out (they are slow to load), so every reader
+# sets the switch itself and word boxes never depend on which add-ons are installed.
+SKIP_QUAD_CORRECTIONS = True
+
+
+def pin_text_settings() -> None:
+    """Apply the process-wide PyMuPDF text settings ingestion relies on (cheap when set)."""
+    import pymupdf
+
+    if pymupdf.TOOLS.unset_quad_corrections() != SKIP_QUAD_CORRECTIONS:
+        pymupdf.TOOLS.unset_quad_corrections(SKIP_QUAD_CORRECTIONS)
+
+
 def _flags() -> int:
     import pymupdf
 
@@ -110,6 +126,7 @@ def _ocr(fz_page: Any, options: PageOptions) -> tuple[list[Any], list[Any]]:
 
 def read_page(fz_page: Any, options: PageOptions) -> RawPage:
     """Read one PyMuPDF page: text layer, OCR when ``options`` ask for it, full-mode tables."""
+    pin_text_settings()
     rect = fz_page.rect
     width, height = float(rect.width), float(rect.height)
     words, blocks = _read(fz_page, width, height)

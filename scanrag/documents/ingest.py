@@ -3,6 +3,14 @@
 Whole-file problems raise a typed ``IngestError``; a single page that fails is kept as a page
 with ``error`` set so the rest of the document still arrives. ``ingest_many`` turns per-file
 errors into recorded failures.
+
+:func:`read_pdfs` is the one reading loop: it opens each file, hands its pages to the worker
+pool when one runs (:mod:`scanrag.documents.parallel`; the next document's pages are handed
+over before the current one's are collected) and yields a :class:`PdfPages` per file whose
+``pages()`` are the pages in order, either ``Page`` objects read here or pages encoded by a
+worker. ``ingest_pdf``/``ingest_many`` collect them into documents in memory; the document
+cache streams them into its page store (:mod:`scanrag.documents.store`) without ever holding
+a whole document.
 """
 
 from __future__ import annotations
@@ -10,10 +18,12 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
+from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +37,18 @@ from scanrag.documents.errors import (
     MissingFileError,
     NotAPDFError,
 )
-from scanrag.documents.extract import OCRMode, PageOptions, page_size
+from scanrag.documents.extract import OCRMode, PageOptions
 from scanrag.documents.labels import labels_from_rules
-from scanrag.documents.pages import assemble_page, failed_page
+from scanrag.documents.pages import read_document_page, read_document_record
+from scanrag.documents.pagestore import decode_page
 from scanrag.documents.parallel import (
-    PageFailure,
-    PageResult,
-    read_pages_in_workers,
-    read_pages_of,
+    RangeResult,
+    plan_units,
     shutdown_pool,
+    submit_range,
     warm_pool_for,
-    workers_for,
 )
+from scanrag.documents.records import EncodedPage
 from scanrag.documents.tables import TableMode
 from scanrag.hashing import doc_id_from_sha, file_sha256
 from scanrag.schemas import Document, Page
@@ -145,7 +155,7 @@ def _content_sha256(path: Path) -> str:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a document's pages are built.
 
     A page allocates hundreds of tuples and small models, none in reference cycles. With the
@@ -161,45 +171,150 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _page_results(
-    fz_doc: Any, options: PageOptions, path: Path, password: str | None
-) -> Iterator[tuple[int, PageResult]]:
-    """``(index, RawPage or PageFailure)`` for every page, in order: read by worker processes
-    for a long document on a multi-core machine, else here (and here for whatever is left
-    when the worker pool breaks)."""
-    count = fz_doc.page_count
-    done = 0
-    workers = workers_for(count)
-    if workers > 1:
+# A page as a reader yields it: built here, or encoded by a worker process.
+PageItem = Page | EncodedPage
+
+
+@dataclass
+class PdfPages:
+    """One opened PDF whose pages are being read (see :func:`read_pdfs`)."""
+
+    path: Path
+    fz_doc: Any
+    labels: list[str]
+    options: PageOptions
+    password: str | None
+    sha: str | Future[str]
+    units: list[tuple[int, int, Future[RangeResult]]] = field(default_factory=list)
+
+    @property
+    def page_count(self) -> int:
+        return len(self.labels)
+
+    def pages(self, encoded: bool = False) -> Iterator[PageItem]:
+        """Every page in order: from the workers' units first (encoded), then (for a pool that
+        broke part way, or when no unit was handed out) read here: as ``Page`` objects, or
+        encoded too when ``encoded`` (the page store's writer asks for that)."""
+        done = 0
         try:
-            for index, result in read_pages_in_workers(path, password, count, options, workers):
-                yield index, result
-                done = index + 1
+            for start, _stop, future in self.units:
+                records, failed = future.result()
+                for number, message in failed:
+                    log.warning("%s, page %d: %s", self.path.name, number, message)
+                if start != done:  # cannot happen: units are contiguous and in order
+                    raise RuntimeError(f"page range starts at {start}, expected {done}")
+                yield from records
+                done = start + len(records)
         except Exception as exc:  # a broken pool, or the file changed under a worker
-            log.warning("%s: parallel reading failed (%s); reading in this process", path, exc)
+            log.warning("%s: parallel reading failed (%s); reading in this process", self.path, exc)
             if isinstance(exc, BrokenProcessPool):
                 shutdown_pool()
-    yield from read_pages_of(fz_doc, done, count, options)
+        finally:
+            for _, _, future in self.units:
+                future.cancel()
+        for index in range(done, self.page_count):
+            label = self.labels[index]
+            item: PageItem
+            if encoded:
+                item, error = read_document_record(self.fz_doc, index, label, self.options)
+            else:
+                item = read_document_page(self.fz_doc, index, label, self.options)
+                error = item.error
+            if error is not None:
+                log.warning("%s, page %d: %s", self.path.name, index + 1, error)
+            yield item
+
+    def fields(self) -> dict[str, Any]:
+        """The document's fields besides its pages (waits for the content hash)."""
+        sha = self.sha if isinstance(self.sha, str) else self.sha.result()
+        title, meta = _metadata(self.fz_doc)
+        return {
+            "id": doc_id_from_sha(sha),
+            "name": self.path.name,
+            "path": str(self.path.resolve()),
+            "sha256": sha,
+            "title": title,
+            "metadata": meta,
+        }
+
+    def close(self) -> None:
+        for _, _, future in self.units:
+            future.cancel()
+        if not self.fz_doc.is_closed:
+            self.fz_doc.close()
 
 
-def _read_pages(
-    fz_doc: Any, labels: list[str], options: PageOptions, path: Path, password: str | None
-) -> list[Page]:
-    """Every page of ``fz_doc`` in order; a page that fails becomes a page with ``error``."""
-    pages: list[Page] = []
-    for index, result in _page_results(fz_doc, options, path, password):
-        number, label = index + 1, labels[index]
-        if isinstance(result, PageFailure):
-            log.warning("%s, page %d: %s", fz_doc.name, number, result.message)
-            width, height = page_size(fz_doc, index)
-            pages.append(failed_page(number, label, width, height, result.message))
-            continue
+def _open_pages(
+    path: Path,
+    options: PageOptions,
+    password: str | None,
+    sha: str | Future[str],
+    in_batch: bool,
+) -> PdfPages:
+    fz_doc = open_pdf(path, password)
+    try:
+        labels = _page_labels(fz_doc)
+        reader = PdfPages(path, fz_doc, labels, options, password, sha)
+        for start, stop in plan_units(len(labels), whole_if_short=in_batch):
+            future = submit_range(path, password, start, stop, options, labels[start:stop])
+            reader.units.append((start, stop, future))
+    except BaseException:
+        fz_doc.close()
+        raise
+    return reader
+
+
+def read_pdfs(
+    paths: Iterable[str | Path],
+    *,
+    options: PageOptions,
+    password: str | None = None,
+    shas: dict[Path, str] | None = None,
+) -> Iterator[tuple[Path, PdfPages | Exception]]:
+    """``(path, PdfPages)`` for each file in order, or ``(path, exception)`` for a file that
+    cannot be opened. Consume each document's ``pages()`` before asking for the next: when
+    the worker pool runs, the following document's pages are already being read. The
+    content hash is computed on a second thread (hashlib releases the GIL) unless ``shas``
+    knows it. Each yielded ``PdfPages`` is closed when the next one is asked for."""
+    files = [Path(p) for p in paths]
+    in_batch = len(files) > 1
+    queue: deque[tuple[Path, PdfPages | Exception]] = deque()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scanrag-hash") as hasher:
+
+        def opened(path: Path) -> tuple[Path, PdfPages | Exception]:
+            try:
+                known = (shas or {}).get(path)
+                sha = known or hasher.submit(_content_sha256, path)
+                return path, _open_pages(path, options, password, sha, in_batch)
+            except Exception as exc:
+                return path, exc
+
+        def emit() -> Iterator[tuple[Path, PdfPages | Exception]]:
+            path, item = queue.popleft()
+            try:
+                yield path, item
+            finally:
+                if isinstance(item, PdfPages):
+                    item.close()
+
         try:
-            pages.append(assemble_page(result, number, label, options.tables))
-        except Exception as exc:
-            log.warning("%s, page %d: %s", fz_doc.name, number, exc)
-            pages.append(failed_page(number, label, result.width, result.height, exc))
-    return pages
+            for path in files:
+                queue.append(opened(path))
+                if len(queue) > 1:
+                    yield from emit()
+            while queue:
+                yield from emit()
+        finally:
+            for _, item in queue:
+                if isinstance(item, PdfPages):
+                    item.close()
+
+
+def collect_document(reader: PdfPages) -> Document:
+    """The whole document in memory (pages encoded by workers are decoded here)."""
+    with gc_paused():
+        pages = [p if isinstance(p, Page) else decode_page(*p) for p in reader.pages()]
+    return Document.model_construct(**reader.fields(), num_pages=len(pages), pages=pages)
 
 
 def ingest_pdf(
@@ -218,30 +333,25 @@ def ingest_pdf(
     Raises ``MissingFileError``, ``NotAPDFError``, ``CorruptPDFError``, ``EncryptedPDFError``
     or ``EmptyPDFError`` for a file that cannot be read at all.
     """
-    path = Path(path)
     options = PageOptions(ocr=ocr, ocr_language=ocr_language, ocr_dpi=ocr_dpi, tables=tables)
-    fz_doc = open_pdf(path, password)
-    # hashlib releases the GIL while it digests, so the content hash is computed on a second
-    # thread while this one reads the pages.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scanrag-hash") as pool:
-        sha_future = pool.submit(_content_sha256, path)
+    ((_, result),) = list(_collected(read_pdfs([path], options=options, password=password)))
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def _collected(
+    readers: Iterator[tuple[Path, PdfPages | Exception]],
+) -> Iterator[tuple[Path, Document | Exception]]:
+    for path, reader in readers:
+        if isinstance(reader, Exception):
+            yield path, reader
+            continue
         try:
-            with _gc_paused():
-                pages = _read_pages(fz_doc, _page_labels(fz_doc), options, path, password)
-            title, meta = _metadata(fz_doc)
-        finally:
-            fz_doc.close()
-        sha = sha_future.result()
-    return Document.model_construct(
-        id=doc_id_from_sha(sha),
-        name=path.name,
-        path=str(path.resolve()),
-        sha256=sha,
-        num_pages=len(pages),
-        title=title,
-        pages=pages,
-        metadata=meta,
-    )
+            document: Document | Exception = collect_document(reader)
+        except Exception as exc:  # the file vanished while its hash was computed...
+            document = exc
+        yield path, document
 
 
 def ingest_many(paths: Iterable[str | Path], **kwargs: Any) -> IngestBatch:
@@ -250,16 +360,24 @@ def ingest_many(paths: Iterable[str | Path], **kwargs: Any) -> IngestBatch:
     A batch holding several long documents starts the page-reading worker pool in the
     background (:func:`scanrag.documents.parallel.warm_pool_for`); they use it once it is up.
     """
-    paths = list(paths)
-    warm_pool_for([Path(p) for p in paths])
+    files = [Path(p) for p in paths]
+    password = kwargs.pop("password", None)
+    unknown = set(kwargs) - {"ocr", "ocr_language", "ocr_dpi", "tables"}
+    if unknown:
+        raise TypeError(f"unknown ingestion options: {sorted(unknown)}")
+    warm_pool_for(files)
     batch = IngestBatch()
-    for path in paths:
-        try:
-            batch.documents.append(ingest_pdf(path, **kwargs))
-        except Exception as exc:  # one bad file must not stop the batch
-            if not isinstance(exc, IngestError):
-                log.exception("%s: unexpected ingestion failure", path)
-            batch.failures.append(
-                IngestFailure(path=str(path), error=type(exc).__name__, message=str(exc))
-            )
+    readers = read_pdfs(files, options=PageOptions(**kwargs), password=password)
+    for path, result in _collected(readers):
+        if isinstance(result, Document):
+            batch.documents.append(result)
+            continue
+        if not isinstance(result, IngestError):
+            log.error("%s: unexpected ingestion failure: %r", path, result)
+        batch.failures.append(
+            IngestFailure(path=str(path), error=type(result).__name__, message=str(result))
+        )
     return batch
+
+
+_gc_paused = gc_paused  # the name before this release

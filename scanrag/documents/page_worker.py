@@ -16,7 +16,31 @@ for _addon in ("pymupdf.layout", "pymupdf4llm"):
 import pymupdf  # noqa: E402,F401  (loaded once in the server, shared by every worker)
 
 from scanrag.documents.extract import PageOptions  # noqa: E402
-from scanrag.documents.parallel import PageResult, read_pages_of  # noqa: E402
+from scanrag.documents.pages import read_document_record  # noqa: E402
+from scanrag.documents.parallel import RangeResult  # noqa: E402
+
+
+def watch_parent(pid: int, interval_s: float = 1.0) -> None:
+    """Exit this worker once process ``pid`` (the one that started the pool) is gone.
+
+    Pool workers block on their task queue, whose pipes they hold both ends of, so they never
+    notice a parent killed with SIGKILL; they would stay, and keep the forkserver (whose
+    liveness pipe they hold) alive with them. A daemon thread checks every ``interval_s``."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval_s)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:  # pragma: no cover - the pid now belongs to someone else
+                os._exit(0)
+
+    threading.Thread(target=watch, name="scanrag-parent-watch", daemon=True).start()
 
 
 def ready() -> bool:
@@ -25,13 +49,29 @@ def ready() -> bool:
 
 
 def read_range(
-    path: str, password: str | None, start: int, stop: int, options: PageOptions
-) -> list[PageResult]:
-    """Read pages ``start..stop-1`` (0-based) of ``path``."""
+    path: str,
+    password: str | None,
+    start: int,
+    stop: int,
+    options: PageOptions,
+    labels: list[str],
+) -> RangeResult:
+    """Pages ``start..stop-1`` (0-based) of ``path``, built and encoded, and the pages that
+    came back with an error."""
+    import gc
+
     from scanrag.documents.ingest import open_pdf
 
     fz_doc = open_pdf(Path(path), password)
+    encoded, failed = [], []
+    gc.disable()  # no reference cycles among page objects; see ingest._gc_paused
     try:
-        return [result for _, result in read_pages_of(fz_doc, start, stop, options)]
+        for index in range(start, stop):
+            page, error = read_document_record(fz_doc, index, labels[index - start], options)
+            if error is not None:
+                failed.append((index + 1, error))
+            encoded.append(page)
     finally:
+        gc.enable()
         fz_doc.close()
+    return encoded, failed

@@ -9,17 +9,19 @@ validation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from scanrag.documents.extract import PageOptions, RawPage, read_page
+from scanrag.documents.extract import PageOptions, RawPage, page_size, read_page
 from scanrag.documents.labels import NO_LABEL, detect_printed_label
+from scanrag.documents.records import BlockRow, EncodedPage, encode_page, encode_record
 from scanrag.documents.tables import Table, TableMode, find_tables_fast
 from scanrag.schemas import BBox, Block, Page, Word
 
+T = TypeVar("T")
 _FIVE = itemgetter(slice(0, 5))
 _X1, _Y1, _X2, _Y2 = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
 
@@ -51,8 +53,9 @@ def normalize_words(
     """
     if not raw_words:
         return []
+    words: list[Word] = list(map(_FIVE, raw_words))
     if raw_blocks is not None and _blocks_inside(raw_blocks):
-        return list(map(_FIVE, raw_words))
+        return words
     inside = (
         min(map(_X1, raw_words)) >= 0.0
         and min(map(_Y1, raw_words)) >= 0.0
@@ -60,8 +63,11 @@ def normalize_words(
         and max(map(_Y2, raw_words)) <= 1.0
     )
     if inside:
-        return list(map(_FIVE, raw_words))
-    return [(*_box(*w[:4]), w[4]) for w in raw_words]
+        return words
+    for i, (x1, y1, x2, y2, text) in enumerate(words):  # rebuild only the words that poke out
+        if not (0.0 <= x1 <= x2 <= 1.0 and 0.0 <= y1 <= y2 <= 1.0):
+            words[i] = (*_box(x1, y1, x2, y2), text)
+    return words
 
 
 _set_attr = object.__setattr__
@@ -79,7 +85,7 @@ def _plain_model(cls: type[BaseModel]) -> bool:
 
 
 # Blocks are built by the thousand per document; when ``model_construct`` would only fill
-# ``__dict__`` (checked here, once), ``_make_block`` does exactly that itself, ~3x faster.
+# ``__dict__`` (checked here, once), ``make_block`` does exactly that itself, ~3x faster.
 _FAST_BLOCKS = _plain_model(BBox) and _plain_model(Block)
 _FAST_PAGES = _plain_model(Page) and set(Page.model_fields) == {
     "number",
@@ -99,7 +105,8 @@ _BBOX_FIELDS = set(BBox.model_fields)
 _BLOCK_FIELDS = set(Block.model_fields)
 
 
-def _make_block(kind: str, x1: float, y1: float, x2: float, y2: float, text: str) -> Block:
+def make_block(kind: str, x1: float, y1: float, x2: float, y2: float, text: str) -> Block:
+    """A ``Block`` from trusted values (the box is clamped onto the unit square)."""
     if not (0.0 <= x1 <= x2 <= 1.0 and 0.0 <= y1 <= y2 <= 1.0):
         x1, y1, x2, y2 = _box(x1, y1, x2, y2)
     if not _FAST_BLOCKS:
@@ -118,6 +125,13 @@ def _make_block(kind: str, x1: float, y1: float, x2: float, y2: float, text: str
     return block
 
 
+def block_row(kind: str, x1: float, y1: float, x2: float, y2: float, text: str) -> BlockRow:
+    """A block as the page store keeps it (the box clamped like :func:`make_block`'s)."""
+    if not (0.0 <= x1 <= x2 <= 1.0 and 0.0 <= y1 <= y2 <= 1.0):
+        x1, y1, x2, y2 = _box(x1, y1, x2, y2)
+    return (kind, x1, y1, x2, y2, text)
+
+
 def build_layout(
     raw_blocks: Sequence[tuple[Any, ...]], tables: Sequence[Table]
 ) -> tuple[list[Block], str]:
@@ -126,6 +140,21 @@ def build_layout(
     Text blocks that belong to a detected table are replaced by one table block where the
     table's first member stood; their text still goes into the page text.
     """
+    return _layout(raw_blocks, tables, make_block)
+
+
+def layout_rows(
+    raw_blocks: Sequence[tuple[Any, ...]], tables: Sequence[Table]
+) -> tuple[list[BlockRow], str]:
+    """:func:`build_layout` with each block as a stored row instead of a model."""
+    return _layout(raw_blocks, tables, block_row)
+
+
+def _layout(
+    raw_blocks: Sequence[tuple[Any, ...]],
+    tables: Sequence[Table],
+    make: Callable[[str, float, float, float, float, str], T],
+) -> tuple[list[T], str]:
     absorbed: dict[int, Table | None] = {}
     for table in tables:
         members = table[1]
@@ -133,11 +162,11 @@ def build_layout(
             absorbed[members[0]] = table
             for index in members[1:]:
                 absorbed[index] = None
-    blocks: list[Block] = []
+    blocks: list[T] = []
     texts: list[str] = []
     for index, raw in enumerate(raw_blocks):
         if raw[6] == 1:
-            blocks.append(_make_block("image", raw[0], raw[1], raw[2], raw[3], ""))
+            blocks.append(make("image", raw[0], raw[1], raw[2], raw[3], ""))
             continue
         text = raw[4].strip()
         if text:
@@ -146,17 +175,18 @@ def build_layout(
             found = absorbed[index]
             if found is not None:
                 (x1, y1, x2, y2), _, table_text = found
-                blocks.append(_make_block("table", x1, y1, x2, y2, table_text))
+                blocks.append(make("table", x1, y1, x2, y2, table_text))
         elif text:
-            blocks.append(_make_block("text", raw[0], raw[1], raw[2], raw[3], text))
+            blocks.append(make("text", raw[0], raw[1], raw[2], raw[3], text))
     # Tables found geometrically (full mode) may not coincide with any text block.
     for (x1, y1, x2, y2), members, table_text in tables:
         if not members:
-            blocks.append(_make_block("table", x1, y1, x2, y2, table_text))
+            blocks.append(make("table", x1, y1, x2, y2, table_text))
     return blocks, "\n".join(texts)
 
 
-def _new_page(values: dict[str, Any]) -> Page:
+def new_page(values: dict[str, Any]) -> Page:
+    """A ``Page`` filled from trusted ``values`` (every field) without validation."""
     if not _FAST_PAGES:
         return Page.model_construct(**values)
     page = _new(Page)
@@ -167,18 +197,21 @@ def _new_page(values: dict[str, Any]) -> Page:
     return page
 
 
+def _tables(raw: RawPage, tables: TableMode) -> list[Table]:
+    if raw.tables is not None:
+        return raw.tables
+    return find_tables_fast(raw.words, raw.blocks) if tables == "fast" else []
+
+
+def _source(words: list[Word], raw: RawPage) -> str:
+    return "none" if not words and raw.source == "text_layer" else raw.source
+
+
 def assemble_page(raw: RawPage, number: int, label: str, tables: TableMode = "fast") -> Page:
     """Build the ``Page`` from what MuPDF read. ``label`` is the PDF page label ("" if none)."""
     words = normalize_words(raw.words, raw.blocks)
-    if raw.tables is not None:
-        found = raw.tables
-    elif tables == "fast":
-        found = find_tables_fast(raw.words, raw.blocks)
-    else:
-        found = []
-    blocks, text = build_layout(raw.blocks, found)
-    source = "none" if not words and raw.source == "text_layer" else raw.source
-    return _new_page(
+    blocks, text = build_layout(raw.blocks, _tables(raw, tables))
+    return new_page(
         {
             "number": number,
             "doc_page": label or detect_printed_label(raw.blocks) or NO_LABEL,
@@ -187,15 +220,63 @@ def assemble_page(raw: RawPage, number: int, label: str, tables: TableMode = "fa
             "text": text,
             "words": words,
             "blocks": blocks,
-            "text_source": source,
+            "text_source": _source(words, raw),
             "error": raw.error,
         }
     )
 
 
+def assemble_encoded(
+    raw: RawPage, number: int, label: str, tables: TableMode = "fast"
+) -> EncodedPage:
+    """:func:`assemble_page` straight into the stored form (no models built): decoding it
+    gives the page ``assemble_page`` builds, and encoding that page gives these bytes."""
+    words = normalize_words(raw.words, raw.blocks)
+    rows, text = layout_rows(raw.blocks, _tables(raw, tables))
+    doc_page = label or detect_printed_label(raw.blocks) or NO_LABEL
+    record = encode_record(doc_page, raw.width, raw.height, words, rows, raw.error)
+    return number, _source(words, raw), text, record
+
+
 def extract_page(fz_page: Any, number: int, label: str, options: PageOptions) -> Page:
     """Read and assemble one PyMuPDF page in one go."""
     return assemble_page(read_page(fz_page, options), number, label, options.tables)
+
+
+def read_document_record(
+    fz_doc: Any, index: int, label: str, options: PageOptions
+) -> tuple[EncodedPage, str | None]:
+    """:func:`read_document_page` in the stored form, with the page's error (or ``None``).
+    The page store's writers (here and in ingestion workers) use this one function."""
+    number = index + 1
+    try:
+        raw = read_page(fz_doc.load_page(index), options)
+    except Exception as exc:  # one unreadable page must not cost the document
+        width, height = page_size(fz_doc, index)
+        page = failed_page(number, label, width, height, exc)
+        return encode_page(page), page.error
+    try:
+        return assemble_encoded(raw, number, label, options.tables), raw.error
+    except Exception as exc:
+        page = failed_page(number, label, raw.width, raw.height, exc)
+        return encode_page(page), page.error
+
+
+def read_document_page(fz_doc: Any, index: int, label: str, options: PageOptions) -> Page:
+    """Page ``index`` (0-based) of an open document, read and assembled; a page that cannot
+    be read or assembled comes back as a page with ``error`` set (the reason as
+    ``"Type: message"``). The same function runs here and in ingestion worker processes,
+    which is what keeps their output identical."""
+    number = index + 1
+    try:
+        raw = read_page(fz_doc.load_page(index), options)
+    except Exception as exc:  # one unreadable page must not cost the document
+        width, height = page_size(fz_doc, index)
+        return failed_page(number, label, width, height, exc)
+    try:
+        return assemble_page(raw, number, label, options.tables)
+    except Exception as exc:
+        return failed_page(number, label, raw.width, raw.height, exc)
 
 
 def failed_page(
@@ -230,11 +311,11 @@ def page_from_dict(data: dict[str, Any]) -> Page:
         if block["kind"] not in _BLOCK_KINDS:
             raise ValueError(f"page {data['number']}: unknown block kind {block['kind']!r}")
         blocks.append(
-            _make_block(block["kind"], box["x1"], box["y1"], box["x2"], box["y2"], block["text"])
+            make_block(block["kind"], box["x1"], box["y1"], box["x2"], box["y2"], block["text"])
         )
     if data["text_source"] not in _TEXT_SOURCES:
         raise ValueError(f"page {data['number']}: unknown text source {data['text_source']!r}")
-    return _new_page(
+    return new_page(
         {
             "number": int(data["number"]),
             "doc_page": str(data["doc_page"]),
@@ -247,3 +328,8 @@ def page_from_dict(data: dict[str, Any]) -> Page:
             "error": data["error"],
         }
     )
+
+
+# Names before this release (kept for one release).
+_make_block = make_block
+_new_page = new_page

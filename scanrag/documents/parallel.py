@@ -1,13 +1,17 @@
-"""Page extraction of long PDFs spread over worker processes, for batches of documents.
+"""Page extraction of PDFs spread over worker processes, for batches of documents.
 
 MuPDF holds Python's GIL while it builds a page's text layer, which is most of the cost of
 ingestion, so threads cannot share that work. A batch (``ingest_many``, the runner's ingest
-stage) calls :func:`warm_pool`, which starts a pool of worker processes in the background;
-once it is up, every document of at least ``2 × MIN_PAGES_PER_WORKER`` pages has contiguous
-page ranges read in the workers (each opens the file itself), which return plain tuples
-(``RawPage``) that this process turns into models in page order while the workers read on.
-A lone ``ingest_pdf`` never waits for a pool to start: until one is ready, pages are read
-here. The output is identical either way.
+stage, ``DocumentStore.ingest_many``) calls :func:`warm_pool`, which starts a pool of worker
+processes in the background; once it is up, documents go to the workers as *units*: a long
+document (at least ``2 × MIN_PAGES_PER_WORKER`` pages) as contiguous page ranges, a shorter one
+of a batch whole. A worker opens the file itself and returns each page fully built and encoded
+(:data:`scanrag.documents.pagestore.EncodedPage`: the bytes the page store keeps), so this
+process only writes them out, in page order, while the workers read on; the batch reader
+submits the next document's units before it collects the current one's, so workers never wait
+at a document boundary. A lone ``ingest_pdf`` never waits for a pool to start: until one is
+ready, pages are read here. The output is identical either way (one function reads a page in
+both places: :func:`scanrag.documents.pages.read_document_page`).
 
 The pool uses the ``forkserver`` start method (forking a process that runs threads, as the
 runner does, is unsafe); its server preloads :mod:`scanrag.documents.page_worker` and PyMuPDF
@@ -15,7 +19,8 @@ so workers start in milliseconds, and it stays up for later documents. Workers n
 the caller's ``__main__`` (multiprocessing would re-run a script, or fail for code typed into
 ``python -``): the main module is hidden while they start. ``SCANRAG_INGEST_WORKERS`` sets the
 number of workers (``1`` switches parallel reading off). A pool that breaks (a worker killed)
-makes the document fall back to reading in this process.
+makes the document fall back to reading in this process. Workers exit by themselves when this
+process dies (a ``kill -9`` leaves no orphans behind: see ``page_worker.watch_parent``).
 """
 
 from __future__ import annotations
@@ -29,40 +34,24 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scanrag.documents.extract import PageOptions, RawPage, read_page
+from scanrag.documents.extract import PageOptions
+from scanrag.documents.records import EncodedPage
 
 log = logging.getLogger(__name__)
 
 MIN_PAGES_PER_WORKER = 16
+BATCH_MIN_PAGES = 4 * MIN_PAGES_PER_WORKER  # a batch this long starts the pool
 CHUNKS_PER_WORKER = 2  # more, smaller ranges: this process starts assembling sooner
 ENV_WORKERS = "SCANRAG_INGEST_WORKERS"
 WORKER_MODULE = "scanrag.documents.page_worker"
 
 
-@dataclass(frozen=True)
-class PageFailure:
-    """A page a worker could not read, with the reason (exceptions may not pickle)."""
-
-    message: str
-
-
-PageResult = RawPage | PageFailure
-
-
-def read_pages_of(
-    fz_doc: Any, start: int, stop: int, options: PageOptions
-) -> Iterator[tuple[int, PageResult]]:
-    """``(index, result)`` for pages ``start..stop-1`` (0-based) of an open document; a page
-    that fails gives a ``PageFailure`` and the others go on. Used here and in the workers."""
-    for index in range(start, stop):
-        try:
-            yield index, read_page(fz_doc.load_page(index), options)
-        except Exception as exc:  # one unreadable page must not cost the document
-            yield index, PageFailure(f"{type(exc).__name__}: {exc}")
+# What a worker returns for a range of pages: the encoded pages, and ``(page number, reason)``
+# for each page that came back with an error (logged by the caller).
+RangeResult = tuple[list[EncodedPage], list[tuple[int, str]]]
 
 
 def available_cpus() -> int:
@@ -83,6 +72,17 @@ def workers_for(page_count: int) -> int:
     if not pool_ready():
         return 1
     return max(1, min(_STATE.size, page_count // MIN_PAGES_PER_WORKER))
+
+
+def plan_units(page_count: int, whole_if_short: bool = False) -> list[tuple[int, int]]:
+    """The page ranges (0-based, stop excluded) a document goes to the workers in; ``[]``
+    when it is read here (no pool ready, or a short document outside a batch)."""
+    workers = workers_for(page_count)
+    if workers > 1:
+        return _ranges(page_count, min(page_count, workers * CHUNKS_PER_WORKER))
+    if whole_if_short and pool_ready() and page_count > 0:
+        return [(0, page_count)]
+    return []
 
 
 class _PoolState:
@@ -135,7 +135,12 @@ def _submit(fn_name: str, *args: Any) -> Future[Any]:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([WORKER_MODULE])
             _STATE.size = pool_size()
-            _STATE.pool = ProcessPoolExecutor(max_workers=_STATE.size, mp_context=context)
+            _STATE.pool = ProcessPoolExecutor(
+                max_workers=_STATE.size,
+                mp_context=context,
+                initializer=_call,  # each worker exits once this process is gone
+                initargs=("watch_parent", os.getpid()),
+            )
         return _STATE.pool.submit(_call, fn_name, *args)
 
 
@@ -162,21 +167,22 @@ def warm_pool() -> bool:
 
 
 def warm_pool_for(paths: list[Path]) -> bool:
-    """:func:`warm_pool` when ``paths`` hold at least two documents long enough for workers
-    (the first is read here while the pool starts; later ones use it). Page counts come from
-    opening each file, which costs a millisecond or so; unreadable files count as short."""
+    """:func:`warm_pool` when ``paths`` hold at least two documents and enough pages to pay
+    for starting workers (``BATCH_MIN_PAGES``; the first document is read here while the pool
+    starts, later ones use it). Page counts come from opening each file, which costs a
+    millisecond or so; unreadable files count as empty."""
     if pool_size() < 2 or len(paths) < 2:
         return False
     import pymupdf
 
-    long_docs = 0
+    pages = 0
     for path in paths:
         try:
             with pymupdf.open(path) as fz_doc:
-                long_docs += fz_doc.page_count >= 2 * MIN_PAGES_PER_WORKER
+                pages += fz_doc.page_count
         except Exception:
             continue
-        if long_docs >= 2:
+        if pages >= BATCH_MIN_PAGES:
             return warm_pool()
     return False
 
@@ -204,19 +210,13 @@ def _ranges(page_count: int, parts: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def read_pages_in_workers(
-    path: Path, password: str | None, page_count: int, options: PageOptions, workers: int
-) -> Iterator[tuple[int, PageResult]]:
-    """``(index, result)`` for every page in order, read by ``workers`` processes."""
-    parts = min(page_count, workers * CHUNKS_PER_WORKER)
-    futures = [
-        (start, _submit("read_range", str(path), password, start, stop, options))
-        for start, stop in _ranges(page_count, parts)
-    ]
-    try:
-        for start, future in futures:
-            for offset, result in enumerate(future.result()):
-                yield start + offset, result
-    finally:
-        for _, future in futures:
-            future.cancel()
+def submit_range(
+    path: Path,
+    password: str | None,
+    start: int,
+    stop: int,
+    options: PageOptions,
+    labels: list[str],
+) -> Future[RangeResult]:
+    """Have a worker read pages ``start..stop-1`` (0-based); ``labels`` are their PDF labels."""
+    return _submit("read_range", str(path), password, start, stop, options, labels)

@@ -1,5 +1,13 @@
-"""Ingested documents on disk: JSON (gzip-compressed for ``.gz`` names) and a cache keyed by
-file content so ingesting the same bytes twice costs one file hash."""
+"""Ingested documents on disk: JSON files (``save_document``/``load_document``, gzip for
+``.gz`` names) and the document cache, a page store keyed by file content.
+
+:class:`DocumentStore` keeps one page file per (content hash, ingestion options) under its
+folder (:mod:`scanrag.documents.pagestore`: SQLite, read page by page), so ingesting the same
+bytes twice costs one file hash, and the documents it returns hold no pages in memory: their
+``pages`` are read from the file on demand. Several runs share one cache
+(``runner.cache_dir/documents``); a page file is written once and renamed into place, so
+concurrent writers of the same document (two runs, Ray workers) leave one complete file.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +15,27 @@ import gzip
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scanrag.documents.ingest import ingest_pdf
+from scanrag.documents.extract import PageOptions
+from scanrag.documents.ingest import gc_paused, read_pdfs
 from scanrag.documents.pages import page_from_dict
+from scanrag.documents.pagestore import (
+    SUFFIX,
+    PageStoreError,
+    PageWriter,
+    open_document,
+    write_document,
+)
+from scanrag.documents.parallel import warm_pool_for
 from scanrag.hashing import doc_id_from_sha, file_sha256, stable_hash
 from scanrag.schemas import Document
 
-# Bump when extraction changes what a Document holds; older cache entries are then ignored.
-STORE_VERSION = 1
+# Bump when extraction or the cache's format changes what a cache entry holds; older entries
+# are then ignored. 2: page files (SQLite) replaced gzip JSON documents.
+STORE_VERSION = 2
 _DEFAULT_OPTIONS: dict[str, Any] = {
     "ocr": "auto",
     "ocr_language": "eng",
@@ -84,8 +103,8 @@ def load_document(path: str | Path, *, trusted: bool = False) -> Document:
 
 
 class DocumentStore:
-    """Cache of ingested documents under ``cache_dir``, one gzip JSON file per
-    (content hash, ingestion options)."""
+    """Cache of ingested documents under ``cache_dir``: one page file per (content hash,
+    ingestion options); see the module docstring."""
 
     def __init__(self, cache_dir: str | Path) -> None:
         self.cache_dir = Path(cache_dir)
@@ -99,7 +118,7 @@ class DocumentStore:
         return stable_hash({"version": STORE_VERSION, **merged}, length=8)
 
     def path_for(self, sha256: str, **options: Any) -> Path:
-        return self.cache_dir / f"{sha256}.{self.options_key(**options)}.json.gz"
+        return self.cache_dir / f"{sha256}.{self.options_key(**options)}{SUFFIX}"
 
     def load(self, sha256: str, **options: Any) -> Document | None:
         """The cached document for this content and options, or ``None``. An unreadable cache
@@ -108,22 +127,58 @@ class DocumentStore:
         if not path.is_file():
             return None
         try:
-            return load_document(path, trusted=True)
-        except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError):
+            document = open_document(path)
+        except PageStoreError:
             return None
+        return document if document.sha256 == sha256 else None
 
     def save(self, document: Document, **options: Any) -> Path:
-        return save_document(document, self.path_for(document.sha256, **options))
+        """Write an in-memory ``document`` into the cache."""
+        return write_document(document, self.path_for(document.sha256, **options))
 
     def load_or_ingest(self, path: str | Path, **options: Any) -> Document:
         """Return the cached document for the file's content, ingesting it on a miss. The
         returned document carries the name and path it was asked for now."""
-        path = Path(path)
-        if path.is_file():
-            sha = file_sha256(path)
-            cached = self.load(sha, **options)
-            if cached is not None and doc_id_from_sha(sha) == cached.id:
-                return cached.model_copy(update={"name": path.name, "path": str(path.resolve())})
-        document = ingest_pdf(path, **options)
-        self.save(document, **options)
-        return document
+        ((_, result),) = list(self.ingest_many([path], **options))
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def ingest_many(
+        self, paths: Iterable[str | Path], **options: Any
+    ) -> Iterator[tuple[Path, Document | Exception]]:
+        """``(path, document)`` for each file, or ``(path, exception)`` for one that cannot be
+        ingested: cache hits first, then the misses, read (by the worker pool when there are
+        several long ones) and streamed into page files."""
+        self.options_key(**options)  # unknown options fail before any work
+        password = options.pop("password", None)
+        misses: list[Path] = []
+        shas: dict[Path, str] = {}
+        for path in map(Path, paths):
+            if path.is_file():
+                shas[path] = sha = file_sha256(path)
+                cached = self.load(sha, **options)
+                if cached is not None and doc_id_from_sha(sha) == cached.id:
+                    yield path, _as_asked(cached, path)
+                    continue
+            misses.append(path)
+        if not misses:
+            return
+        warm_pool_for(misses)
+        pages_options = PageOptions(**options)
+        for path, reader in read_pdfs(misses, options=pages_options, password=password, shas=shas):
+            if isinstance(reader, Exception):
+                yield path, reader
+                continue
+            target = self.path_for(shas[path], **options)
+            try:
+                with PageWriter(target) as writer, gc_paused():
+                    writer.add_all(reader.pages(encoded=True))
+                    writer.finish(reader.fields())
+                yield path, open_document(target)
+            except Exception as exc:  # the disk filled up, the file vanished...
+                yield path, exc
+
+
+def _as_asked(document: Document, path: Path) -> Document:
+    return document.model_copy(update={"name": path.name, "path": str(path.resolve())})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -38,14 +39,14 @@ class CallRecord(BaseModel):
 class UsageLedger:
     """Thread-safe tallies of ``Usage`` per stage and per model, plus the call records.
 
-    ``keep_records`` bounds memory on long runs: older records are dropped once the limit is
-    reached, the totals are always complete.
+    ``keep_records`` bounds memory on long runs: only the most recent records are kept (a
+    run's durable record of every call is its trajectories), the totals are always complete.
     """
 
-    def __init__(self, keep_records: int = 100_000) -> None:
+    def __init__(self, keep_records: int = 1_000) -> None:
         self._lock = threading.Lock()
         self._keep = keep_records
-        self._records: list[CallRecord] = []
+        self._records: deque[CallRecord] = deque(maxlen=max(0, keep_records))
         self._by_stage: dict[str, Usage] = {}
         self._by_model: dict[str, Usage] = {}
         self._errors: dict[str, int] = {}
@@ -54,8 +55,6 @@ class UsageLedger:
     def record(self, rec: CallRecord) -> None:
         with self._lock:
             self._records.append(rec)
-            if len(self._records) > self._keep:
-                del self._records[: len(self._records) - self._keep]
             self._by_stage[rec.stage] = self._by_stage.get(rec.stage, Usage()).add(rec.usage)
             self._by_model[rec.model] = self._by_model.get(rec.model, Usage()).add(rec.usage)
             self._saved_usd += rec.saved_usd

@@ -17,16 +17,20 @@ from scanrag.rundir.files import (
     write_json,
 )
 from scanrag.rundir.folder import RunDir
+from scanrag.rundir.index import RowIndex, digest_usage, row_digest
 
 __all__ = [
     "DiskFullError",
     "JsonlLog",
+    "RowIndex",
     "RowKey",
     "RunDir",
     "RunDirError",
+    "digest_usage",
     "disk_full_reason",
     "iter_jsonl",
     "read_json",
+    "row_digest",
     "row_key",
     "write_atomic",
     "write_json",

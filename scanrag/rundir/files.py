@@ -22,6 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from scanrag.rundir.index import Digest, RowIndex, row_digest
+
 RowKey = tuple[str, str]
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
@@ -48,9 +50,11 @@ class JsonlLog:
         path: str | Path,
         scrub: Callable[[str], str] | None = None,
         fsync_interval_s: float = 0.0,
+        index: RowIndex | None = None,
     ) -> None:
         self.path = Path(path)
         self.fsync_interval_s = fsync_interval_s
+        self.index = index
         self._scrub = scrub
         self._lock = threading.Lock()
         self._fd: int | None = None
@@ -75,6 +79,8 @@ class JsonlLog:
             fh.truncate(keep)
             fh.flush()
             os.fsync(fh.fileno())
+        # The row index stays: its entries end at complete rows, before the cut (a torn
+        # row never got one), and ``RowIndex.read`` checks them against the log anyway.
         return size - keep
 
     def rows(self) -> Iterator[dict[str, Any]]:
@@ -84,6 +90,21 @@ class JsonlLog:
 
     def count(self) -> int:
         return sum(1 for _ in self.rows())
+
+    def digests(self) -> list[Digest]:
+        """A digest of every complete row (key, status, total usage: ``index.row_digest``),
+        read from the row index where it covers the log, so a resume does not parse a large
+        log again; only rows past the index are read (and indexed). Without an index, every
+        row is read."""
+        if self.index is None:
+            return [row_digest(row) for row in self.rows()]
+        known, start, clean = self.index.read()
+        fresh = [(end, row_digest(row)) for end, row in iter_jsonl_from(self.path, start)]
+        if start == 0 or not clean:
+            self.index.rebuild(known + fresh)
+        else:
+            self.index.extend(fresh)
+        return [digest for _, digest in known + fresh]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -99,6 +120,7 @@ class JsonlLog:
         text = row.model_dump_json() if isinstance(row, BaseModel) else _dumps(row)
         if "\n" in text:  # model_dump_json never emits raw newlines; guard custom dicts
             text = text.replace("\n", "\\n")
+        plain = text
         if self._scrub is not None:
             text = self._scrub(text)
         data = (text + "\n").encode("utf-8")
@@ -108,6 +130,13 @@ class JsonlLog:
             try:
                 _write_all(fd, data)
                 self._size += len(data)
+                if self.index is not None:  # the digest of what a scan would read back
+                    self.index.append(
+                        fd,
+                        start,
+                        self._size,
+                        lambda: row_digest(row if text == plain else json.loads(text)),
+                    )
                 now = time.monotonic()
                 if now - self._synced_at >= self.fsync_interval_s:
                     os.fsync(fd)
@@ -152,6 +181,8 @@ class JsonlLog:
         rows = list(self.rows())
         kept = [r for r in rows if keep(r)]
         write_atomic(self.path, "".join(_dumps(r) + "\n" for r in kept))
+        if self.index is not None:
+            self.index.remove()  # the rows moved: rebuilt by the next digests()
         return len(rows) - len(kept)
 
 
@@ -186,6 +217,30 @@ def iter_jsonl(
                 on_bad(number, message)
                 continue
             yield number, row
+
+
+def iter_jsonl_from(path: str | Path, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(end offset, row)`` for every complete row from byte ``offset`` (a row boundary) on;
+    a corrupt line raises :class:`RunDirError`, a torn last line is ignored."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        end = offset
+        for line in fh:
+            if not line.endswith(b"\n"):
+                return
+            end += len(line)
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise RunDirError(f"{path}: corrupt row ending at byte {end} ({exc})") from None
+            if not isinstance(row, dict):
+                raise RunDirError(f"{path}: a row ending at byte {end} is not a JSON object")
+            yield end, row
 
 
 def _dumps(row: dict[str, Any]) -> str:

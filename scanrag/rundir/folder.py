@@ -9,6 +9,8 @@
 ``datasets.json``         per dataset: loader, source, PDF folder, sample ids, load report
 ``trajectories.jsonl``    one row per (grid cell, sample), appended as items finish
 ``scores.jsonl``          one row per (grid cell, sample, scorer), appended as scored
+``*.index.jsonl``         row indexes of those two logs (key, status, usage, end offset):
+                          a resume reads them instead of the logs (``rundir.index``)
 ``summary.json``          counts, status, usage and metrics, rebuilt from the rows on disk
 ``retrieval.json``        optional ``scanrag retrieve eval --json`` output for the report
 ``indexes/<alias>/``      saved retriever indexes, reused on resume
@@ -28,10 +30,11 @@ import os
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scanrag.rundir.files import JsonlLog, RunDirError, iter_jsonl, read_json, write_atomic
 from scanrag.rundir.files import write_json as _write_json
+from scanrag.rundir.index import RowIndex
 from scanrag.schemas import Sample, Trajectory
 from scanrag.scrub import scrubber
 
@@ -50,6 +53,9 @@ class RunDir:
     SCORES = "scores.jsonl"
     SUMMARY = "summary.json"
     RETRIEVAL = "retrieval.json"
+    TRAJECTORY_INDEX = "trajectories.index.jsonl"
+    SCORE_INDEX = "scores.index.jsonl"
+    INDEXES_OF: ClassVar[dict[str, str]] = {TRAJECTORIES: TRAJECTORY_INDEX, SCORES: SCORE_INDEX}
     INDEXES = "indexes"
     CHECKPOINTS = "checkpoints"
     REPORT = "report"
@@ -131,8 +137,13 @@ class RunDir:
     # ------------------------------------------------------------------ writing (scrubbed)
 
     def log(self, name: str, fsync_interval_s: float = 0.0) -> JsonlLog:
-        """The append-only log ``name`` (trajectories, scores); every row is scrubbed."""
-        return JsonlLog(self.file(name), scrubber().text, fsync_interval_s=fsync_interval_s)
+        """The append-only log ``name`` (trajectories, scores); every row is scrubbed. The
+        two logs of a run keep a row index (``INDEXES_OF``) that resumes read."""
+        index_name = self.INDEXES_OF.get(name)
+        index = RowIndex(self.file(index_name), self.file(name)) if index_name else None
+        return JsonlLog(
+            self.file(name), scrubber().text, fsync_interval_s=fsync_interval_s, index=index
+        )
 
     def write_json(self, name: str, data: Any) -> None:
         _write_json(self.file(name), scrubber().data(data))

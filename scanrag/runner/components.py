@@ -45,15 +45,27 @@ class LoadedDataset:
     bad: dict[str, str] = field(default_factory=dict)  # sample id → input error
     allow_outside: bool = False  # the dataset's allow_outside_pdf_dir
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # name → resolved path (or the error), so items do not resolve (lstat) paths again
+    _resolved: dict[str, Path | Exception] = field(default_factory=dict, repr=False)
 
     def doc_names(self) -> list[str]:
         return sorted({d for s in self.samples for d in (*s.doc_ids, *s.cited_doc_ids)})
 
     def doc_path(self, name: str) -> Path:
-        """The PDF of document ``name``; ``DocumentPathError`` if it leaves ``pdf_dir``."""
-        from scanrag.datasets.paths import resolve_document
+        """The PDF of document ``name``; ``DocumentPathError`` if it leaves ``pdf_dir``.
+        Resolved once per name (the run's items ask for the same few documents)."""
+        from scanrag.datasets.paths import DocumentPathError, resolve_document
 
-        return resolve_document(self.pdf_dir, name, allow_outside=self.allow_outside)
+        known = self._resolved.get(name)
+        if known is None:
+            try:
+                known = resolve_document(self.pdf_dir, name, allow_outside=self.allow_outside)
+            except DocumentPathError as exc:
+                known = exc
+            self._resolved[name] = known
+        if isinstance(known, Exception):
+            raise known
+        return known
 
     def doc_paths(self, names: Iterable[str] | None = None) -> dict[str, Path]:
         """``name → path`` for the documents (default: all) that resolve inside ``pdf_dir``;
@@ -77,25 +89,30 @@ class IngestResult:
     documents: dict[Path, Document] = field(default_factory=dict)
     failures: dict[Path, str] = field(default_factory=dict)
 
+    def record(self, path: Path, outcome: Document | Exception) -> None:
+        """Keep ``path``'s document, or its failure as a readable reason."""
+        from scanrag.documents import IngestError
+
+        if isinstance(outcome, IngestError):
+            self.failures[path] = str(outcome)
+        elif isinstance(outcome, Exception):  # a library failure must not stop the batch
+            self.failures[path] = f"{path}: {type(outcome).__name__}: {outcome}"
+        else:
+            self.documents[path] = outcome
+
 
 def ingest_paths(
     paths: Iterable[Path], cache_dir: Path, on_done: Callable[[Path], None] | None = None
 ) -> IngestResult:
-    """Ingest (or load from the document cache) every PDF; failures are recorded, not raised."""
-    from scanrag.documents import DocumentStore, IngestError
-    from scanrag.documents.parallel import warm_pool_for
+    """Ingest (or load from the document cache) every PDF; failures are recorded, not raised.
 
-    store = DocumentStore(cache_dir)
+    The documents keep their pages in the cache's page store (``cache_dir``) and read them on
+    demand; several long documents to ingest are read by the worker pool."""
+    from scanrag.documents import DocumentStore
+
     result = IngestResult()
-    paths = list(paths)
-    warm_pool_for(paths)  # several long documents: they are read by worker processes
-    for path in paths:
-        try:
-            result.documents[path] = store.load_or_ingest(path)
-        except IngestError as exc:
-            result.failures[path] = str(exc)
-        except Exception as exc:  # a library failure on one file must not stop the batch
-            result.failures[path] = f"{path}: {type(exc).__name__}: {exc}"
+    for path, outcome in DocumentStore(cache_dir).ingest_many(paths):
+        result.record(path, outcome)
         if on_done is not None:
             on_done(path)
     return result
@@ -163,14 +180,14 @@ def build_retriever(
     can ``load`` one, and a freshly built one is saved there for the next resume.
     """
     unique = list({d.id: d for d in documents}.values())
-    retriever = _create_retriever(config, alias, samples)
+    retriever = create_retriever(config, alias, samples)
     if index_dir is not None and (index_dir / "manifest.json").is_file():
         try:
             retriever.load(index_dir, unique)  # type: ignore[attr-defined]
             return retriever
         except Exception as exc:  # a stale or partial index: rebuild it
             log.warning("retriever %s: cannot reuse %s (%s); rebuilding", alias, index_dir, exc)
-            retriever = _create_retriever(config, alias, samples)
+            retriever = create_retriever(config, alias, samples)
     retriever.add(unique)
     if index_dir is not None and callable(getattr(retriever, "save", None)):
         try:
@@ -180,7 +197,11 @@ def build_retriever(
     return retriever
 
 
-def _create_retriever(config: ExperimentConfig, alias: str, samples: Sequence[Sample]) -> Retriever:
+def create_retriever(
+    config: ExperimentConfig, alias: str, samples: Sequence[Sample] = ()
+) -> Retriever:
+    """Retriever ``alias`` of ``config``, empty (the run's samples go to constructors that
+    take them)."""
     return RetrieverSpecs(config.retrievers).build(alias, inject={"samples": list(samples)})
 
 

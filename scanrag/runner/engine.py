@@ -18,7 +18,7 @@ from typing import Any
 from scanrag.config import ExperimentConfig, RunCell
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
-from scanrag.rundir import DiskFullError, RunDir, disk_full_reason, row_key
+from scanrag.rundir import DiskFullError, RunDir, digest_usage, disk_full_reason, row_key
 from scanrag.runner import datasets as run_datasets
 from scanrag.runner.components import (
     LoadedDataset,
@@ -36,7 +36,7 @@ from scanrag.runner.manifest_build import build_manifest, update_manifest
 from scanrag.runner.outcome import run_outcome
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.scoring import ScoreRequest, score_run_dir
-from scanrag.runner.summary import build_summary, usage_of_rows, write_summary
+from scanrag.runner.summary import build_summary, write_summary
 from scanrag.runner.usage import Budget, UsageTally
 from scanrag.schemas import Status, Trajectory, Usage
 from scanrag.scrub import scrub_data
@@ -135,7 +135,10 @@ class Runner:
         strategies = self.strategies or build_strategies(self.cells)
         if self.retry_errors:
             self._drop_failed_rows()
-        prior = usage_of_rows(self.trajectories.rows()).add(usage_of_rows(self.scores.rows()))
+        # What earlier sessions spent and did, from the logs' row indexes (rundir.index):
+        # a resume does not parse its logs again.
+        done = self.trajectories.digests()
+        prior = digest_usage(done).add(digest_usage(self.scores.digests()))
         job = RunJob(
             config=self.config,
             run_dir=self.run_dir.path,
@@ -151,9 +154,9 @@ class Runner:
         manifest = self._record_session(manifest)
         stop: str | None = None
         try:
-            pending = self._pending(datasets)
+            pending = self._pending(datasets, done)
             if pending:
-                self._ingest(job)
+                self._ingest(job, executor)
                 job.llm = self._client(executor)
                 retriever_errors = self._index(job, executor, pending)
                 manifest = update_manifest(manifest, job, retriever_errors)
@@ -196,10 +199,10 @@ class Runner:
         return datasets
 
     def _pending(
-        self, datasets: Sequence[LoadedDataset]
+        self, datasets: Sequence[LoadedDataset], digests: Sequence[dict[str, Any]]
     ) -> list[tuple[RunCell, LoadedDataset, Any]]:
         """(cell, dataset, sample) triples without a trajectory row, sample-major order."""
-        done = {row_key(r) for r in self.trajectories.rows()}
+        done = {tuple(d["key"]) for d in digests if "key" in d}
         pending = []
         for dataset in datasets:
             for sample in dataset.samples:
@@ -208,11 +211,13 @@ class Runner:
                         pending.append((cell, dataset, sample))
         return pending
 
-    def _ingest(self, job: RunJob) -> None:
+    def _ingest(self, job: RunJob, executor: Executor) -> None:
         paths = document_paths(job.datasets.values())
         cache = Path(self.config.runner.cache_dir) / "documents"
+        # An executor may ingest on its own workers (ray: sharded by document).
+        ingest = getattr(executor, "ingest", None) or ingest_paths
         with self.progress.stage("ingest", len(paths)) as stage:
-            result = ingest_paths(paths, cache, on_done=lambda _p: stage.advance())
+            result = ingest(paths, cache, on_done=lambda _p: stage.advance())
         job.documents = result.documents
         mark_document_failures(list(job.datasets.values()), result)
         for reason in result.failures.values():

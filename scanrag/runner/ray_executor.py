@@ -19,6 +19,7 @@ to their cause: the exception's name and first line, and for a dead worker its e
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import re
 import threading
@@ -32,7 +33,7 @@ from scanrag.hashing import stable_hash
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import StrategyContext
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
-from scanrag.runner.components import build_llm, build_retriever, build_strategies
+from scanrag.runner.components import IngestResult, build_llm, build_retriever, build_strategies
 from scanrag.runner.executors import Gate, RunJob, Sink
 from scanrag.runner.items import WorkItem, base_trajectory, execute_item, finish
 from scanrag.runner.usage import UsageTally, usage_from_json
@@ -164,9 +165,13 @@ def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, 
 
 
 class RetrieverHost:
-    """Actor body: builds one retriever over the run's documents and answers searches."""
+    """Actor body: builds one retriever over the run's documents and answers searches (or
+    takes the one the driver built across the cluster: ``prebuilt``)."""
 
-    def __init__(self, shared: Shared, alias: str) -> None:
+    def __init__(self, shared: Shared, alias: str, prebuilt: Any = None) -> None:
+        if prebuilt is not None:
+            self.retriever = prebuilt
+            return
         state = _state(shared)
         documents = [state.document(Path(p)) for p in shared.all_docs]
         index_dir = RunDir(shared.run_dir).index_dir(alias)
@@ -244,7 +249,10 @@ class RayExecutor:
         self, job: RunJob, aliases: Sequence[str], on_done: Callable[[str], None]
     ) -> dict[str, str]:
         shared = self._shared(job)
-        pending: dict[str, Any] = {a: self._host.remote(shared, a) for a in aliases}
+        prebuilt = self._prebuild(job, aliases)  # sharded builds (scanrag.runner.ray_shards)
+        pending: dict[str, Any] = {
+            a: self._host.remote(shared, a, prebuilt.get(a)) for a in aliases
+        }
         waits = {actor.ready.remote(): alias for alias, actor in pending.items()}
         errors: dict[str, str] = {}
         while waits:
@@ -337,6 +345,36 @@ class RayExecutor:
             return finish(item, _failed(item, Status.INTERNAL_ERROR, message), 0.0, UsageTally())
         job.run_tally.merge(usage_from_json(usage))
         return Trajectory.model_validate_json(text)
+
+    # -- sharded ingestion and index builds (scanrag.runner.ray_shards) ----------------------
+
+    def ingest(
+        self, paths: Sequence[Path], cache_dir: Path, on_done: Callable[[Path], None]
+    ) -> IngestResult:
+        """The ingest stage on the cluster: PDFs read by Ray tasks into the page store."""
+        from scanrag.runner.ray_shards import ingest_with_ray
+
+        return ingest_with_ray(self.ray, paths, cache_dir, on_done)
+
+    def _prebuild(self, job: RunJob, aliases: Sequence[str]) -> dict[str, Any]:
+        """Indexes built in parts across the cluster, saved in the run folder; those without
+        a model (BM25) go to their actors through the object store, the others are loaded
+        from the run folder by their actors."""
+        from scanrag.runner.components import create_retriever
+        from scanrag.runner.ray_shards import prebuild_indexes
+
+        built = prebuild_indexes(
+            self.ray,
+            functools.partial(create_retriever, job.config, samples=job.all_samples()),
+            job.all_documents(),
+            aliases,
+            RunDir(job.run_dir).index_dir,
+        )
+        return {
+            alias: self.ray.put(index)
+            for alias, index in built.items()
+            if getattr(index, "model_info", lambda: (None, None))()[0] is None
+        }
 
     def _window(self) -> int:
         spec = self.config.runner.ray

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_serializer
 
 from scanrag.schemas.geometry import BBox
 
@@ -45,7 +46,13 @@ class Page(BaseModel):
 
 
 class Document(BaseModel):
-    """A PDF after ingestion. ``id`` derives from the file's content hash."""
+    """A PDF after ingestion. ``id`` derives from the file's content hash.
+
+    ``pages`` is a list for a document built in memory, or a lazy sequence backed by the page
+    store (``scanrag.documents.pagestore.PageSequence``) for one read from the document cache:
+    both support ``len``, indexing, slicing and iteration. :meth:`page_texts` streams the
+    texts without decoding words where the pages live on disk.
+    """
 
     id: str
     name: str = Field(description="File name the document was loaded from.")
@@ -53,8 +60,12 @@ class Document(BaseModel):
     sha256: str
     num_pages: int = Field(ge=0)
     title: str | None = None
-    pages: list[Page] = Field(default_factory=list)
+    pages: Sequence[Page] = Field(default_factory=list)
     metadata: dict[str, str] = Field(default_factory=dict)
+
+    @field_serializer("pages", mode="wrap")
+    def _pages_as_list(self, pages: Sequence[Page], handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(pages if isinstance(pages, list | tuple) else list(pages))
 
     def page(self, number: int) -> Page:
         """Return page ``number`` (1-based); raises ``IndexError`` naming the valid range."""
@@ -64,4 +75,28 @@ class Document(BaseModel):
 
     @property
     def ocr_pages(self) -> list[int]:
+        sources = getattr(self.pages, "sources", None)
+        if callable(sources):  # stored pages: one column, no page decoded
+            return [n for n, source in enumerate(sources(), start=1) if source == "ocr"]
         return [p.number for p in self.pages if p.text_source == "ocr"]
+
+    def page_texts(self) -> Iterator[str]:
+        """Every page's text in page order (for stored pages, without decoding the rest)."""
+        texts = getattr(self.pages, "texts", None)
+        if callable(texts):
+            yield from texts()
+        else:
+            for page in self.pages:
+                yield page.text
+
+    def texts_hash(self) -> str:
+        """``stable_hash`` of the list of page texts (stored pages compute it once)."""
+        stored = getattr(self.pages, "texts_hash", None)
+        if callable(stored):
+            return str(stored())
+        from scanrag.hashing import TextListHasher
+
+        hasher = TextListHasher()
+        for text in self.page_texts():
+            hasher.add(text)
+        return hasher.hexdigest()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
@@ -48,46 +49,103 @@ def test_a_lone_document_never_waits_for_a_pool(tmp_path: Path, pool: None) -> N
     assert parallel._STATE.pool is None
 
 
+def _spy_units(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
+    """Record every page range handed to a worker (file name, start, stop)."""
+    used: list[tuple[str, int, int]] = []
+    real = parallel.submit_range
+
+    def spy(path, password, start, stop, options, labels):  # type: ignore[no-untyped-def]
+        used.append((Path(path).name, start, stop))
+        return real(path, password, start, stop, options, labels)
+
+    monkeypatch.setattr(ingest_module, "submit_range", spy)
+    return used
+
+
+def _started(paths: list[Path]) -> None:
+    assert parallel.warm_pool_for(paths) is True
+    assert parallel._STATE.ready.wait(60), "the worker pool did not start"
+
+
 def test_batch_reads_long_documents_in_workers_with_identical_output(
     tmp_path: Path, pool: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     paths = [long_pdf(tmp_path / f"{t}.pdf", 40, t) for t in ("alpha", "beta", "gamma")]
     expected = [_dump(p) for p in paths]  # read here: no pool yet
-    used: list[int] = []
-    real = parallel.read_pages_in_workers
-
-    def spy(*args, **kwargs):
-        used.append(args[4])
-        yield from real(*args, **kwargs)
-
-    monkeypatch.setattr(ingest_module, "read_pages_in_workers", spy)
-    assert parallel.warm_pool_for(paths) is True
-    assert parallel._STATE.ready.wait(60), "the worker pool did not start"
+    used = _spy_units(monkeypatch)
+    _started(paths)
     batch = ingest_many(paths, ocr="never")
     assert [d.model_dump() for d in batch.documents] == expected
-    assert used == [2, 2, 2]  # every long document went to both workers
+    # every long document went to both workers, two ranges each, covering every page once
+    for name in ("alpha.pdf", "beta.pdf", "gamma.pdf"):
+        ranges = [(start, stop) for n, start, stop in used if n == name]
+        assert ranges == [(0, 10), (10, 20), (20, 30), (30, 40)]
+
+
+def test_page_store_files_are_byte_identical_with_and_without_workers(
+    tmp_path: Path, pool: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.documents import DocumentStore
+
+    sizes = (("long", 40), ("short", 9), ("other", 20))
+    paths = [long_pdf(tmp_path / f"{t}.pdf", n, t) for t, n in sizes]
+    here = DocumentStore(tmp_path / "here")
+    for path in paths:
+        here.load_or_ingest(path, ocr="never")
+    used = _spy_units(monkeypatch)
+    _started(paths)
+    there = DocumentStore(tmp_path / "there")
+    docs = [doc for _, doc in there.ingest_many(paths, ocr="never")]
+    assert {name for name, _, _ in used} == {"long.pdf", "short.pdf", "other.pdf"}
+    assert [(s, e) for n, s, e in used if n == "short.pdf"] == [(0, 9)]  # a short one whole
+    for doc in docs:
+        assert not isinstance(doc, Exception)
+        ours = there.path_for(doc.sha256, ocr="never")
+        theirs = here.path_for(doc.sha256, ocr="never")
+        assert _rows(ours) == _rows(theirs)
+        assert doc.pages == here.load(doc.sha256, ocr="never").pages  # type: ignore[union-attr]
+
+
+def _rows(path: Path) -> list[tuple]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        pages = conn.execute("SELECT * FROM pages ORDER BY number").fetchall()
+        return pages + conn.execute("SELECT * FROM document").fetchall()
 
 
 def test_a_broken_pool_falls_back_without_losing_pages(
     tmp_path: Path, pool: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from concurrent.futures import Future
+
+    from scanrag.documents.pages import read_document_page
+    from scanrag.documents.pagestore import encode_page
+
     path = long_pdf(tmp_path / "a.pdf", 40, "alpha")
     expected = _dump(path)
 
-    def half_then_broken(path, password, count, options, workers):
-        from scanrag.documents.extract import read_page
+    def first_works_then_broken(path, password, start, stop, options, labels):  # type: ignore[no-untyped-def]
+        future: Future = Future()
+        if start == 0:
+            with pymupdf.open(path) as fz_doc:
+                pages = [
+                    read_document_page(fz_doc, i, labels[i - start], options)
+                    for i in range(start, stop)
+                ]
+            future.set_result(([encode_page(p) for p in pages], []))
+        else:
+            future.set_exception(BrokenProcessPool("a worker was killed"))
+        return future
 
-        with pymupdf.open(path) as fz_doc:
-            for index in range(count // 2):
-                yield index, read_page(fz_doc.load_page(index), options)
-        raise BrokenProcessPool("a worker was killed")
-
-    monkeypatch.setattr(ingest_module, "workers_for", lambda count: 2)
-    monkeypatch.setattr(ingest_module, "read_pages_in_workers", half_then_broken)
+    monkeypatch.setattr(
+        ingest_module, "plan_units", lambda count, whole_if_short=False: [(0, 20), (20, 40)]
+    )
+    monkeypatch.setattr(ingest_module, "submit_range", first_works_then_broken)
     assert ingest_pdf(path, ocr="never").model_dump() == expected
 
 
-def test_short_documents_and_a_single_cpu_use_no_pool(
+def test_small_batches_and_a_single_cpu_use_no_pool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     short = [long_pdf(tmp_path / f"{t}.pdf", 10, t) for t in ("a", "b", "c")]
@@ -126,3 +184,51 @@ def test_workers_started_from_a_script_on_stdin_do_not_import_it(tmp_path: Path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["80", "RAN", "ONCE"]
     assert "Traceback" not in out.stderr
+
+
+def test_workers_exit_when_the_process_that_started_them_is_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    script = textwrap.dedent(
+        f"""
+        import os, time
+        os.environ["{parallel.ENV_WORKERS}"] = "2"
+        from scanrag.documents import parallel
+        parallel.warm_pool()
+        assert parallel._STATE.ready.wait(60)
+        print(" ".join(map(str, parallel._STATE.pool._processes)), flush=True)
+        time.sleep(120)
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    try:
+        workers = [int(pid) for pid in child.stdout.readline().split()]  # type: ignore[union-attr]
+        assert len(workers) == 2
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(10)
+        deadline = time.monotonic() + 20
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = [pid for pid in workers if _alive(pid)]
+        assert alive == [], "pool workers outlived the killed process"
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    finally:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

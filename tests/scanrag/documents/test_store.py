@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import gzip
-import json
+import pickle
 import shutil
-from collections.abc import Callable
+import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from scanrag.documents import DocumentStore, ingest_pdf, load_document, save_document
+from scanrag.documents import (
+    DocumentStore,
+    PageSequence,
+    ingest_pdf,
+    load_document,
+    save_document,
+)
 from scanrag.documents import store as store_module
 
 
@@ -31,17 +35,18 @@ def test_load_or_ingest_hits_the_cache(
     simple_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[Path] = []
-    real = store_module.ingest_pdf
+    real = store_module.read_pdfs
 
-    def counting(path, **kw):  # type: ignore[no-untyped-def]
-        calls.append(Path(path))
-        return real(path, **kw)
+    def counting(paths, **kw):  # type: ignore[no-untyped-def]
+        calls.extend(Path(p) for p in paths)
+        return real(paths, **kw)
 
-    monkeypatch.setattr(store_module, "ingest_pdf", counting)
+    monkeypatch.setattr(store_module, "read_pdfs", counting)
     store = DocumentStore(tmp_path / "docs")
     first = store.load_or_ingest(simple_pdf)
     second = store.load_or_ingest(simple_pdf)
     assert len(calls) == 1 and second == first
+    assert first.pages == ingest_pdf(simple_pdf).pages  # the stored pages are the ingested ones
     # Same bytes under another name: still a hit, reported under the new name.
     copy = tmp_path / "renamed.pdf"
     shutil.copy(simple_pdf, copy)
@@ -52,14 +57,27 @@ def test_load_or_ingest_hits_the_cache(
     # Different options are a different entry.
     store.load_or_ingest(simple_pdf, tables="off")
     assert len(calls) == 2
-    assert len(list((tmp_path / "docs").glob("*.json.gz"))) == 2
+    assert len(list((tmp_path / "docs").glob("*.pages.sqlite"))) == 2
+
+
+def test_cached_documents_hold_no_pages_in_memory(simple_pdf: Path, tmp_path: Path) -> None:
+    store = DocumentStore(tmp_path / "docs")
+    doc = store.load_or_ingest(simple_pdf)
+    assert isinstance(doc.pages, PageSequence) and len(doc.pages) == doc.num_pages == 3
+    assert "Page 2 says hello" in doc.page(2).text
+    assert list(doc.page_texts()) == [p.text for p in ingest_pdf(simple_pdf).pages]
+    # A pickled document (for another process) carries a reference, not the pages.
+    data = pickle.dumps(doc)
+    assert len(data) < 2000 and b"says hello" not in data
+    again = pickle.loads(data)
+    assert again == doc and again.page(3).text == doc.page(3).text
 
 
 def test_corrupt_cache_entry_is_a_miss(simple_pdf: Path, tmp_path: Path) -> None:
     store = DocumentStore(tmp_path / "docs")
     doc = store.load_or_ingest(simple_pdf)
     entry = store.path_for(doc.sha256)
-    entry.write_bytes(b"not gzip")
+    entry.write_bytes(b"not a database")
     assert store.load(doc.sha256) is None
     assert store.load_or_ingest(simple_pdf) == doc
     assert store.load(doc.sha256) == doc
@@ -82,20 +100,17 @@ def test_bad_file_raises_typed_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda d: d["pages"][0]["words"].append([0.1, 0.2, 0.3]),  # short word
-        lambda d: d["pages"][0].pop("text"),
-        lambda d: d["pages"][0].update(text_source="telepathy"),
-        lambda d: d.update(num_pages=7),
+        "DELETE FROM pages WHERE number = 2",  # a page missing
+        "UPDATE document SET format = 99",  # another format
+        "UPDATE document SET data = '{}'",  # fields missing
+        "DROP TABLE pages",
     ],
 )
-def test_malformed_cache_entry_is_a_miss(
-    simple_pdf: Path, tmp_path: Path, damage: Callable[[dict[str, Any]], object]
-) -> None:
+def test_malformed_cache_entry_is_a_miss(simple_pdf: Path, tmp_path: Path, damage: str) -> None:
     store = DocumentStore(tmp_path / "docs")
     doc = store.load_or_ingest(simple_pdf)
     entry = store.path_for(doc.sha256)
-    data = json.loads(gzip.decompress(entry.read_bytes()))
-    damage(data)
-    entry.write_bytes(gzip.compress(json.dumps(data).encode()))
+    with sqlite3.connect(entry) as conn:
+        conn.execute(damage)
     assert store.load(doc.sha256) is None
     assert store.load_or_ingest(simple_pdf) == doc

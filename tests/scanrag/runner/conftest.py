@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,3 +20,21 @@ def _fake_models_registered() -> None:
     import runner_fakes
 
     runner_fakes.register_models()
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A local 2-CPU Ray for one test module. Workers inherit the environment: they import
+    the fake components from this folder."""
+    ray = pytest.importorskip("ray")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), old) if p)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old

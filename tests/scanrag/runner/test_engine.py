@@ -194,6 +194,33 @@ def test_torn_line_is_repaired_on_resume(tmp_path: Path) -> None:
     assert len(final) == len(set(final)) == 24 and final[: len(done)] == done
 
 
+@pytest.mark.parametrize("damage", ["none", "missing", "torn", "stale", "torn_log"])
+def test_resume_reads_the_row_index_or_falls_back(tmp_path: Path, damage: str) -> None:
+    result = run(tmp_path, runner={"budget": {"tokens": 300}, "concurrency": 1})
+    index = result.run_dir / "trajectories.index.jsonl"
+    path = result.run_dir / "trajectories.jsonl"
+    done = keys(result.run_dir)
+    assert 0 < len(done) < 24 and index.is_file()
+    if damage == "missing":
+        index.unlink()
+    elif damage == "torn":
+        index.write_bytes(index.read_bytes()[:-7])
+    elif damage == "stale":  # the last rows reached the log but not the index
+        lines = index.read_bytes().splitlines(keepends=True)
+        index.write_bytes(b"".join(lines[:-2]))
+    elif damage == "torn_log":
+        with open(path, "ab") as fh:
+            fh.write(b'{"schema_version":"1.0","sample_id":"q2-4","strat')
+    resumed = resume_run(
+        result.run_dir, overrides=["runner.budget.tokens=null"], llm=rf.MODEL, log=None
+    )
+    assert resumed.complete
+    final = keys(result.run_dir)
+    assert len(final) == len(set(final)) == 24 and final[: len(done)] == done
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    assert summary["usage"]["run"]["reader"]["calls"] == 24
+
+
 def test_api_keys_never_reach_the_run_dir(tmp_path: Path, monkeypatch) -> None:
     secret = "sk-test-THISMUSTNOTLEAK0123456789"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,23 +12,6 @@ from scanrag.config import config_from_dict
 from scanrag.runner import JsonlLog, resume_run, start_run
 
 ray = pytest.importorskip("ray")
-HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    # Workers inherit the environment: they import the fake components from this folder.
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), old) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 def test_ray_executor_runs_every_item_and_resumes(tmp_path: Path, local_ray: None) -> None:
