@@ -137,8 +137,59 @@ MODULES: dict[str, list[str]] = {
     "evaluation.mmlongbench": ["tests/evaluation/mmlongbench"],
 }
 
+_BY_NAME = "the field name is an alias choice and populate_by_name accepts it too: either suffices"
+
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    # evaluation.stats
+    "evaluation.stats:bootstrap_ratio_ci:180:59:cmp0:Gt->GtE": (
+        "inner guard of the division: a zero denominator is masked to NaN by the outer where"
+    ),
+    "evaluation.stats:bootstrap_ratio_ci:180:83:const:1->2": (
+        "the fill value only replaces zero denominators, whose draws the outer where drops"
+    ),
+    "evaluation.stats:bootstrap_ratio_ci:180:83:const:1->0": (
+        "the fill value only replaces zero denominators, whose draws the outer where drops"
+    ),
+    "evaluation.stats:_confusion:310:39:const:True->False": (
+        "zip(strict=...): every caller checked the lengths with _check_pair first"
+    ),
+    "evaluation.stats:accuracy:321:57:const:True->False": (
+        "zip(strict=...): the lengths were checked with _check_pair first"
+    ),
+    "evaluation.stats:_confusion:311:11:boolop:And->Or": (
+        "every caller passes all observed classes, so both memberships always hold"
+    ),
+    "evaluation.stats:_confusion:312:42:const:1->2": (
+        "doubling every cell: F1, recall, kappa and MCC are ratios of same-degree counts"
+    ),
+    "evaluation.stats:kendall_tau_b:428:11:const:2->0": (
+        "n < 2 has no pairs: the zero denominator returns None just the same"
+    ),
+    "evaluation.stats:kendall_tau_b:431:23:const:1->0": (
+        "range(n) adds an i = n - 1 step that compares against an empty slice"
+    ),
+    "evaluation.stats:kendall_tau_b:439:12:binop:FloorDiv->Div": (
+        "n(n-1) is even, so / and // give the same number"
+    ),
+    # evaluation.scholscan_formula
+    "evaluation.scholscan_formula:LocationCounts:47:47:const:True->False": _BY_NAME,
+    "evaluation.scholscan_formula:LocationCounts:49:63:const:'gold'->''": _BY_NAME,
+    "evaluation.scholscan_formula:LocationCounts:50:62:const:'hit'->''": _BY_NAME,
+    "evaluation.scholscan_formula:LocationCounts:51:64:const:'extra'->''": _BY_NAME,
+    "evaluation.scholscan_formula:ReasoningCounts:70:47:const:True->False": _BY_NAME,
+    "evaluation.scholscan_formula:ReasoningCounts:72:63:const:'gold'->''": _BY_NAME,
+    "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
+    "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
+    "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    "evaluation.scholscan_formula:location_score:113:33:const:1->2": (
+        "max(pred, 2) differs only at pred = 1 with an extra, where hit = 0, Dice = 0 and Loc "
+        "clips to 0 for any lambda >= 0"
+    ),
+    "evaluation.scholscan_formula:unrelated_penalty:128:7:cmp0:LtE->Lt": (
+        "at n = 2 both branches give mu^2 (exp(-gamma * 0^q) = 1)"
+    ),
+}
 
 # Calls whose string arguments are messages, not behaviour.
 _MESSAGE_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})

@@ -96,3 +96,9 @@ def test_kendall_tau_b_two_items_and_ties() -> None:
     assert kendall_tau_b([1, 2, 3], [5, 5, 5]) is None
     with pytest.raises(ValueError, match="differ in length: 2 vs 1"):
         kendall_tau_b([1, 2], [1])
+
+
+def test_one_sided_count_is_a_real_zero_not_zero_division() -> None:
+    # Class 5: predicted once, never gold: tp 0, fp 1, fn 0 -> F1 = 0 / 1 = 0, not the
+    # zero_division value (kept for 0 / 0).
+    assert per_class_f1([0], [5], labels=[5], zero_division=1.0) == {5: 0.0}

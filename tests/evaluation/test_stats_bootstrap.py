@@ -258,3 +258,44 @@ def test_paired_bootstrap_p_value_of_a_sure_difference() -> None:
     result = paired_bootstrap([2.0, 3.0], [1.0, 2.0], n=99)
     assert result.p_value == pytest.approx(0.02)
     assert (result.low, result.high, result.mean_diff) == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_defaults_are_1000_resamples_seed_0_level_95() -> None:
+    values = [0.0, 1.0, 1.0, 0.0, 1.0]
+    default = bootstrap_ci(values)
+    assert (default.n_resamples, default.ci) == (1000, 0.95)
+    assert default == bootstrap_ci(values, n_resamples=1000, seed=0, ci=0.95)
+    assert bootstrap_midpoint(values) == default.midpoint
+    ratio = bootstrap_ratio_ci(values, [1.0] * 5)
+    assert ratio == bootstrap_ratio_ci(values, [1.0] * 5, n_resamples=1000, seed=0, ci=0.95)
+    arr = np.asarray(values)
+    stat = bootstrap_statistic(lambda idx: float(arr[idx].mean()), 5)
+    assert stat == default
+    paired = paired_bootstrap(values, [0.5] * 5)
+    assert paired == paired_bootstrap(values, [0.5] * 5, n=1000, seed=0, ci=0.95)
+    assert paired.n_resamples == 1000
+    general = paired_bootstrap_statistic(
+        lambda idx: float(arr[idx].mean()), lambda idx: 0.5, 5
+    )
+    assert general.n_resamples == 1000 and general.ci == 0.95
+    assert (general.low, general.high, general.p_value) == (paired.low, paired.high, paired.p_value)
+
+
+def test_ratio_with_fractional_denominators() -> None:
+    # Denominators below 1 are real denominators: every resample of item 1 alone has ratio
+    # 0.25 / 0.5 = 0.5, of item 2 alone none, mixed ones 0.25k / 0.5k = 0.5.
+    result = bootstrap_ratio_ci([0.25, 0.0], [0.5, 0.0], n_resamples=50)
+    assert (result.estimate, result.low, result.high) == (0.5, 0.5, 0.5)
+
+
+def test_ratio_of_a_single_item() -> None:
+    result = bootstrap_ratio_ci([1.0], [4.0], n_resamples=10)
+    assert (result.estimate, result.low, result.high, result.n) == (0.25, 0.25, 0.25, 1)
+    single = bootstrap_ci([2.0], n_resamples=10)
+    assert (single.estimate, single.low, single.n) == (2.0, 2.0, 1)
+    paired = paired_bootstrap([2.0], [0.5], n=10)
+    assert (paired.mean_diff, paired.low, paired.n) == (1.5, 1.5, 1)
+    stat = bootstrap_statistic(lambda idx: 3.0, 1, n_resamples=10)
+    assert (stat.estimate, stat.low, stat.n) == (3.0, 3.0, 1)
+    general = paired_bootstrap_statistic(lambda idx: 3.0, lambda idx: 1.0, 1, n_resamples=10)
+    assert (general.mean_diff, general.low, general.n) == (2.0, 2.0, 1)
