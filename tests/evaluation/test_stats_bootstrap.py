@@ -261,10 +261,14 @@ def test_paired_bootstrap_p_value_of_a_sure_difference() -> None:
 
 
 def test_defaults_are_1000_resamples_seed_0_level_95() -> None:
-    values = [0.0, 1.0, 1.0, 0.0, 1.0]
+    # Spread-out values, so that the interval depends on the exact draws (seed 1 differs).
+    values = [0.13, 0.72, 0.35, 0.91, 0.5]
     default = bootstrap_ci(values)
     assert (default.n_resamples, default.ci) == (1000, 0.95)
     assert default == bootstrap_ci(values, n_resamples=1000, seed=0, ci=0.95)
+    assert default != bootstrap_ci(values, n_resamples=1000, seed=1, ci=0.95)
+    assert bootstrap_ratio_ci(values, [1.0] * 5) != bootstrap_ratio_ci(values, [1.0] * 5, seed=1)
+    assert paired_bootstrap(values, [0.5] * 5).low != paired_bootstrap(values, [0.5] * 5, seed=1).low
     assert bootstrap_midpoint(values) == default.midpoint
     ratio = bootstrap_ratio_ci(values, [1.0] * 5)
     assert ratio == bootstrap_ratio_ci(values, [1.0] * 5, n_resamples=1000, seed=0, ci=0.95)
