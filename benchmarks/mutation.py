@@ -92,6 +92,7 @@ MODULES: dict[str, list[str]] = {
     "evaluation.docscope.region": [
         "tests/evaluation/docscope/test_region.py",
         "tests/evaluation/docscope/test_region_aggregate.py",
+        "tests/evaluation/docscope/test_official_profile.py",
     ],
     "evaluation.docscope.region_geometry": ["tests/evaluation/docscope/test_region_geometry.py"],
     "evaluation.docscope.geometry": ["tests/evaluation/docscope/test_geometry.py"],
@@ -182,6 +183,13 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.docscope.region
+    "evaluation.docscope.region:_PageOutcome:154:18:const:0->1": (
+        "default never used: every _PageOutcome is built with its n_pred"
+    ),
+    "evaluation.docscope.region:RegionScorer._row:296:79:const:True->False": (
+        "zip(strict=...): labels_from and the gate give one label per gold box"
+    ),
     "evaluation.scholscan_formula:location_score:113:33:const:1->2": (
         "max(pred, 2) differs only at pred = 1 with an extra, where hit = 0, Dice = 0 and Loc "
         "clips to 0 for any lambda >= 0"
@@ -750,6 +758,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--show", action="append", help="print one mutant's edit")
     parser.add_argument("--only", action="append", help="run only these mutant ids")
+    parser.add_argument(
+        "--only-from",
+        type=Path,
+        help="run only the mutant ids listed in this file (e.g. an earlier run's --survivors output)",
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--logs", type=Path, default=None, help="pytest logs (default: a temp dir)")
     parser.add_argument("--survivors", action="store_true", help="print each survivor's edit")
@@ -794,6 +807,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for module in modules:
             print(f"== {module}", flush=True)
             only = set(args.only) if args.only else None
+            if args.only_from:
+                listed = args.only_from.read_text(encoding="utf-8").splitlines()
+                only = (only or set()) | {
+                    line.strip() for line in listed if line.startswith(module + ":")
+                }
             result, details = run_module(
                 module, MODULES[module], args.max_per_module, args.seed, logs, args.verbose, only
             )

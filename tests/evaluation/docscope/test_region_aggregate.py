@@ -306,3 +306,21 @@ def test_aggregate_f1_undefined_without_gold() -> None:
     assert m["strict_precision"].value == 0.0
     assert m["strict_recall"].value is None and m["strict_f1"].value is None
     assert m["lenient_f1"].value is None
+
+
+def test_names_and_labels() -> None:
+    from evaluation.docscope.region import LABELS, RegionOfficialScorer
+    from scanrag.registry import SCORERS
+
+    assert LABELS == ("covered", "imprecise", "not_covered")
+    assert RegionScorer.name == "region" and RegionOfficialScorer.name == "region_official"
+    assert SCORERS.get("region") is RegionScorer
+    assert SCORERS.get("region_official") is RegionOfficialScorer
+
+
+async def test_skip_reasons(make_sample, make_traj, make_ctx) -> None:
+    scorer = RegionScorer()
+    unanswerable = await scorer.score(
+        make_traj(), make_sample(answerable=False, answer=None), judge=make_ctx([])
+    )
+    assert unanswerable.reason == "unanswerable question: no region metric"
