@@ -175,7 +175,12 @@ async def test_row_bookkeeping_of_judged_gated_and_no_gold_pages(
 async def test_failed_page_of_a_partial_item(make_sample, make_traj, make_ctx) -> None:
     # Pages 1 and 2 judged, page 2's call fails; page 3 is a no-gold page (not in the count
     # of judged pages behind "1 of 2").
-    ctx = make_ctx([reply("imprecise"), ModelError("scripted/judge", "down")])
+    def by_page(request) -> str:  # pages are judged concurrently: answer by page, not order
+        if "Page: 2" in request.messages[-1].text:
+            raise ModelError("scripted/judge", "down")
+        return reply("imprecise")
+
+    ctx = make_ctx([], responder=by_page)
     sample = make_sample(
         gold_pages=[1, 2, 3], gold_regions=[reg(1, 0.1, 0.1, 0.3, 0.3), reg(2, 0.1, 0.1, 0.3, 0.3)]
     )
