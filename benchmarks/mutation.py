@@ -183,6 +183,10 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.docscope.region_geometry
+    "evaluation.docscope.region_geometry:measure_boxes:63:15:boolop:Or->And": (
+        "gold_vs_union returns the three scores all None (zero-area gold) or none None"
+    ),
     # evaluation.docscope.region
     "evaluation.docscope.region:_PageOutcome:154:18:const:0->1": (
         "default never used: every _PageOutcome is built with its n_pred"
