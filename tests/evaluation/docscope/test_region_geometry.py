@@ -118,6 +118,8 @@ def test_covered_threshold_is_inclusive() -> None:
     half = [(1, [BBox.from_list([0, 0, 0.25, 0.5])])]  # GT-recall exactly 0.5
     assert measure_boxes(half, gold, 0.5)[1]["covered_geo"] == 1
     assert measure_boxes(half, gold, 0.6)[1]["covered_geo"] == 0
+    # The rounding tolerance is inclusive too: 0.5 reaches a threshold of 0.5 + 1e-12.
+    assert measure_boxes(half, gold, 0.5 + 1e-12)[1]["covered_geo"] == 1
 
 
 def test_scorer_parameters_and_rows(make_sample, make_traj) -> None:
