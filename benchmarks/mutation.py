@@ -101,7 +101,10 @@ MODULES: dict[str, list[str]] = {
         "tests/agents/test_citations_abbreviations.py",
         "tests/agents/test_citations_edges.py",
     ],
-    "evaluation.docscope.answer_rules": ["tests/evaluation/docscope/test_answer_rules.py"],
+    "evaluation.docscope.answer_rules": [
+        "tests/evaluation/docscope/test_answer_rules.py",
+        "tests/evaluation/docscope/test_answer_rules_edges.py",
+    ],
     "evaluation.sinbench_metrics": [
         "tests/evaluation/test_sinbench_metrics.py",
         "tests/evaluation/test_sinbench_anchor_keys.py",
@@ -139,6 +142,12 @@ MODULES: dict[str, list[str]] = {
 }
 
 _BY_NAME = "the field name is an alias choice and populate_by_name accepts it too: either suffices"
+
+_CENTRE = "cell centres lie strictly between two consecutive distinct edges, never on a box edge"
+_NO_CELL = (
+    "a zero-width, zero-height or inverted box never contains a cell centre"
+    ", so keeping it only adds edges (finer cells, same area)"
+)
 
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
 EQUIVALENT: dict[str, str] = {
@@ -183,6 +192,20 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.docscope.geometry
+    "evaluation.docscope.geometry:union_area:34:53:boolop:And->Or": _NO_CELL,
+    "evaluation.docscope.geometry:union_area:34:53:cmp0:Gt->GtE": _NO_CELL,
+    "evaluation.docscope.geometry:union_area:34:69:cmp0:Gt->GtE": _NO_CELL,
+    "evaluation.docscope.geometry:union_area:42:38:cmp0:LtE->Lt": _CENTRE,
+    "evaluation.docscope.geometry:union_area:42:38:cmp1:LtE->Lt": _CENTRE,
+    "evaluation.docscope.geometry:union_area:47:19:cmp0:LtE->Lt": _CENTRE,
+    "evaluation.docscope.geometry:union_area:47:19:cmp1:LtE->Lt": _CENTRE,
+    "evaluation.docscope.geometry:gold_vs_union:91:29:cmp0:Gt->GtE": (
+        "the gold area is positive here, so the union (>= gold area) is too"
+    ),
+    "evaluation.docscope.geometry:gold_vs_union:91:44:const:0.0->1.0": (
+        "unreachable: the gold area is positive here, so the union (>= gold area) is too"
+    ),
     # evaluation.docscope.region_geometry
     "evaluation.docscope.region_geometry:measure_boxes:63:15:boolop:Or->And": (
         "gold_vs_union returns the three scores all None (zero-area gold) or none None"
