@@ -149,6 +149,11 @@ _NO_CELL = (
     ", so keeping it only adds edges (finer cells, same area)"
 )
 
+_HYPHEN = (
+    "of the three labels only not_covered has a separator, and 'notcovered' is an alias of it; "
+    "any other word fails the label validation either way"
+)
+
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
 EQUIVALENT: dict[str, str] = {
     # evaluation.stats
@@ -211,6 +216,14 @@ EQUIVALENT: dict[str, str] = {
         "gold_vs_union returns the three scores all None (zero-area gold) or none None"
     ),
     # evaluation.docscope.region
+    "evaluation.docscope.region:normalize_label:83:51:const:'_'->''": _HYPHEN,
+    "evaluation.docscope.region:normalize_label:83:69:const:'_'->''": _HYPHEN,
+    "evaluation.docscope.region:gold_index:107:27:const:1->0": (
+        "the pattern is one group spanning the whole match: group(0) == group(1)"
+    ),
+    "evaluation.docscope.region:labels_from:116:59:const:True->False": (
+        "zip(strict=...): indices is built from the same items"
+    ),
     "evaluation.docscope.region:_PageOutcome:154:18:const:0->1": (
         "default never used: every _PageOutcome is built with its n_pred"
     ),
