@@ -154,6 +154,10 @@ _HYPHEN = (
     "any other word fails the label validation either way"
 )
 
+_ONE_NUMBER = (
+    "setting years aside from a single number keeps it (the `or found` fallback)"
+)
+
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
 EQUIVALENT: dict[str, str] = {
     # evaluation.stats
@@ -197,6 +201,27 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.docscope.answer_rules
+    "evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->2.0": (
+        "a scale of 1 adds value * 1, already in the set; no scale word is worth 2"
+    ),
+    "evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->0": (
+        "a scale of 1 adds value * 1, already in the set; no scale is 0"
+    ),
+    "evaluation.docscope.answer_rules:read_number:141:7:cmp0:Gt->GtE": _ONE_NUMBER,
+    "evaluation.docscope.answer_rules:read_number:141:20:const:1->0": _ONE_NUMBER,
+    "evaluation.docscope.answer_rules:levenshtein:163:7:cmp0:Lt->LtE": (
+        "swapping two strings of equal length: the distance is symmetric"
+    ),
+    "evaluation.docscope.answer_rules:match_scalar:228:44:const:'Str'->''": (
+        "any format other than Int/Float takes the ANLS branch, which names its method Str"
+    ),
+    "evaluation.docscope.answer_rules:_perfect_matching:241:35:const:0->1": (
+        "no rows: all() over no row is True whatever the column count"
+    ),
+    "evaluation.docscope.answer_rules:_perfect_matching.assign:252:8:return:return->return None": (
+        "None and False are both falsy where the result is read (or, all)"
+    ),
     # evaluation.docscope.geometry
     "evaluation.docscope.geometry:union_area:34:53:boolop:And->Or": _NO_CELL,
     "evaluation.docscope.geometry:union_area:34:53:cmp0:Gt->GtE": _NO_CELL,

@@ -337,3 +337,57 @@ def test_match_answer_reasons() -> None:
     assert match_answer("12", "12", "Integer").method == "Int"
     assert match_answer("Not answerable", "Unanswerable", "Str").correct
     assert FORMATS == ("Int", "Float", "Str", "List", "None")
+
+
+def test_exact_match_absorbs_float_rounding() -> None:
+    # 0.067 * 1e9 is 67000000.00000001 in floating point: still equal for Int.
+    assert match_answer("67000000", "0.067 billion", "Int").correct
+    # A zero gold is matched within an absolute 1e-9.
+    assert match_answer("0", "1e-10", "Float").correct
+    assert not match_answer("0", "0.001", "Float").correct
+
+
+def test_currency_sign_glued_to_a_word() -> None:
+    number = read_number("Total$5")
+    assert number is not None and number.value == 5.0
+
+
+def test_years_are_kept_when_preferred() -> None:
+    assert read_number("2010 and 42", prefer_years=True) is None  # two numbers: ambiguous
+    assert read_number("2010 and 42").value == 42.0  # type: ignore[union-attr]
+    # A gold with a year and another number is not one number: compared as text.
+    assert infer_format("2010 / 5") == "Str"
+    text = match_scalar("2015 12", "12", "Int", 0.01, 0.5)
+    assert (text.correct, text.method, text.detail) == (False, "Str", "anls 0.286")
+
+
+def test_quotes_around_split_items() -> None:
+    assert parse_list("'x', y") == ["x", "y"]
+    assert parse_list('"x"; y') == ["x", "y"]
+
+
+def test_results_are_frozen() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Number(1.0).value = 2.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        match_answer("1", "1", "Int").correct = False  # type: ignore[misc]
+
+
+def test_single_item_lists_and_formats() -> None:
+    assert match_answer("['a']", "a", "List").correct
+    assert not match_answer("['a']", "b", "List").correct
+    assert element_format("3") == "Int"
+
+
+def test_failed_matches_score_zero() -> None:
+    for result in (
+        match_answer(None, "x", "Str"),
+        match_answer("12", "", "Int"),
+        match_answer("12", "Unanswerable", "Int"),
+        match_list("['a', 'b']", "a", 0.01, 0.5),
+    ):
+        assert (result.correct, result.score) == (False, 0.0)
+    assert match_list("['a', 'b']", "a", 0.01, 0.5).method == "List"
+    assert match_list("[]", "[]", 0.01, 0.5).method == "List"
