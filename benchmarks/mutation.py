@@ -119,7 +119,10 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/test_faithfulness_meta.py",
         "tests/evaluation/test_faithfulness.py",
     ],
-    "evaluation.docscope.official_parser": ["tests/evaluation/docscope/test_official_parser.py"],
+    "evaluation.docscope.official_parser": [
+        "tests/evaluation/docscope/test_official_parser.py",
+        "tests/evaluation/docscope/test_official_parser_edges.py",
+    ],
     "evaluation.docscope.official_summary": [
         "tests/evaluation/docscope/test_official_summary.py",
         "tests/evaluation/docscope/test_official_profile.py",
@@ -156,6 +159,13 @@ _HYPHEN = (
 
 _ONE_NUMBER = (
     "setting years aside from a single number keeps it (the `or found` fallback)"
+)
+
+_PASSED = "model default never used: parse_official passes this field for every object it makes"
+_ANCHORED = "the pattern is anchored at ^ without MULTILINE: it matches at most once"
+_COVERED = (
+    "unreachable: the sentence spans cover the whole text, so every citation start lies in one "
+    "and the index is always in range"
 )
 
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
@@ -201,6 +211,30 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.docscope.official_parser
+    "evaluation.docscope.official_parser:<module>:92:76:const:True->False": (
+        "every alternative ends in a literal '.', and no listed word plus '.' starts another, "
+        "so the alternation order never changes what is matched"
+    ),
+    "evaluation.docscope.official_parser:OfficialCitation:108:20:const:'none'->''": _PASSED,
+    "evaluation.docscope.official_parser:OfficialCitation:111:22:const:0->1": _PASSED,
+    "evaluation.docscope.official_parser:OfficialCitation:112:20:const:0->1": _PASSED,
+    "evaluation.docscope.official_parser:OfficialCitation:113:26:const:True->False": _PASSED,
+    "evaluation.docscope.official_parser:OfficialParse:124:27:const:False->True": _PASSED,
+    "evaluation.docscope.official_parser:_citation_meta:157:69:const:'none'->''": (
+        "an empty doc_page falls through to the `.strip() or 'none'` of the returned value"
+    ),
+    "evaluation.docscope.official_parser:_clean:208:52:const:1->2": _ANCHORED,
+    "evaluation.docscope.official_parser:_clean:208:52:const:1->0": _ANCHORED,
+    "evaluation.docscope.official_parser:_clean:209:48:const:1->2": _ANCHORED,
+    "evaluation.docscope.official_parser:_clean:209:48:const:1->0": _ANCHORED,
+    "evaluation.docscope.official_parser:_citations:229:86:const:True->False": (
+        "zip(strict=...): the masked text has the length of the text"
+    ),
+    "evaluation.docscope.official_parser:_citations:237:20:binop:Sub->Add": _COVERED,
+    "evaluation.docscope.official_parser:_citations:237:37:const:1->2": _COVERED,
+    "evaluation.docscope.official_parser:_citations:237:37:const:1->0": _COVERED,
+    "evaluation.docscope.official_parser:_citations:242:41:cmp1:Lt->LtE": _COVERED,
     # evaluation.docscope.answer_rules
     "evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->2.0": (
         "a scale of 1 adds value * 1, already in the set; no scale word is worth 2"
