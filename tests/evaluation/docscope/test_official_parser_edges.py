@@ -62,8 +62,8 @@ def test_blank_doc_page_is_none() -> None:
 def test_box_bounds_are_strict_on_both_axes() -> None:
     assert not valid_bbox([0.1, 0.3, 0.5, 0.3])  # y1 == y2
     assert not valid_bbox([0.1, 0.1, 0.5, 1.2])  # y2 past the page
-    assert not valid_bbox([0.1, 0.1, 0.5])
-    assert not valid_bbox([])
+    assert valid_bbox([0.1, 0.1, 0.5]) is False
+    assert valid_bbox([]) is False
     assert valid_bbox([0.0, 0.0, 0.5, 1.0])
 
 
