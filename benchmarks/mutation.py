@@ -211,6 +211,17 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.sinbench_metrics
+    "evaluation.sinbench_metrics:anchor_keys:118:34:const:1->2": "a key holds one colon: split(':', 1) and split(':', 2) agree",
+    "evaluation.sinbench_metrics:kendall_tau_order:171:60:const:1->0": (
+        "b = a adds a comparison of a position with itself, never an inversion"
+    ),
+    "evaluation.sinbench_metrics:kendall_tau_order:171:69:cmp0:Gt->GtE": (
+        "the assignment is one-to-one, so no two gold positions are equal"
+    ),
+    "evaluation.sinbench_metrics:chain_metrics:204:38:cmp0:GtE->Gt": (
+        "a normalised grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
+    ),
     # evaluation.docscope.official_parser
     "evaluation.docscope.official_parser:<module>:92:76:const:True->False": (
         "every alternative ends in a literal '.', and no listed word plus '.' starts another, "
