@@ -170,6 +170,18 @@ _COVERED = (
 
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
 EQUIVALENT: dict[str, str] = {
+    # agents.citations
+    "agents.citations:<module>:40:16:const:'\"'->''": (
+        "a straight quote is always in the set that ends a quoted value"
+    ),
+    "agents.citations:_Reader.read:101:61:const:'\\n'->''": (
+        "a newline is not skipped and starts no key, so the next check stops at the same place "
+        "with the same note"
+    ),
+    "agents.citations:_Reader._numbers:157:45:const:1->0": (
+        "group(0) only adds the leading spaces of the number, which float() ignores"
+    ),
+    "agents.citations:_answer:272:68:const:1->0": "the answer group runs to the end of the match",
     # evaluation.stats
     "evaluation.stats:bootstrap_ratio_ci:180:59:cmp0:Gt->GtE": (
         "inner guard of the division: a zero denominator is masked to NaN by the outer where"

@@ -74,6 +74,13 @@ def test_an_overlong_citation_is_cut_at_400_characters() -> None:
         ("[page=2, doc-page=iv, bbox=[0.1,0.1,0.2,0.2]]", "iv"),
         ('[page=2, doc_page="i v", bbox=[0.1,0.1,0.2,0.2]]', "i v"),
         ('[page=2, doc_page=" iv ", bbox=[0.1,0.1,0.2,0.2]]', "iv"),
+        ("[page=2, doc_page=”iv”, bbox=[0.1,0.1,0.2,0.2]]", "iv"),  # closing marks opening
+        ("[page=2, doc_page=’iv’, bbox=[0.1,0.1,0.2,0.2]]", "iv"),
+        ('[page=2, doc_page=“iv", bbox=[0.1,0.1,0.2,0.2]]', "iv"),  # a straight quote closes
+        ("[page=2, Page Label: iv, bbox=[0.1,0.1,0.2,0.2]]", "iv"),
+        ("[page=2, printed page=iv, bbox=[0.1,0.1,0.2,0.2]]", "iv"),
+        ("[page=2, doc_page=iv x, bbox=[0.1,0.1,0.2,0.2]]", "iv x"),  # no key after the space
+        ("[doc_page=iv page=2 bbox=[0.1,0.1,0.2,0.2]]", "iv"),
     ],
 )
 def test_doc_page_spellings(text: str, doc_page: str) -> None:
@@ -96,6 +103,7 @@ def test_an_unterminated_quote_stops_at_the_line_end() -> None:
         "[bounding_box=[0.1, 0.1, 0.2, 0.2], page=2]",  # bbox first
         "[page=2, bbox=[1e-1, 1E-1, .2, 2e-1]]",  # exponents and a bare decimal point
         "[page=2, bbox=[+0.1, 0.1, 0.2, 0.2]]",
+        "[page=2, bounding box=[0.1, 0.1, 0.2, 0.2]]",
     ],
 )
 def test_bbox_spellings(text: str) -> None:
@@ -187,3 +195,69 @@ def test_answer_line_and_bare_replies() -> None:
 def test_non_text_input_is_read_as_text() -> None:
     parsed = parse_citations(42, CTX)  # type: ignore[arg-type]
     assert parsed.answer == "42"
+
+
+def test_unbracketed_box_keeps_its_first_digit() -> None:
+    citation, _ = one("Rev [page=2, bbox=12, 10, 20, 20] x")
+    assert citation["bbox"] == [12.0, 10.0, 20.0, 20.0] and citation["reason"] == "bbox outside [0, 1]"
+
+
+def test_replies_that_end_inside_a_citation() -> None:
+    citation, notes = one('Rev [page=2, doc_page="iv')
+    assert citation["doc_page"] == "iv" and citation["raw"] == '[page=2, doc_page="iv'
+    citation, notes = one("Rev [page=2, bbox=")
+    assert citation["reason"] == "malformed bbox: no numbers"
+    assert notes["citation_notes"][0]["notes"] == ["citation not closed"]
+    citation, notes = one("Rev [page=2, bbox=[0.1, abc")
+    assert citation["bbox"] == [0.1] and citation["reason"] == "malformed bbox: non-numeric value"
+    citation, notes = one("Rev [page=2, bbox=[0.1, abc\nmore")
+    assert citation["raw"] == "[page=2, bbox=[0.1, abc"  # the line end is not swallowed
+
+
+def test_box_lists_that_stop_early() -> None:
+    citation, notes = one("Rev [page=2, bbox=[ ]] x")
+    assert citation["bbox"] == [] and citation["raw"] == "[page=2, bbox=[ ]]"
+    assert "citation_notes" not in notes
+    citation, notes = one("Rev [page=2, bbox=[, 0.1]] x")
+    assert "bbox" not in citation
+    assert notes["citation_notes"][0]["notes"] == ["bbox list not closed", "citation not closed"]
+    for text in ("Rev [page=2, bbox=[0.1; page=3] x", "Rev [page=2, bbox=[0.1 page=3] x"):
+        citation, notes = one(text)
+        assert citation["bbox"] == [0.1] and citation["raw"].endswith("page=3]")
+        assert notes["citation_notes"][0]["notes"] == ["bbox list not closed"]
+
+
+def test_space_separated_keys() -> None:
+    parsed = parse_citations("Rev [page=2 type=table doc=d bbox=[0.1,0.1,0.2,0.2]]", CTX)
+    (citation,) = parsed.citations
+    assert citation.page == 2 and citation.bbox == BOX
+    assert citation.reason == "unknown document 'd'"
+
+
+@pytest.mark.parametrize("key", ["doc", "document", "doc_id"])
+def test_document_key_spellings(key: str) -> None:
+    citation, _ = one(f"Rev [page=2, {key}=d, bbox=[0.1,0.1,0.2,0.2]]")
+    assert citation["reason"] == "unknown document 'd'"
+
+
+@pytest.mark.parametrize("key", ["type", "element_type", "element type"])
+def test_element_type_key_spellings(key: str) -> None:
+    parsed = parse_citations(f"Rev [page=3, {key}=table, bbox=[0.1,0.1,0.2,0.2]] x", CTX)
+    assert parsed.regions[0].element_type == "table" and "citation_notes" not in parsed.notes
+
+
+def test_page_value_with_a_stray_quote_and_every_problem_in_order() -> None:
+    citation, _ = one('Rev [page=3", bbox=[0.1,0.1,0.2,0.2]]')
+    assert citation["page"] == 3 and citation["valid"] is True
+    citation, _ = one("Rev [page=five, bbox=]")
+    assert citation["reason"] == "malformed page value 'five'; malformed bbox: no numbers"
+
+
+def test_back_to_back_citations() -> None:
+    parsed = parse_citations("x [page=2][page=3]", CTX)
+    assert [c.page for c in parsed.citations] == [2, 3]
+
+
+def test_citations_are_stripped_from_an_answer_line() -> None:
+    parsed = parse_citations("Answer: 42 [page=2]", CTX)
+    assert parsed.answer == "42" and [c.page for c in parsed.citations] == [2]
