@@ -110,7 +110,10 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/test_sinbench_anchor_keys.py",
         "tests/evaluation/test_sinbench.py",
     ],
-    "evaluation.docscope.pages": ["tests/evaluation/docscope/test_pages.py"],
+    "evaluation.docscope.pages": [
+        "tests/evaluation/docscope/test_pages.py",
+        "tests/evaluation/docscope/test_pages_rows.py",
+    ],
     "evaluation.docscope.completeness": [
         "tests/evaluation/docscope/test_completeness_layout.py",
         "tests/evaluation/docscope/test_completeness.py",
@@ -224,6 +227,9 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
     # evaluation.sinbench_metrics
+    "evaluation.sinbench_metrics:anchor_keys:108:11:const:'fig'->''": (
+        "a key of empty kind (':2') normalises to the figure key, as 'fig' does"
+    ),
     "evaluation.sinbench_metrics:anchor_keys:118:34:const:1->2": "a key holds one colon: split(':', 1) and split(':', 2) agree",
     "evaluation.sinbench_metrics:kendall_tau_order:171:60:const:1->0": (
         "b = a adds a comparison of a position with itself, never an inversion"
