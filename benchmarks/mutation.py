@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
 import hashlib
 import importlib.abc
@@ -57,7 +58,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -160,9 +161,7 @@ _HYPHEN = (
     "any other word fails the label validation either way"
 )
 
-_ONE_NUMBER = (
-    "setting years aside from a single number keeps it (the `or found` fallback)"
-)
+_ONE_NUMBER = "setting years aside from a single number keeps it (the `or found` fallback)"
 
 _PASSED = "model default never used: parse_official passes this field for every object it makes"
 _ANCHORED = "the pattern is anchored at ^ without MULTILINE: it matches at most once"
@@ -230,7 +229,9 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.sinbench_metrics:anchor_keys:108:11:const:'fig'->''": (
         "a key of empty kind (':2') normalises to the figure key, as 'fig' does"
     ),
-    "evaluation.sinbench_metrics:anchor_keys:118:34:const:1->2": "a key holds one colon: split(':', 1) and split(':', 2) agree",
+    "evaluation.sinbench_metrics:anchor_keys:118:34:const:1->2": (
+        "a key holds one colon: split(':', 1) and split(':', 2) agree"
+    ),
     "evaluation.sinbench_metrics:kendall_tau_order:171:60:const:1->0": (
         "b = a adds a comparison of a position with itself, never an inversion"
     ),
@@ -402,9 +403,10 @@ class _Sites(ast.NodeVisitor):
             self.skip.add(id(sub))
 
     def _docstring(self, body: list[ast.stmt]) -> None:
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            if isinstance(body[0].value.value, str):
-                self._skip_tree(body[0])
+        first = body[0] if body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            self._skip_tree(first)
 
     def visit_Module(self, node: ast.Module) -> None:
         self._docstring(node.body)
@@ -422,8 +424,8 @@ class _Sites(ast.NodeVisitor):
         self.generic_visit(node)
         self.scope.pop()
 
-    visit_FunctionDef = _function
-    visit_AsyncFunctionDef = _function
+    visit_FunctionDef = _function  # noqa: N815 - the NodeVisitor method names
+    visit_AsyncFunctionDef = _function  # noqa: N815
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._docstring(node.body)
@@ -604,7 +606,15 @@ def _enclosing_statement(tree: ast.Module, node: ast.AST) -> ast.AST:
     best: ast.AST = node
     for sub in ast.walk(tree):
         if isinstance(sub, ast.stmt) and not isinstance(
-            sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.If | ast.For | ast.While | ast.With | ast.Try
+            sub,
+            ast.FunctionDef
+            | ast.AsyncFunctionDef
+            | ast.ClassDef
+            | ast.If
+            | ast.For
+            | ast.While
+            | ast.With
+            | ast.Try,
         ):
             if any(n is node for n in ast.walk(sub)):
                 best = sub
@@ -676,10 +686,8 @@ def _preload(tests: Sequence[str]) -> None:
     import pytest  # noqa: F401
 
     for plugin in entry_points(group="pytest11"):
-        try:
+        with contextlib.suppress(Exception):  # preloading is only a speed-up
             plugin.load()
-        except Exception:  # noqa: BLE001 - preloading is only a speed-up
-            pass
     for test in tests:
         for path in _test_files(test):
             tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -690,10 +698,8 @@ def _preload(tests: Sequence[str]) -> None:
                 elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                     names = [node.module]
                 for name in names:
-                    try:
+                    with contextlib.suppress(Exception):
                         importlib.import_module(name)
-                    except Exception:  # noqa: BLE001 - preloading is only a speed-up
-                        pass
     _drop_project_modules()
 
 
@@ -730,7 +736,9 @@ def _run_child(module: str, code: Any, tests: Sequence[str], log: Path) -> int:
     return status
 
 
-def run_once(module: str, code: Any, tests: Sequence[str], timeout: float, log: Path) -> tuple[str, float]:
+def run_once(
+    module: str, code: Any, tests: Sequence[str], timeout: float, log: Path
+) -> tuple[str, float]:
     """Run the tests against ``code`` (None: the module as it is) in a forked child.
 
     Returns (outcome, seconds): ``passed`` / ``failed`` / ``timeout`` / ``error``.
@@ -744,7 +752,7 @@ def run_once(module: str, code: Any, tests: Sequence[str], timeout: float, log: 
         try:
             os.setpgid(0, 0)
             status = _run_child(module, code, tests, log)
-        except BaseException:  # noqa: BLE001 - any crash of the child is a failing run
+        except BaseException:
             status = 3
         finally:
             os._exit(status)
@@ -754,10 +762,8 @@ def run_once(module: str, code: Any, tests: Sequence[str], timeout: float, log: 
         if done:
             break
         if time.monotonic() > deadline:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             os.waitpid(pid, 0)
             return "timeout", time.monotonic() - start
         time.sleep(0.02)
@@ -864,7 +870,9 @@ def run_module(
 
 
 def _table(results: Sequence[ModuleResult]) -> str:
-    head = f"{'module':40s} {'gen':>5s} {'run':>5s} {'killed':>6s} {'surv':>5s} {'equiv':>5s} {'rate':>7s}"
+    names = ("gen", "run", "killed", "surv", "equiv", "rate")
+    widths = (5, 5, 6, 5, 5, 7)
+    head = f"{'module':40s} " + " ".join(f"{n:>{w}s}" for n, w in zip(names, widths, strict=True))
     lines = [head, "-" * len(head)]
     for r in results:
         if r.status != "ok":
@@ -889,7 +897,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only-from",
         type=Path,
-        help="run only the mutant ids listed in this file (e.g. an earlier run's --survivors output)",
+        help="run only the mutant ids listed in this file (an earlier run's --survivors output)",
     )
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--logs", type=Path, default=None, help="pytest logs (default: a temp dir)")
@@ -924,7 +932,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs = args.logs or Path(tempfile.mkdtemp(prefix="mutation-"))
     logs.mkdir(parents=True, exist_ok=True)
     stale = [k for k in EQUIVALENT if k.split(":")[0] in MODULES and module_file(k.split(":")[0])]
-    known_ids = {m.id for module in {k.split(":")[0] for k in stale} for m, _ in mutants_of(module)[1]}
+    known_ids = {
+        m.id for module in {k.split(":")[0] for k in stale} for m, _ in mutants_of(module)[1]
+    }
     for key in stale:
         if key not in known_ids:
             print(f"warning: equivalent id no longer generated (source moved?): {key}")

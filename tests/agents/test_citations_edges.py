@@ -20,7 +20,9 @@ def one(text: str) -> tuple[dict, dict]:
 
 
 def test_citation_at_the_very_start_of_a_reply() -> None:
-    parsed = parse_citations("[page=2, bbox=[0.1, 0.1, 0.2, 0.2]] Revenue rose. <answer>9</answer>", CTX)
+    parsed = parse_citations(
+        "[page=2, bbox=[0.1, 0.1, 0.2, 0.2]] Revenue rose. <answer>9</answer>", CTX
+    )
     (citation,) = parsed.citations
     assert citation.sentence == "" and citation.page == 2 and citation.bbox == BOX
     assert parsed.answer == "9" and parsed.notes == {"answer_source": "answer_tag"}
@@ -30,7 +32,10 @@ def test_citation_at_the_very_start_of_a_reply() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Revenue rose to 9 [page=2, bbox=[0.1, 0.2", "Revenue rose to 9 [page=2, bbox=[0.1, 0.2\nNext line."],
+    [
+        "Revenue rose to 9 [page=2, bbox=[0.1, 0.2",
+        "Revenue rose to 9 [page=2, bbox=[0.1, 0.2\nNext line.",
+    ],
 )
 def test_citation_cut_inside_a_box(text: str) -> None:
     citation, notes = one(text)
@@ -199,7 +204,9 @@ def test_non_text_input_is_read_as_text() -> None:
 
 def test_unbracketed_box_keeps_its_first_digit() -> None:
     citation, _ = one("Rev [page=2, bbox=12, 10, 20, 20] x")
-    assert citation["bbox"] == [12.0, 10.0, 20.0, 20.0] and citation["reason"] == "bbox outside [0, 1]"
+    assert (
+        citation["bbox"] == [12.0, 10.0, 20.0, 20.0] and citation["reason"] == "bbox outside [0, 1]"
+    )
 
 
 def test_replies_that_end_inside_a_citation() -> None:

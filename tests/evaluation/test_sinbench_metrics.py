@@ -46,9 +46,7 @@ def test_empty_chains_score_zero() -> None:
 
 def test_f1_when_precision_and_recall_sum_below_one() -> None:
     # 2 predictions, 1 relevant; 4 gold pairs: P = 1/2, R = 1/4, F1 = 2PR/(P+R) = 1/3
-    m = chain_metrics(
-        ["fig:1", "fig:9"], ["fig:1", "fig:2", "fig:3", "fig:4"], {(0, 0): 3}
-    )
+    m = chain_metrics(["fig:1", "fig:9"], ["fig:1", "fig:2", "fig:3", "fig:4"], {(0, 0): 3})
     assert (m.precision, m.recall) == (0.5, 0.25)
     assert m.f1 == pytest.approx(1 / 3)
 

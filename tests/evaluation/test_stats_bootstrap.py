@@ -55,7 +55,9 @@ def test_percentile_interval_of_known_draws() -> None:
 def test_interval_midpoint_is_not_the_estimate() -> None:
     # Draws 0..10 with ci 0.8: low = 1, high = 9, midpoint 5, estimate untouched.
     result = bootstrap_statistic(counter(0.25), 2, n_resamples=11, ci=0.8)
-    assert (result.low, result.high, result.midpoint, result.estimate) == pytest.approx((1.0, 9.0, 5.0, 0.25))
+    assert (result.low, result.high, result.midpoint, result.estimate) == pytest.approx(
+        (1.0, 9.0, 5.0, 0.25)
+    )
 
 
 def test_undefined_resamples_are_left_out() -> None:
@@ -152,7 +154,9 @@ def test_bootstrap_ci_is_the_bootstrap_of_the_mean() -> None:
     values = [0.0, 1.0, 1.0, 4.0, 2.5]
     arr = np.asarray(values)
     direct = bootstrap_ci(values, n_resamples=300, seed=2, ci=0.9)
-    general = bootstrap_statistic(lambda idx: float(arr[idx].mean()), 5, n_resamples=300, seed=2, ci=0.9)
+    general = bootstrap_statistic(
+        lambda idx: float(arr[idx].mean()), 5, n_resamples=300, seed=2, ci=0.9
+    )
     assert direct == general
     assert direct.estimate == pytest.approx(1.7)
     assert direct.n == 5 and direct.n_resamples == 300 and direct.ci == 0.9
@@ -174,11 +178,19 @@ def test_ratio_resamples_with_zero_denominator_are_left_out() -> None:
     # Item 2 has nothing to count: a resample of only item 2 has no ratio, every other
     # resample has ratio 1 (1/1 per item 1), so the interval is exactly [1, 1].
     result = bootstrap_ratio_ci([1.0, 0.0], [1.0, 0.0], n_resamples=200, seed=0)
-    assert (result.estimate, result.low, result.high, result.midpoint) == pytest.approx((1.0, 1.0, 1.0, 1.0))
+    assert (result.estimate, result.low, result.high, result.midpoint) == pytest.approx(
+        (1.0, 1.0, 1.0, 1.0)
+    )
     assert result.n == 2
     # No resample has a denominator: nothing but the (undefined) estimate.
     none = bootstrap_ratio_ci([0.0, 0.0], [0.0, 0.0], n_resamples=20)
-    assert (none.estimate, none.low, none.high, none.midpoint, none.n) == (None, None, None, None, 2)
+    assert (none.estimate, none.low, none.high, none.midpoint, none.n) == (
+        None,
+        None,
+        None,
+        None,
+        2,
+    )
 
 
 def test_ratio_lengths_must_agree() -> None:
@@ -246,9 +258,7 @@ def test_paired_statistic_undefined_on_the_full_sample() -> None:
     result = paired_bootstrap_statistic(a, b, 2, n_resamples=3, ci=0.5)
     assert result.mean_diff is None
     assert (result.low, result.high) == pytest.approx((1.5, 2.5))
-    none = paired_bootstrap_statistic(
-        lambda idx: 1.0, lambda idx: None, 2, n_resamples=3
-    )
+    none = paired_bootstrap_statistic(lambda idx: 1.0, lambda idx: None, 2, n_resamples=3)
     assert (none.mean_diff, none.low, none.high) == (None, None, None)
     assert none.p_value == 1.0  # no finite draw: 2 * 1 / 1, capped
 
@@ -268,7 +278,9 @@ def test_defaults_are_1000_resamples_seed_0_level_95() -> None:
     assert default == bootstrap_ci(values, n_resamples=1000, seed=0, ci=0.95)
     assert default != bootstrap_ci(values, n_resamples=1000, seed=1, ci=0.95)
     assert bootstrap_ratio_ci(values, [1.0] * 5) != bootstrap_ratio_ci(values, [1.0] * 5, seed=1)
-    assert paired_bootstrap(values, [0.5] * 5).low != paired_bootstrap(values, [0.5] * 5, seed=1).low
+    assert (
+        paired_bootstrap(values, [0.5] * 5).low != paired_bootstrap(values, [0.5] * 5, seed=1).low
+    )
     assert bootstrap_midpoint(values) == default.midpoint
     ratio = bootstrap_ratio_ci(values, [1.0] * 5)
     assert ratio == bootstrap_ratio_ci(values, [1.0] * 5, n_resamples=1000, seed=0, ci=0.95)
@@ -278,9 +290,7 @@ def test_defaults_are_1000_resamples_seed_0_level_95() -> None:
     paired = paired_bootstrap(values, [0.5] * 5)
     assert paired == paired_bootstrap(values, [0.5] * 5, n=1000, seed=0, ci=0.95)
     assert paired.n_resamples == 1000
-    general = paired_bootstrap_statistic(
-        lambda idx: float(arr[idx].mean()), lambda idx: 0.5, 5
-    )
+    general = paired_bootstrap_statistic(lambda idx: float(arr[idx].mean()), lambda idx: 0.5, 5)
     assert general.n_resamples == 1000 and general.ci == 0.95
     assert (general.low, general.high, general.p_value) == (paired.low, paired.high, paired.p_value)
 

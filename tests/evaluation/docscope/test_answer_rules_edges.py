@@ -46,7 +46,15 @@ WORDS = [
     "nineteen",
     "twenty",
 ]
-TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+TENS = {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 
 
 def test_every_number_word() -> None:
@@ -89,9 +97,7 @@ def test_scale_words(text: str, scale: float) -> None:
     assert number.candidates() == ({5.0, 5.0 * scale} if scale != 1.0 else {5.0})
 
 
-@pytest.mark.parametrize(
-    "text", ["7%", "7 %", "7 percent", "7 per cent", "7 pct", "7 Percent"]
-)
+@pytest.mark.parametrize("text", ["7%", "7 %", "7 percent", "7 per cent", "7 pct", "7 Percent"])
 def test_percent_spellings(text: str) -> None:
     number = read_number(text)
     assert number is not None and number.percent and number.candidates() == {7.0, 0.07}

@@ -22,14 +22,23 @@ from evaluation.schemas import ScoreRow
 NO_CI = StatsOptions(n_resamples=0)
 
 
-def row(scorer: str, sid: str = "a", status: str = "ok", profile: str | None = None, **counts: float) -> ScoreRow:
+def row(
+    scorer: str, sid: str = "a", status: str = "ok", profile: str | None = None, **counts: float
+) -> ScoreRow:
     details = {} if profile is None else {"profile": profile}
     return ScoreRow(
-        sample_id=sid, strategy="s", scorer=scorer, status=status, counts=counts, details=details  # type: ignore[arg-type]
+        sample_id=sid,
+        strategy="s",
+        scorer=scorer,
+        status=status,
+        counts=counts,
+        details=details,  # type: ignore[arg-type]
     )
 
 
-def verdict(scorer: str, sid: str, correct: float | None, status: str = "ok", profile: str | None = None) -> ScoreRow:
+def verdict(
+    scorer: str, sid: str, correct: float | None, status: str = "ok", profile: str | None = None
+) -> ScoreRow:
     r = row(scorer, sid, status, profile)
     r.metrics = {"correct": correct}
     return r
@@ -146,7 +155,13 @@ def test_which_items_are_answerable() -> None:
     from scanrag.schemas import Sample
 
     def sample(sid: str, **fields: object) -> Sample:
-        data: dict = {"id": sid, "doc_ids": ["d.pdf"], "question": "q", "answer": "1", "gold_pages": [1]}
+        data: dict = {
+            "id": sid,
+            "doc_ids": ["d.pdf"],
+            "question": "q",
+            "answer": "1",
+            "gold_pages": [1],
+        }
         return Sample(**(data | fields))
 
     rows = [*complete_item("a"), *complete_item("b"), *complete_item("c")]

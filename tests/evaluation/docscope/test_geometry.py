@@ -87,8 +87,6 @@ def test_clip_keeps_each_coordinate() -> None:
     # Every coordinate of the result comes from a different input coordinate.
     assert clip([0, 0, 1, 1], [0.1, 0.2, 0.5, 0.7]) == pytest.approx((0.1, 0.2, 0.5, 0.7))
     assert clip([0.1, 0.2, 0.5, 0.7], [0, 0, 1, 1]) == pytest.approx((0.1, 0.2, 0.5, 0.7))
-    assert clip([0.3, 0.1, 0.9, 0.6], [0.1, 0.4, 0.6, 0.95]) == pytest.approx(
-        (0.3, 0.4, 0.6, 0.6)
-    )
+    assert clip([0.3, 0.1, 0.9, 0.6], [0.1, 0.4, 0.6, 0.95]) == pytest.approx((0.3, 0.4, 0.6, 0.6))
     # Boxes that touch along a horizontal edge share no area either.
     assert clip([0, 0, 1, 0.5], [0, 0.5, 1, 1]) is None

@@ -31,7 +31,13 @@ def test_blocks_come_from_the_official_twins() -> None:
         "answer_official.official_summary": ANSWER,
     }
     out = official_summary(group(tables, items=5))
-    assert out == {"infer": {"n": 5}, "pages": PAGES, "bbox": BBOX, "facts": FACTS, "answer": ANSWER}
+    assert out == {
+        "infer": {"n": 5},
+        "pages": PAGES,
+        "bbox": BBOX,
+        "facts": FACTS,
+        "answer": ANSWER,
+    }
 
 
 def test_a_scorer_run_with_the_official_profile_counts_too() -> None:
@@ -109,7 +115,9 @@ def test_command_line(tmp_path: Path, capsys) -> None:
     printed = json.loads(capsys.readouterr().out)
     assert printed["a"]["pages"] == PAGES
     assert main([]) == 2
-    assert "usage: python -m evaluation.docscope.official_summary RUN_DIR" in capsys.readouterr().err
+    assert (
+        "usage: python -m evaluation.docscope.official_summary RUN_DIR" in capsys.readouterr().err
+    )
     assert main([str(run), "extra"]) == 2
     capsys.readouterr()
     assert main([str(tmp_path / "missing")]) == 2

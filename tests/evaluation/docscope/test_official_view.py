@@ -28,7 +28,7 @@ from scanrag.schemas import Citation, Status
 def test_constants() -> None:
     assert INFER_KEY == "docscope_infer" and JUDGE_MAX_TOKENS == 2048
     assert GOLD_UNANSWERABLE == "Unanswerable"
-    assert OK_STATUSES == {"ok", "unparsed"}
+    assert {"ok", "unparsed"} == OK_STATUSES
 
 
 def test_imported_record_fields(make_traj) -> None:
@@ -45,7 +45,9 @@ def test_imported_record_fields(make_traj) -> None:
             "not a citation",
         ],
     }
-    view = official_view(make_traj(raw_output=None, metadata={INFER_KEY: {"status": "ok", "parsed": parsed}}))
+    view = official_view(
+        make_traj(raw_output=None, metadata={INFER_KEY: {"status": "ok", "parsed": parsed}})
+    )
     assert view.ok and view.status == "ok" and view.source == "infer_jsonl"
     assert view.raw == "" and view.answer is None and view.has_answer_tag is True
     assert view.predicted_pages == [2, 4]
@@ -144,7 +146,7 @@ def test_inference_skip_row(make_traj, make_sample) -> None:
 
 def test_reply_object_candidates() -> None:
     assert reply_object("  ") == {}
-    assert reply_object("```\n{\"a\": 1}\n```") == {"a": 1}  # fence without a language
+    assert reply_object('```\n{"a": 1}\n```') == {"a": 1}  # fence without a language
     assert reply_object('{"a": 1} trailing') == {"a": 1}  # first { to last }
     assert reply_object("}{") == {}
     assert reply_object('"just a string"') == {}
@@ -199,7 +201,10 @@ async def test_judge_items_of_a_failed_call(record: JudgeRecord, status: str) ->
 
 
 async def test_judge_items_per_id_status() -> None:
-    raw = '{"items": [{"id": "f1", "label": "consistent", "reason": "r"}, {"id": "f2", "label": "?"}]}'
+    raw = (
+        '{"items": [{"id": "f1", "label": "consistent", "reason": "r"},'
+        ' {"id": "f2", "label": "?"}]}'
+    )
     ctx = _Ctx(JudgeRecord(role="fact", raw=raw))
     _, items = await judge_items(ctx, "fact", [], "h", "k", ["f1", "f2"], frozenset({"consistent"}))
     assert items == [("ok", "consistent", "r"), ("judge_parse_error", None, None)]

@@ -54,7 +54,9 @@ def test_aggregate_tables_and_headlines(make_sample, make_traj) -> None:
     scorer = PagesScorer()
     rows = [
         scorer.compute(make_traj(pages=[2, 3]), make_sample(gold_pages=[2])),
-        scorer.compute(make_traj(sample_id="q2", pages=[]), make_sample(id="q2", gold_pages=[1, 5])),
+        scorer.compute(
+            make_traj(sample_id="q2", pages=[]), make_sample(id="q2", gold_pages=[1, 5])
+        ),
     ]
     result = scorer.aggregate(rows, RowGroup("c", "s"), NO_CI)
     assert result.tables == {"counts": {"tp": 1, "fp": 1, "fn": 2}, "profile": "paper"}

@@ -38,7 +38,9 @@ def test_names() -> None:
 
 def test_check_profile() -> None:
     assert check_profile("paper") == "paper" and check_profile("official") == "official"
-    with pytest.raises(ValueError, match="unknown scoring profile 'Official'; known profiles: paper, official"):
+    with pytest.raises(
+        ValueError, match="unknown scoring profile 'Official'; known profiles: paper, official"
+    ):
         check_profile("Official")
 
 
@@ -49,7 +51,9 @@ def test_apply_profile_stores_only_a_change() -> None:
     assert vars(scorer)["profile"] == OFFICIAL
     twin = PagesOfficialScorer()
     assert twin.profile == OFFICIAL and "profile" not in vars(twin)
-    with pytest.raises(ValueError, match="always uses the official profile; use 'pages' with profile: paper"):
+    with pytest.raises(
+        ValueError, match="always uses the official profile; use 'pages' with profile: paper"
+    ):
         PagesOfficialScorer(profile="paper")
     with pytest.raises(ValueError, match="unknown scoring profile"):
         PagesScorer(profile="strict")  # type: ignore[arg-type]
@@ -80,7 +84,10 @@ def test_stage_rows_reads_the_stage_and_its_twin() -> None:
         "s",
         by_scorer={
             "pages": {"a": row("a", "paper"), "b": row("b", "official")},
-            "pages_official": {"b": row("b", "official", "pages_official"), "c": row("c", "official", "pages_official")},
+            "pages_official": {
+                "b": row("b", "official", "pages_official"),
+                "c": row("c", "official", "pages_official"),
+            },
         },
     )
     paper = stage_rows(group, "pages", "paper")
@@ -102,7 +109,12 @@ def test_aggregate_by_profile_labels_the_result() -> None:
     assert one.tables == {"made_by": "official", "n": 1, "profile": "official"}
     mixed = [row("a", "official"), row("b", "paper"), row("c", "paper")]
     result = aggregate_by_profile(mixed, "paper", paper, official)
-    assert result.tables == {"made_by": "paper", "n": 2, "profile": "paper", "rows_of_other_profile": 1}
+    assert result.tables == {
+        "made_by": "paper",
+        "n": 2,
+        "profile": "paper",
+        "rows_of_other_profile": 1,
+    }
 
 
 def test_official_twin_attributes() -> None:

@@ -332,7 +332,11 @@ async def test_skip_reasons(make_sample, make_traj, make_ctx) -> None:
 
 
 def test_partial_items_counts_only_partial_rows() -> None:
-    rows = [row("ok", gold=1), row("ok", gold=1, n_pred=1), row("partial", gold=2, n_pred=1, covered=1)]
+    rows = [
+        row("ok", gold=1),
+        row("ok", gold=1, n_pred=1),
+        row("partial", gold=2, n_pred=1, covered=1),
+    ]
     rows[1].sample_id = "other"
     tables = RegionScorer().aggregate(rows, RowGroup("c", "s"), NO_CI).tables
     assert tables["partial_items"] == 1
