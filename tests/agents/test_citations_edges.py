@@ -268,3 +268,8 @@ def test_back_to_back_citations() -> None:
 def test_citations_are_stripped_from_an_answer_line() -> None:
     parsed = parse_citations("Answer: 42 [page=2]", CTX)
     assert parsed.answer == "42" and [c.page for c in parsed.citations] == [2]
+
+
+def test_empty_quoted_doc_page() -> None:
+    citation, notes = one('Rev [page=2, doc_page="", bbox=[0.1,0.1,0.2,0.2]] x')
+    assert citation["bbox"] == BOX and citation["page"] == 2 and "citation_notes" not in notes
