@@ -567,6 +567,19 @@ def module_file(module: str) -> Path | None:
     return None
 
 
+def expand(module: str) -> list[str]:
+    """A package entry stands for each of its modules (``__init__`` only when it has code)."""
+    path = module_file(module)
+    if path is None or path.name != "__init__.py":
+        return [module]
+    subs = [f"{module}.{p.stem}" for p in sorted(path.parent.glob("*.py")) if p.stem != "__init__"]
+    has_code = any(
+        not isinstance(node, ast.Import | ast.ImportFrom | ast.Expr)
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+    )
+    return ([module] if has_code or not subs else []) + subs
+
+
 def mutants_of(module: str) -> tuple[ast.Module, list[tuple[Mutant, ast.AST]]]:
     path = module_file(module)
     assert path is not None, module
@@ -799,7 +812,7 @@ class ModuleResult:
 
 def _source_hashes() -> dict[str, str]:
     out: dict[str, str] = {}
-    for module in MODULES:
+    for module in [sub for entry in MODULES for sub in expand(entry)]:
         path = module_file(module)
         if path is not None:
             out[module] = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -905,10 +918,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
 
-    modules = args.module or list(MODULES)
-    unknown = [m for m in modules if m not in MODULES]
+    chosen = args.module or list(MODULES)
+    unknown = [m for m in chosen if m not in MODULES]
     if unknown:
         parser.error(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}")
+    tests_of = {sub: MODULES[m] for m in chosen for sub in expand(m)}
+    modules = list(tests_of)
     if args.show:
         for wanted in args.show:
             module = wanted.split(":")[0]
@@ -951,7 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     line.strip() for line in listed if line.startswith(module + ":")
                 }
             result, details = run_module(
-                module, MODULES[module], args.max_per_module, args.seed, logs, args.verbose, only
+                module, tests_of[module], args.max_per_module, args.seed, logs, args.verbose, only
             )
             results.append(result)
             survivors[module] = details
