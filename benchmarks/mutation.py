@@ -265,6 +265,19 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.docscope.official_parser:_citations:237:37:const:1->2": _COVERED,
     "evaluation.docscope.official_parser:_citations:237:37:const:1->0": _COVERED,
     "evaluation.docscope.official_parser:_citations:242:41:cmp1:Lt->LtE": _COVERED,
+    # evaluation.docscope.completeness
+    "evaluation.docscope.completeness:<module>:53:8:const:'other'->''": (
+        "OTHER is kept for old summaries' readers; nothing reads it"
+    ),
+    "evaluation.docscope.completeness:page_check:77:57:const:1->2": (
+        "any non-zero default for a missing fn gives False"
+    ),
+    "evaluation.docscope.completeness:combination:111:90:const:True->False": (
+        "zip(strict=...): 'PBF' and (p, b, f) both have 3"
+    ),
+    "evaluation.docscope.completeness:_answerable:190:8:return:return->return None": (
+        "the result is only read through `not`, where None and False agree"
+    ),
     # evaluation.docscope.answer_rules
     "evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->2.0": (
         "a scale of 1 adds value * 1, already in the set; no scale word is worth 2"

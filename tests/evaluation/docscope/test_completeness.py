@@ -211,3 +211,25 @@ def test_official_twin_reads_official_rows() -> None:
     assert result.tables["profile"] == "official" and result.tables["answer_correct"] == 1
     assert result.tables["judge"]["combinations"] == {"P✓B✓F✓": 1}
     assert result.tables["geometric"]["combinations"] == {"P✓B✗F✓": 1}
+
+
+def test_missing_counts_mean_nothing_judged_or_good() -> None:
+    # No judged count: nothing on P̂ was judged, whatever else the row says.
+    assert region_check(row("region", covered=1, gold_all=2)) is False
+    # No good count: nothing judged was good.
+    assert fact_check(row("fact", facts=1, facts_all=1)) is False
+
+
+def test_scorer_declaration() -> None:
+    from scanrag.registry import SCORERS
+
+    assert CompletenessScorer.name == "completeness" and CompletenessScorer.item_level is False
+    assert SCORERS.get("completeness") is CompletenessScorer
+    assert CompletenessScorer.depends_on == (
+        "pages",
+        "region",
+        "region_geometry",
+        "fact",
+        "answer",
+        "answer_rules",
+    )
