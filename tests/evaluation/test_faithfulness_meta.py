@@ -150,3 +150,22 @@ def test_meta_evaluate_defaults_and_errors() -> None:
         meta_evaluate([1], [1, 0])
     nothing = meta_evaluate([], [], n_resamples=10)
     assert nothing.n == 0 and nothing.macro_f1.estimate is None
+
+
+def test_every_error_type_and_criterion_is_named_in_the_judge_prompt() -> None:
+    from evaluation.prompts.faithfulness import INSTRUCTIONS
+
+    names = [*ERROR_TYPES.values(), *CRITERIA.values()]
+    assert all(name.strip() for name in names) and len(set(names)) == len(names)
+    for code, name in CRITERIA.items():
+        assert f"- {code} {name}: " in INSTRUCTIONS
+    for code, name in ERROR_TYPES.items():
+        assert f"{code} {name}" in INSTRUCTIONS
+
+
+def test_meta_evaluate_default_seed_is_0() -> None:
+    gold = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 1]
+    pred = [1, 0, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1]
+    default = meta_evaluate(pred, gold, n_resamples=200)
+    assert default == meta_evaluate(pred, gold, n_resamples=200, seed=0)
+    assert default != meta_evaluate(pred, gold, n_resamples=200, seed=1)
