@@ -132,3 +132,13 @@ def test_command_line_reads_sys_argv(tmp_path: Path, capsys, monkeypatch) -> Non
     monkeypatch.setattr("sys.argv", ["official_summary", str(run)])
     assert main() == 0
     assert set(json.loads(capsys.readouterr().out)) == {"a", "b"}
+
+
+def test_command_line_prints_readable_json(tmp_path: Path, capsys) -> None:
+    summary = Summary(groups={"modèle": group({}, items=1)})
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"scoring": summary.model_dump(mode="json")}), encoding="utf-8"
+    )
+    assert main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert '\n  "modèle": {\n    "infer": {\n      "n": 1\n    },' in out  # two-space indent, UTF-8
