@@ -208,3 +208,20 @@ async def test_judge_items_per_id_status() -> None:
     ctx = _Ctx(JudgeRecord(role="fact", raw=raw))
     _, items = await judge_items(ctx, "fact", [], "h", "k", ["f1", "f2"], frozenset({"consistent"}))
     assert items == [("ok", "consistent", "r"), ("judge_parse_error", None, None)]
+
+
+def test_reply_object_edges() -> None:
+    # A fenced object wins over braces outside the fence that do not parse.
+    assert reply_object('note {x} ```json\n{"a": 1}\n``` end') == {"a": 1}
+    # The brace span ends exactly at the last "}".
+    assert reply_object('{"a": 1}x') == {"a": 1}
+
+
+def test_view_defaults_and_imported_answer(make_traj) -> None:
+    bare = OfficialView(ok=True, status="ok", source="x", raw="whole", answer="a")
+    assert bare.has_answer_tag is False and bare.model_answer == "whole"
+    parsed = {"answer": "12", "has_answer_tag": True}
+    view = official_view(
+        make_traj(raw_output="r", metadata={INFER_KEY: {"status": "ok", "parsed": parsed}})
+    )
+    assert view.answer == "12" and view.model_answer == "12"
