@@ -8,5 +8,7 @@ Reader input and calls: ``agents.context`` (page markers, modalities, composite 
 ``agents.reader.read_pages`` (context-window fallbacks). Node logic per strategy:
 ``agents.baseline`` (full_doc, topk_rag, oracles), ``agents.agentic``, ``agents.scan``;
 routing decisions are pure functions in ``agents.routing``. Prompts: ``agents.prompts``.
+The graph state all strategies share: ``agents.state.StrategyState``; an item's inputs (the
+graphs' run context) and a node's view of them: ``agents.scope.ItemContext`` / ``Scope``.
 Nothing here imports LangGraph; the ``graphs`` package wires these nodes.
 """

@@ -5,9 +5,12 @@ suffice → refine the query, fetch the neighbouring pages, or answer. The agent
 page twice; after ``max_steps`` reads it must answer (a forced answer). Every step goes to
 ``trajectory.steps``.
 
-The state is plain JSON (the trajectory as a dict, page lists, notes), because the graph is
-checkpointed after each node: an interrupted question resumes where it stopped. A model error
-propagates out of the node so the failed step is not committed and reruns on resume.
+Each node is a function ``(scope, state, params) -> update``: it reads the loop variables
+from the shared graph state (:class:`agents.state.StrategyState`, plain JSON, because the
+graph is checkpointed after each node so an interrupted question resumes where it stopped),
+records its step on ``scope.trajectory`` and returns the keys it changes; the graph wiring
+(``graphs.agentic_rag``) stores the trajectory back into the state. A model error propagates
+out of the node so the failed step is not committed and reruns on resume.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from agents import baseline, routing
 from agents.common import add_step, call_model, task_input
@@ -26,13 +29,16 @@ from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
 from agents.reader import read_pages
 from agents.scope import Scope
+from agents.state import StrategyState
 from agents.structured import extract_json
 from scanrag.llm.types import ChatResponse, ContextOverflowError
-from scanrag.schemas import Citation, Trajectory
+from scanrag.schemas import Citation, Document, Trajectory
 
 
 @dataclass(frozen=True)
 class AgentParams:
+    """The agent's budget and call settings (constructor parameters of ``agentic_rag``)."""
+
     k: int = 5
     pages_per_step: int = 3
     max_steps: int = 3
@@ -54,25 +60,18 @@ class AgentParams:
         return 2 * self.max_steps if self.max_searches is None else self.max_searches
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as recorded in run manifests."""
         return asdict(self)
 
 
-class AgentState(TypedDict, total=False):
-    trajectory: dict[str, Any]
-    query: str | None
-    tried: list[str]
-    seen: list[int]
-    pending: list[int]
-    read_pages: list[int]
-    notes: list[dict[str, Any]]
-    iteration: int
-    decision: str
-    stop: bool
+AgentState = StrategyState
+"""Deprecated alias (one release): the agent's state is the shared ``StrategyState``."""
 
 
-def initial_state(scope: Scope) -> AgentState:
+def initial_state(trajectory: Trajectory) -> StrategyState:
+    """The state a new question starts from."""
     return {
-        "trajectory": scope.trajectory.model_dump(mode="json"),
+        "trajectory": trajectory.model_dump(mode="json"),
         "query": None,
         "tried": [],
         "seen": [],
@@ -85,30 +84,27 @@ def initial_state(scope: Scope) -> AgentState:
     }
 
 
-def load(scope: Scope, state: AgentState) -> Trajectory:
-    """Point the scope at the trajectory held in ``state`` (the checkpointed copy)."""
-    scope.trajectory = Trajectory.model_validate(state["trajectory"])
-    return scope.trajectory
-
-
-def dump(trajectory: Trajectory) -> dict[str, Any]:
-    return trajectory.model_dump(mode="json")
+async def prepare(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """The first step: which document, how long, the read budget."""
+    data = {"doc_id": scope.doc.id, "num_pages": scope.doc.num_pages, "max_steps": p.max_steps}
+    add_step(scope.trajectory, "prepare", data)
+    return {}
 
 
 NOTE_TRIMS = 3  # times the notes are halved after a context overflow before giving up
 
 
-def _blocks(state: AgentState) -> list[tuple[list[int], str]]:
+def _blocks(state: StrategyState) -> list[tuple[list[int], str]]:
     return [(n["pages"], n["text"]) for n in state.get("notes", [])]
 
 
-def _notes_text(state: AgentState, limit: int | None = None) -> str:
+def _notes_text(state: StrategyState, limit: int | None = None) -> str:
     return notes_section(trim_blocks(_blocks(state), limit)).strip() or "(none yet)"
 
 
 async def _trimming_notes(
     trajectory: Trajectory,
-    state: AgentState,
+    state: StrategyState,
     stage: str,
     call: Callable[[int | None, bool], Any],
 ) -> Any:
@@ -129,7 +125,7 @@ async def _trimming_notes(
 
 
 async def _ask_with_notes(
-    scope: Scope, state: AgentState, prompt: Prompt, role: str, max_tokens: int, **fields: str
+    scope: Scope, state: StrategyState, prompt: Prompt, role: str, max_tokens: int, **fields: str
 ) -> ChatResponse:
     """One planner or assessor call (``role`` is also its stage) with the notes so far,
     trimmed and retried when they overflow the model's context."""
@@ -162,13 +158,14 @@ def _query_from(text: str) -> str:
     return ""
 
 
-async def plan(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
-    trajectory = load(scope, state)
+async def plan(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """Choose the next search query: the planner's (told the queries tried), or the question."""
+    trajectory = scope.trajectory
     question = scope.sample.question
     tried = list(state.get("tried", []))
     if not tried and not p.plan_first:
         add_step(trajectory, "plan", {"query": question, "source": "question"})
-        return {"query": question, "trajectory": dump(trajectory)}
+        return {"query": question}
     response = await _ask_with_notes(
         scope,
         state,
@@ -185,16 +182,17 @@ async def plan(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
     elif query in tried:
         source = "planner (repeated query)"
     add_step(trajectory, "plan", {"query": query, "source": source, "raw": response.text[:500]})
-    return {"query": query, "trajectory": dump(trajectory)}
+    return {"query": query}
 
 
-async def retrieve(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
-    trajectory = load(scope, state)
+async def retrieve(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """Search the query; keep up to ``pages_per_step`` pages not read before as ``pending``."""
+    trajectory = scope.trajectory
     query = state.get("query") or scope.sample.question
     hits = baseline.retrieve(scope, query, p.k)
     tried = [*state.get("tried", []), query]
     if hits is None:
-        return {"stop": True, "tried": tried, "trajectory": dump(trajectory)}
+        return {"stop": True, "tried": tried}
     ranked = [h.page for h in baseline.order_hits(hits, "rank")]
     new = routing.unseen(ranked, state.get("seen", []), p.pages_per_step)
     add_step(
@@ -202,11 +200,12 @@ async def retrieve(scope: Scope, state: AgentState, p: AgentParams) -> dict[str,
         "retrieve",
         {"query": query, "hits": baseline.hit_record(hits), "new_pages": new},
     )
-    return {"pending": new, "tried": tried, "query": None, "trajectory": dump(trajectory)}
+    return {"pending": new, "tried": tried, "query": None}
 
 
-async def read(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
-    trajectory = load(scope, state)
+async def read(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """Read the pending pages and keep what they say as one block of notes."""
+    trajectory = scope.trajectory
     pages = list(state.get("pending", []))
     iteration = state.get("iteration", 0) + 1
     result = await read_pages(
@@ -227,7 +226,6 @@ async def read(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
         note["text"] = render_notes(result.parsed, primary_id=scope.doc.id)
         note["citations"] = [c.model_dump(mode="json") for c in result.parsed.valid_citations]
     return {
-        "trajectory": dump(trajectory),
         "seen": [*state.get("seen", []), *pages],
         "read_pages": [*state.get("read_pages", []), *pages],
         "pending": [],
@@ -236,8 +234,9 @@ async def read(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any
     }
 
 
-async def assess(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
-    trajectory = load(scope, state)
+async def assess(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """Ask whether the notes answer the question: answer, refine the query, or read on."""
+    trajectory = scope.trajectory
     response = await _ask_with_notes(
         scope,
         state,
@@ -256,31 +255,31 @@ async def assess(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, A
         "assess",
         {"decision": decision, "query": query, "iteration": state.get("iteration", 0)},
     )
-    return {"decision": decision, "query": query, "trajectory": dump(trajectory)}
+    return {"decision": decision, "query": query}
 
 
-def neighbours_of(scope: Scope, state: AgentState, p: AgentParams) -> list[int]:
+def neighbours_of(doc: Document, state: StrategyState, p: AgentParams) -> list[int]:
+    """Unseen pages next to the pages the notes cite (else next to the pages read)."""
     cited = [
         c["page"]
         for n in state.get("notes", [])
         for c in n.get("citations", [])
-        if c.get("page") is not None and c.get("doc_id") in (None, scope.doc.id)
+        if c.get("page") is not None and c.get("doc_id") in (None, doc.id)
     ]
     anchors = cited or list(reversed(state.get("read_pages", [])))
-    return routing.neighbour_pages(
-        anchors, state.get("seen", []), scope.doc.num_pages, p.pages_per_step
-    )
+    return routing.neighbour_pages(anchors, state.get("seen", []), doc.num_pages, p.pages_per_step)
 
 
-async def neighbors(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
-    trajectory = load(scope, state)
-    pages = neighbours_of(scope, state, p)
-    add_step(trajectory, "neighbors", {"pages": pages})
-    return {"pending": pages, "trajectory": dump(trajectory)}
+async def neighbors(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """Queue the unseen pages next to the evidence for the next read."""
+    pages = neighbours_of(scope.doc, state, p)
+    add_step(scope.trajectory, "neighbors", {"pages": pages})
+    return {"pending": pages}
 
 
-async def answer(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, Any]:
-    trajectory = load(scope, state)
+async def answer(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+    """Write the final reply from the notes (forced when the budget ran out)."""
+    trajectory = scope.trajectory
     iteration = state.get("iteration", 0)
     forced = state.get("decision") != "answer"
 
@@ -310,10 +309,11 @@ async def answer(scope: Scope, state: AgentState, p: AgentParams) -> dict[str, A
         adopt_evidence(trajectory, gathered_evidence(scope, state), "reading steps")
     trajectory.metadata["pages_read"] = list(state.get("read_pages", []))
     trajectory.metadata["queries"] = list(state.get("tried", []))
-    return {"trajectory": dump(trajectory), "stop": True}
+    return {"stop": True}
 
 
-def gathered_evidence(scope: Scope, state: AgentState) -> ParsedOutput:
+def gathered_evidence(scope: Scope, state: StrategyState) -> ParsedOutput:
+    """Every citation the reading steps kept, merged into one parsed output."""
     citations = [
         Citation.model_validate(c) for n in state.get("notes", []) for c in n.get("citations", [])
     ]

@@ -1,4 +1,9 @@
-"""Node logic of the single-read strategies: full document, top-k RAG and the oracles."""
+"""Node logic of the single-read strategies: full document, top-k RAG and the oracles.
+
+The node functions (``prepare``, ``select_full_doc``, ``retrieve_topk``, ``select_oracle``,
+``read_truncated``, ``read_ranked``) take ``(scope, state[, parameters])`` and return the state
+keys they change (see :class:`agents.state.StrategyState`); ``graphs`` wires them.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,72 @@ from agents.common import add_step
 from agents.context import PageRef
 from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
 from agents.scope import Scope
+from agents.state import StrategyState
 from scanrag.schemas import Document, PageHit, Region, Sample, Status
 
 Order = Literal["rank", "page"]
 ORDERS: tuple[str, ...] = ("rank", "page")
 OracleLevel = Literal["pages", "regions", "facts"]
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+def prepare(scope: Scope, state: StrategyState) -> dict[str, Any]:
+    """Record the item's documents; stop when one is missing."""
+    return {"stop": not scope.prepare()}
+
+
+def select_full_doc(scope: Scope, state: StrategyState) -> dict[str, Any]:
+    """Choose every page up to the cap (``full_doc_pages``)."""
+    return {"refs": scope.keys(full_doc_pages(scope))}
+
+
+def select_oracle(scope: Scope, state: StrategyState, level: OracleLevel) -> dict[str, Any]:
+    """Choose the gold pages and the oracle evidence of ``level``."""
+    refs = oracle_pages(scope)
+    return {"refs": scope.keys(refs), "extra": oracle_extra(scope, level)}
+
+
+def retrieve_topk(scope: Scope, state: StrategyState, k: int, order: Order) -> dict[str, Any]:
+    """Search the question for ``k`` pages (at most the page cap), then the cited documents;
+    a retriever failure stops the item."""
+    cap = scope.page_cap
+    k = min(k, cap) if cap else k
+    question = scope.sample.question
+    hits = retrieve(scope, question, k)
+    if hits is None:
+        return {"stop": True}
+    refs = topk_pages(scope, hits, order)
+    ranks = {h.page: h.rank for h in hits}
+    add_step(
+        scope.trajectory,
+        "retrieve",
+        {
+            "query": question,
+            "k": k,
+            "order": order,
+            "hits": hit_record(hits),
+            "read_order": [r.number for r in refs],
+        },
+    )
+    cited = scope.cited_refs()
+    priority = [ranks[r.number] for r in refs] + [0] * len(cited)
+    return {"refs": scope.keys(refs + cited), "priority": priority}
+
+
+async def read_truncated(scope: Scope, state: StrategyState) -> dict[str, Any]:
+    """Read the chosen pages (with any ``extra`` section); too long a prompt truncates pages."""
+    refs = scope.page_refs(state["refs"])
+    await scope.read(refs, fallback="truncate", extra=state.get("extra", ""))
+    return {}
+
+
+async def read_ranked(scope: Scope, state: StrategyState) -> dict[str, Any]:
+    """Read the chosen pages; too long a prompt drops the lowest-priority pages first."""
+    refs = scope.page_refs(state["refs"])
+    await scope.read(refs, fallback="drop", priority=state["priority"])
+    return {}
 
 
 # --------------------------------------------------------------------------- full document
@@ -65,10 +131,12 @@ def retrieve(scope: Scope, query: str, k: int, *, kind: str = "retrieve") -> lis
 
 
 def hit_record(hits: Sequence[PageHit]) -> list[dict[str, Any]]:
+    """Hits as recorded in steps and metadata (page, rank, rounded score)."""
     return [{"page": h.page, "rank": h.rank, "score": round(h.score, 6)} for h in hits]
 
 
 def topk_pages(scope: Scope, hits: Sequence[PageHit], order: Order) -> list[PageRef]:
+    """The hits' pages in reading order; the ranking and the order go to the metadata."""
     ordered = order_hits(hits, order)
     scope.trajectory.metadata["retrieved"] = hit_record(order_hits(hits, "rank"))
     scope.trajectory.metadata["page_order"] = order
@@ -115,6 +183,7 @@ def region_text(region: Region, document: Document, limit: int = 400) -> str:
 
 
 def describe_regions(sample: Sample, scope: Scope) -> str:
+    """The oracle's region section: each gold region's page, type, box and text."""
     lines = []
     for i, region in enumerate(sample.gold_regions, start=1):
         doc = _doc_for(region, scope)
@@ -129,6 +198,7 @@ def describe_regions(sample: Sample, scope: Scope) -> str:
 
 
 def describe_facts(sample: Sample) -> str:
+    """The oracle's fact section: each gold fact with its page."""
     lines = [f"- (page {f.page}) {f.text.strip()}" for f in sample.gold_facts]
     return FACTS_SECTION.render_user(items="\n".join(lines) or "- (none)")
 

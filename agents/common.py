@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from agents.calls import record_call
 from agents.evidence import ParseContext
 from agents.prompts.base import Prompt
 from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
@@ -37,14 +38,17 @@ def resolve_documents(sample: Sample, ctx: StrategyContext) -> tuple[Document, l
 
 
 def parse_context(primary: Document, others: Sequence[Document]) -> ParseContext:
+    """The documents a reply may cite, the primary one first."""
     return ParseContext.for_documents(primary, others)
 
 
 def new_trajectory(strategy: str, sample: Sample) -> Trajectory:
+    """An empty trajectory of ``strategy`` for ``sample``."""
     return Trajectory(sample_id=sample.id, strategy=strategy, doc_ids=list(sample.doc_ids))
 
 
 def add_step(trajectory: Trajectory, kind: str, data: dict[str, Any], seconds: float = 0.0) -> Step:
+    """Append a step (numbered in order) to ``trajectory``."""
     step = Step(index=len(trajectory.steps), kind=kind, data=data, seconds=round(seconds, 4))
     trajectory.steps.append(step)
     return step
@@ -92,7 +96,8 @@ async def call_model(
     temperature: float = 0.0,
     json_schema: dict[str, Any] | None = None,
 ) -> ChatResponse:
-    """One model call with usage, timing, model and prompt hash recorded on ``trajectory``.
+    """One model call with usage, timing, model, prompt hash and the call itself (prompt and
+    raw reply, :func:`agents.calls.record_call`) recorded on ``trajectory``.
 
     Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers decide.
     """
@@ -113,10 +118,16 @@ async def call_model(
     trajectory.models[role] = model
     trajectory.prompt_hashes[stage] = prompt.hash
     started = time.perf_counter()
+    response: ChatResponse | None = None
+    error: str | None = None
     try:
         response = await ctx.llm.chat(request)
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
     finally:
         elapsed = time.perf_counter() - started
         trajectory.timings[stage] = round(trajectory.timings.get(stage, 0.0) + elapsed, 4)
+        record_call(trajectory, request, role, response, error, elapsed)
     trajectory.add_usage(stage, response.usage)
     return response

@@ -58,6 +58,8 @@ class ReaderSpec:
 
 @dataclass
 class ReadResult:
+    """A read's parsed reply (``None`` when it failed), raw text, pages shown and error."""
+
     parsed: ParsedOutput | None
     raw: str | None
     pages: list[tuple[str, int]]
@@ -65,6 +67,7 @@ class ReadResult:
 
 
 def parse_reply(text: str, output: str, context: ParseContext | None) -> ParsedOutput:
+    """Parse a reader reply on its output path (``json`` or the citation grammar)."""
     if output == "json":
         return parse_structured(text, context)
     return parse_citations(text, context)

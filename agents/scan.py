@@ -5,6 +5,10 @@ papers go in whole) is read on its own for cited notes, or for candidate errors 
 is error detection. A window too long for the model is split in two (``chunk`` fallback, down
 to single pages, which are then truncated). A window whose call fails is recorded and skipped.
 
+Each map window records its steps, usage and timings on a trajectory of its own (windows run
+concurrently and share nothing); the reduce node folds those records into the item's
+trajectory in window order (``merge_records``) before it writes the answer.
+
 Reduce: one call writes the final reply from all notes, in the task's output format. Notes
 too long for the model are trimmed window by window (``truncate_notes`` fallback). A final
 reply without usable citations takes the evidence the map steps cited; an error-detection
@@ -13,6 +17,7 @@ reply without issues takes the map steps' candidate issues.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -23,8 +28,9 @@ from agents.prompts.reader import reader_prompt
 from agents.prompts.scan import NOTHING, map_prompt
 from agents.reader import ReaderSpec, read_pages
 from agents.scope import Scope
+from agents.state import StrategyState
 from scanrag.llm.types import ContextOverflowError, ModelError
-from scanrag.schemas import Citation, ReportedIssue, Status
+from scanrag.schemas import Citation, ReportedIssue, Status, Trajectory
 from scanrag.tasks import task_spec_or_default
 
 CITED_PLACES = ("map", "reduce", "both")
@@ -34,6 +40,8 @@ REDUCE_TRIMS = 3
 
 @dataclass(frozen=True)
 class ScanParams:
+    """Window layout and map-call settings (constructor parameters of ``scan``)."""
+
     window: int = 2
     stride: int | None = None
     max_windows: int | None = None
@@ -53,10 +61,72 @@ class ScanParams:
                 raise ValueError(f"{name} must be >= 1, got {value}")
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as recorded in run manifests."""
         return asdict(self)
 
 
+# --------------------------------------------------------------------------- nodes
+
+
+def prepare(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+    """Record the item's documents and lay out the windows; stop when a document is missing."""
+    if not scope.prepare():
+        return {"stop": True}
+    return {"windows": plan_windows(scope, p)}
+
+
+async def map_task(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+    """Map one window (``state["window"]``); ``scope.trajectory`` is the window's own record,
+    returned with the result for ``reduce_windows`` to fold in."""
+    window = state["window"]
+    result = await map_window(scope, window["index"], window["pages"], p)
+    result["record"] = scope.trajectory.model_dump(mode="json")
+    return {"results": [result]}
+
+
+async def reduce_windows(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+    """Fold the windows' records into the trajectory, then write the final reply."""
+    results = sorted(state.get("results", []), key=lambda r: r["index"])
+    merge_records(scope.trajectory, [Trajectory.model_validate(r["record"]) for r in results])
+    order_map_steps(scope)
+    await reduce(scope, [{k: v for k, v in r.items() if k != "record"} for r in results], p)
+    return {}
+
+
+def merge_records(trajectory: Trajectory, records: Sequence[Trajectory]) -> None:
+    """Fold what map windows recorded on their own trajectories into ``trajectory``: steps
+    (renumbered later by ``order_map_steps``), usage and seconds per stage, models, prompt
+    hashes, metadata (lists extended, mappings merged) and failures."""
+    for part in records:
+        trajectory.steps.extend(part.steps)
+        for stage, usage in part.usage.items():
+            trajectory.add_usage(stage, usage)
+        for stage, seconds in part.timings.items():
+            trajectory.timings[stage] = round(trajectory.timings.get(stage, 0.0) + seconds, 4)
+        trajectory.models.update(part.models)
+        trajectory.prompt_hashes.update(part.prompt_hashes)
+        _merge_metadata(trajectory.metadata, part.metadata)
+        if part.status != Status.OK:
+            trajectory.status = part.status
+            trajectory.errors.extend(part.errors)
+
+
+def _merge_metadata(into: dict[str, Any], part: dict[str, Any]) -> None:
+    for key, value in part.items():
+        current = into.get(key)
+        if isinstance(current, list) and isinstance(value, list):
+            current.extend(value)
+        elif isinstance(current, dict) and isinstance(value, dict):
+            _merge_metadata(current, value)
+        else:
+            into[key] = value
+
+
+# --------------------------------------------------------------------------- logic
+
+
 def plan_windows(scope: Scope, p: ScanParams) -> list[list[int]]:
+    """The windows to map (at most ``max_windows``), recorded as the ``select`` step."""
     from agents.routing import windows
 
     all_windows = windows(scope.doc.num_pages, p.window, p.stride)

@@ -1,14 +1,17 @@
-"""What one strategy run works with: the sample, its documents, reader settings, the trajectory.
+"""What one strategy run works with: the item's inputs, reader settings, the trajectory.
 
 ``ReaderParams`` are the constructor parameters every strategy shares (output path, modality,
-page and image caps, token limits); ``Scope`` binds them to one sample and one context and
-offers the nodes every strategy uses (prepare, read-and-apply).
+page and image caps, token limits). ``ItemContext`` holds one item's inputs — the sample, the
+runner's :class:`~scanrag.protocols.StrategyContext` (model client, documents, retriever,
+settings) and the documents resolved from them; the graphs hand it to LangGraph as the run's
+context. ``Scope`` is what a node works on: an item, the trajectory it is writing and the
+reader settings, with the operations every strategy shares (prepare, read-and-apply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.common import (
@@ -24,6 +27,7 @@ from agents.evidence import ParseContext, apply_output
 from agents.prompts.base import Prompt
 from agents.prompts.reader import OUTPUTS
 from agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
+from agents.state import PageKey
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Status, Trajectory
 
@@ -55,25 +59,82 @@ class ReaderParams:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as recorded in run manifests."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """One item's inputs, fixed for the whole run of a graph (LangGraph's run context).
+
+    ``primary`` / ``others`` are the sample's documents as resolved from ``ctx.documents``;
+    when they cannot be (a missing document, a document without pages) ``problem`` says why
+    and ``primary`` is ``None``.
+    """
+
+    sample: Sample
+    ctx: StrategyContext
+    primary: Document | None = None
+    others: tuple[Document, ...] = ()
+    parse_ctx: ParseContext | None = None
+    problem: str | None = None
+
+    @classmethod
+    def resolve(cls, sample: Sample, ctx: StrategyContext) -> ItemContext:
+        """The item's context with its documents looked up (a failure kept as ``problem``)."""
+        try:
+            primary, others = resolve_documents(sample, ctx)
+        except InputProblemError as exc:
+            return cls(sample=sample, ctx=ctx, problem=str(exc))
+        return cls(
+            sample=sample,
+            ctx=ctx,
+            primary=primary,
+            others=tuple(others),
+            parse_ctx=parse_context(primary, others),
+        )
 
 
 @dataclass
 class Scope:
-    sample: Sample
-    ctx: StrategyContext
+    """A node's view of one item: its inputs, the trajectory being written, reader settings.
+
+    Graph nodes build one per call from the state's trajectory and the run context, so
+    nothing about an item outlives the node that works on it.
+    """
+
+    item: ItemContext
     trajectory: Trajectory
     params: ReaderParams
-    primary: Document | None = None
-    others: list[Document] = field(default_factory=list)
-    parse_ctx: ParseContext | None = None
+
+    @property
+    def sample(self) -> Sample:
+        """The item's sample."""
+        return self.item.sample
+
+    @property
+    def ctx(self) -> StrategyContext:
+        """The runner's context: model client, documents, retriever, settings."""
+        return self.item.ctx
+
+    @property
+    def others(self) -> tuple[Document, ...]:
+        """The item's other documents (extra and cited ones)."""
+        return self.item.others
+
+    @property
+    def parse_ctx(self) -> ParseContext | None:
+        """The documents a reply may cite."""
+        return self.item.parse_ctx
 
     @property
     def page_cap(self) -> int | None:
+        """The page cap in force (the strategy's, else the runner's ``max_pages``)."""
         cap = setting(self.params.page_cap, self.ctx, "max_pages")
         return int(cap) if cap is not None else None
 
     def options(self) -> ContextOptions:
+        """How pages are shown to the reader (modality, caps, DPI)."""
         max_images = setting(self.params.max_images, self.ctx, "max_images")
         max_chars = setting(self.params.max_chars_per_page, self.ctx, "max_chars_per_page")
         return ContextOptions(
@@ -87,6 +148,7 @@ class Scope:
     def spec(
         self, fallback: Fallback, *, stage: str = "reader", role: str = "reader"
     ) -> ReaderSpec:
+        """How this strategy calls its reader at ``stage`` (fallback mode, token limits)."""
         window = setting(self.params.context_tokens, self.ctx, "context_tokens")
         return ReaderSpec(
             output=self.params.output,  # type: ignore[arg-type]
@@ -100,13 +162,28 @@ class Scope:
 
     @property
     def doc(self) -> Document:
-        if self.primary is None:
-            raise RuntimeError("Scope.prepare() has not run")
-        return self.primary
+        """The primary document (an item whose documents could not be resolved has none)."""
+        if self.item.primary is None:
+            raise RuntimeError(f"the item has no primary document: {self.item.problem}")
+        return self.item.primary
 
     def refs(self, pages: Sequence[int]) -> list[PageRef]:
         """Page refs of the primary document; markers name the file when others are present."""
         return [PageRef(self.doc, p, show_doc=bool(self.others)) for p in pages]
+
+    def page_refs(self, keys: Sequence[PageKey]) -> list[PageRef]:
+        """Page refs from state keys: primary pages as ``refs`` makes them, any other
+        document's pages with the file name shown (as ``cited_refs`` makes them)."""
+        docs = {d.id: d for d in (self.doc, *self.others)}
+        return [
+            PageRef(docs[doc_id], page, show_doc=doc_id != self.doc.id or bool(self.others))
+            for doc_id, page in keys
+        ]
+
+    @staticmethod
+    def keys(refs: Sequence[PageRef]) -> list[PageKey]:
+        """State keys of ``refs`` (the inverse of ``page_refs``)."""
+        return [ref.key for ref in refs]
 
     def cited_refs(self) -> list[PageRef]:
         """Every page of the cited documents (cross-paper items pass them whole), each cut to
@@ -124,20 +201,18 @@ class Scope:
         return refs
 
     def prepare(self) -> bool:
-        """Resolve the documents; a missing one marks the item ``input_error``."""
-        try:
-            self.primary, self.others = resolve_documents(self.sample, self.ctx)
-        except InputProblemError as exc:
-            self.trajectory.fail(Status.INPUT_ERROR, str(exc))
-            add_step(self.trajectory, "prepare", {"error": str(exc)})
+        """Record the resolved documents; a missing one marks the item ``input_error``."""
+        if self.item.problem is not None or self.item.primary is None:
+            message = self.item.problem or "no primary document"
+            self.trajectory.fail(Status.INPUT_ERROR, message)
+            add_step(self.trajectory, "prepare", {"error": message})
             return False
-        self.parse_ctx = parse_context(self.primary, self.others)
         add_step(
             self.trajectory,
             "prepare",
             {
-                "doc_id": self.primary.id,
-                "num_pages": self.primary.num_pages,
+                "doc_id": self.doc.id,
+                "num_pages": self.doc.num_pages,
                 "cited_doc_ids": [d.id for d in self.others],
                 "task": self.sample.task,
             },

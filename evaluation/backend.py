@@ -39,7 +39,12 @@ class EvaluationBackend:
         config = JudgeConfig.from_mapping(
             setup.judges, concurrency=setup.concurrency, prompts=prompts
         )
-        documents = DocumentSource(list(setup.pdf_dirs), cache_dir=setup.cache_dir, dpi=setup.dpi)
+        documents = DocumentSource(
+            list(setup.pdf_dirs),
+            cache_dir=setup.cache_dir,
+            dpi=setup.dpi,
+            allow_outside=setup.allow_outside_pdf_dir,
+        )
         return JudgeContext(llm=setup.llm, config=config, documents=documents)
 
     def pending(

@@ -1,7 +1,9 @@
 """Where the scoring stage finds documents: PDF paths, page counts and rendered pages.
 
 Sample ``doc_ids`` are file names inside a dataset's PDF folder. A :class:`DocumentSource`
-looks them up in explicit paths first, then in each PDF folder in order, and renders pages
+looks them up in explicit paths first, then in each PDF folder in order — a name that would
+resolve outside its folder (``..``, an absolute path, a symlink leading out) is not opened
+unless the dataset opted in (``allow_outside_pdf_dir``) — and renders pages
 through :class:`scanrag.documents.PageRenderer` (cached PNGs; pass the run's own renderer to
 share its page cache). Nothing is ingested: the
 renderer only needs the file's path, content hash and page count.
@@ -40,8 +42,10 @@ class DocumentSource:
         cache_dir: str | Path | None = None,
         dpi: int = 144,
         renderer: PageRenderer | None = None,
+        allow_outside: bool = False,
     ) -> None:
         self.pdf_dirs = [Path(p) for p in pdf_dirs]
+        self.allow_outside = allow_outside
         self.paths = {k: Path(v) for k, v in (paths or {}).items()}
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.dpi = dpi
@@ -51,14 +55,21 @@ class DocumentSource:
 
     def pdf_path(self, doc_id: str) -> Path:
         """The PDF behind ``doc_id``; raises :class:`DocumentNotFoundError`."""
+        from scanrag.datasets.paths import DocumentPathError, resolve_document
+
         if doc_id in self.paths:
             return self.paths[doc_id]
+        refused = ""
         for folder in self.pdf_dirs:
-            candidate = folder / doc_id
+            try:
+                candidate = resolve_document(folder, doc_id, allow_outside=self.allow_outside)
+            except DocumentPathError as exc:
+                refused = f" ({exc})"
+                continue
             if candidate.is_file():
                 return candidate
         where = ", ".join(str(d) for d in self.pdf_dirs) or "(no PDF folder given)"
-        raise DocumentNotFoundError(f"no PDF for document {doc_id!r} in {where}")
+        raise DocumentNotFoundError(f"no PDF for document {doc_id!r} in {where}{refused}")
 
     def num_pages(self, doc_id: str) -> int:
         return self.document(doc_id).num_pages

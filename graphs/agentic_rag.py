@@ -8,9 +8,10 @@ Graph::
                   (no new pages)        └─ answer  └─ plan
                                        (budget spent: forced answer)
 
-With ``ctx.checkpoint_dir`` set, state is saved after every node in a SQLite checkpointer
-(``agentic_rag.sqlite``), keyed by thread id ``<run key>/<sample id>``. A rerun of an
-interrupted question resumes from the last saved node; a finished one returns its stored
+The graph is compiled once per strategy instance. With ``ctx.checkpoint_dir`` set, an item
+runs on a shallow copy of it bound to a SQLite checkpointer (``agentic_rag.sqlite``) that
+saves the state after every node, keyed by thread id ``<run key>/<sample id>``. A rerun of
+an interrupted question resumes from the last saved node; a finished one returns its stored
 trajectory without any model call.
 """
 
@@ -18,27 +19,65 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from agents import agentic, routing
-from agents.agentic import AgentParams, AgentState
-from agents.common import InputProblemError, add_step, resolve_documents
-from agents.evidence import ParseContext
+from agents.agentic import AgentParams
 from agents.prompts import agentic as agentic_prompts
-from agents.scope import Scope
-from graphs.base import GraphStrategy
+from agents.scope import ItemContext
+from agents.state import StrategyState
+from graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ModelError
+from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
 
 CHECKPOINT_FILE = "agentic_rag.sqlite"
+NODES = ("prepare", "plan", "retrieve", "read", "assess", "neighbors", "answer")
+
+
+# -- routing: pure functions of the state (and the item's document) --------------------------
+
+
+def after_retrieve(state: StrategyState, p: AgentParams) -> str:
+    """Read the new pages, plan again, answer, or finish after a retriever error."""
+    return routing.after_retrieve(
+        bool(state.get("stop")),
+        len(state.get("pending", [])),
+        state.get("iteration", 0),
+        p.max_steps,
+        len(state.get("tried", [])),
+        p.searches,
+    )
+
+
+def after_read(state: StrategyState, p: AgentParams) -> str:
+    """Assess the notes, or answer once the read budget is spent."""
+    return routing.after_read(state.get("iteration", 0), p.max_steps)
+
+
+def after_assess(state: StrategyState, runtime: Runtime[ItemContext], p: AgentParams) -> str:
+    """Follow the assessor's decision (neighbours only while some are unread)."""
+    doc = runtime.context.primary
+    has = doc is not None and bool(agentic.neighbours_of(doc, state, p))
+    return routing.after_assess(state.get("decision", ""), state.get("query"), has)
+
+
+def after_neighbors(state: StrategyState) -> str:
+    """Read the queued neighbours, or plan again when there were none."""
+    return "read" if state.get("pending") else "plan"
 
 
 class AgenticRagStrategy(GraphStrategy):
+    """Plans queries, retrieves, reads unseen pages and assesses its notes until it can
+    answer or its budget is spent; checkpointed and resumable."""
+
     name: ClassVar[str] = "agentic_rag"
 
     def __init__(
@@ -65,107 +104,73 @@ class AgenticRagStrategy(GraphStrategy):
         )
 
     def params(self) -> dict[str, Any]:
+        """The agent's budget and the reader parameters."""
         return {**self.agent.as_dict(), **super().params()}
 
     def prompt_hashes(self) -> dict[str, str]:
+        """The reader's hashes plus the planner's and the assessor's."""
         return {
             **super().prompt_hashes(),
             "planner": agentic_prompts.PLANNER.hash,
             "assessor": agentic_prompts.ASSESSOR.hash,
         }
 
-    def thread_id(self, scope: Scope) -> str:
-        run_key = scope.ctx.settings.get("run_key") or stable_hash(
+    def thread_id(self, sample_id: str, ctx: StrategyContext) -> str:
+        """Checkpoint thread of one item: ``<run key>/<sample id>`` (the run key derived
+        from the configuration, models and retriever when the runner gives none)."""
+        run_key = ctx.settings.get("run_key") or stable_hash(
             {
                 "strategy": self.describe(),
-                "models": dict(scope.ctx.models),
-                "retriever": getattr(scope.ctx.retriever, "name", None),
+                "models": dict(ctx.models),
+                "retriever": getattr(ctx.retriever, "name", None),
             }
         )
-        return f"{run_key}/{scope.sample.id}"
+        return f"{run_key}/{sample_id}"
 
     # -- wiring ------------------------------------------------------------------------------
 
-    def build(self, scope: Scope) -> StateGraph:
+    def build(self) -> Builder:
+        """The loop of the module docstring."""
         p = self.agent
-
-        def node(fn: Any) -> Any:
-            async def run(state: AgentState) -> dict[str, Any]:
-                return dict(await fn(scope, state, p))
-
-            return run
-
-        async def prepare(state: AgentState) -> dict[str, Any]:
-            trajectory = agentic.load(scope, state)
-            add_step(
-                trajectory,
-                "prepare",
-                {
-                    "doc_id": scope.doc.id,
-                    "num_pages": scope.doc.num_pages,
-                    "max_steps": p.max_steps,
-                },
-            )
-            return {"trajectory": agentic.dump(trajectory)}
-
-        def after_retrieve(state: AgentState) -> str:
-            return routing.after_retrieve(
-                bool(state.get("stop")),
-                len(state.get("pending", [])),
-                state.get("iteration", 0),
-                p.max_steps,
-                len(state.get("tried", [])),
-                p.searches,
-            )
-
-        def after_read(state: AgentState) -> str:
-            return routing.after_read(state.get("iteration", 0), p.max_steps)
-
-        def after_assess(state: AgentState) -> str:
-            has = bool(agentic.neighbours_of(scope, state, p))
-            return routing.after_assess(state.get("decision", ""), state.get("query"), has)
-
-        def after_neighbors(state: AgentState) -> str:
-            return "read" if state.get("pending") else "plan"
-
-        graph = StateGraph(AgentState)
-        graph.add_node("prepare", prepare)
-        for name in ("plan", "retrieve", "read", "assess", "neighbors", "answer"):
-            graph.add_node(name, node(getattr(agentic, name)))
+        graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
+        for name in NODES:
+            graph.add_node(name, node(name, self.reader, partial(getattr(agentic, name), p=p)))
         graph.add_edge(START, "prepare")
         graph.add_edge("prepare", "plan")
         graph.add_edge("plan", "retrieve")
         graph.add_conditional_edges(
             "retrieve",
-            after_retrieve,
+            edge(partial(after_retrieve, p=p)),
             {"read": "read", "plan": "plan", "answer": "answer", "finish": END},
         )
-        graph.add_conditional_edges("read", after_read, {"assess": "assess", "answer": "answer"})
+        graph.add_conditional_edges(
+            "read", edge(partial(after_read, p=p)), {"assess": "assess", "answer": "answer"}
+        )
         graph.add_conditional_edges(
             "assess",
-            after_assess,
+            edge(partial(after_assess, p=p)),
             {"answer": "answer", "retrieve": "retrieve", "plan": "plan", "neighbors": "neighbors"},
         )
-        graph.add_conditional_edges("neighbors", after_neighbors, {"read": "read", "plan": "plan"})
+        graph.add_conditional_edges(
+            "neighbors", edge(after_neighbors), {"read": "read", "plan": "plan"}
+        )
         graph.add_edge("answer", END)
         return graph
 
     # -- running -----------------------------------------------------------------------------
 
-    async def execute(self, scope: Scope) -> Trajectory:
-        try:
-            scope.primary, scope.others = resolve_documents(scope.sample, scope.ctx)
-        except InputProblemError as exc:
-            return scope.trajectory.fail(Status.INPUT_ERROR, str(exc))
-        scope.parse_ctx = ParseContext.for_documents(scope.primary, scope.others)
+    async def execute(self, item: ItemContext, trajectory: Trajectory) -> Trajectory:
+        """Run (or resume) one item, checkpointed when ``checkpoint_dir`` is set."""
+        if item.problem is not None:
+            return trajectory.fail(Status.INPUT_ERROR, item.problem)
         # every node path is bounded by the read and search budgets; this is a safety net
         limit = 12 + 8 * self.agent.max_steps + 2 * self.agent.searches
         config: RunnableConfig = {
-            "configurable": {"thread_id": self.thread_id(scope)},
+            "configurable": {"thread_id": self.thread_id(item.sample.id, item.ctx)},
             "recursion_limit": limit,
         }
-        async with _checkpointer(scope.ctx.checkpoint_dir) as saver:
-            graph = self.build(scope).compile(checkpointer=saver)
+        async with _checkpointer(item.ctx.checkpoint_dir) as saver:
+            graph = self.graph if saver is None else _with_checkpointer(self.graph, saver)
             resumed_at: list[str] = []
             if saver is not None:
                 snapshot = await graph.aget_state(config)
@@ -174,14 +179,14 @@ class AgenticRagStrategy(GraphStrategy):
                     done.metadata["from_checkpoint"] = True
                     return done
                 resumed_at = list(snapshot.next) if snapshot.values else []
+            start = None if resumed_at else agentic.initial_state(trajectory)
             try:
-                if resumed_at:
-                    final = await graph.ainvoke(None, config)
-                else:
-                    final = await graph.ainvoke(agentic.initial_state(scope), config)
-            except ModelError as exc:
-                trajectory = await _last_trajectory(graph, config, saver, scope)
-                trajectory.fail(Status.MODEL_ERROR, str(exc))
+                final = await graph.ainvoke(start, config, context=item)
+            except NodeFailedError as failure:
+                if not isinstance(failure.__cause__, ModelError):
+                    raise
+                trajectory = await _last_trajectory(graph, config, saver, failure.trajectory)
+                trajectory.fail(Status.MODEL_ERROR, str(failure.__cause__))
                 trajectory.metadata["resumable"] = saver is not None
                 return trajectory
         trajectory = Trajectory.model_validate(final["trajectory"])
@@ -192,15 +197,22 @@ class AgenticRagStrategy(GraphStrategy):
         return trajectory
 
 
+def _with_checkpointer(graph: Compiled, saver: Any) -> Compiled:
+    """The compiled graph bound to one item's checkpointer (a shallow copy: the nodes and
+    channels are shared, nothing is compiled again)."""
+    return graph.copy(update={"checkpointer": saver})
+
+
 async def _last_trajectory(
-    graph: Any, config: RunnableConfig, saver: Any, scope: Scope
+    graph: Any, config: RunnableConfig, saver: Any, failed: Trajectory
 ) -> Trajectory:
-    """The trajectory as of the last committed node (or the scope's, without a checkpointer)."""
+    """The trajectory as of the last committed node (without a checkpointer: the one the
+    failing node was writing)."""
     if saver is not None:
         snapshot = await graph.aget_state(config)
         if snapshot.values.get("trajectory"):
             return Trajectory.model_validate(snapshot.values["trajectory"])
-    return scope.trajectory
+    return failed
 
 
 @asynccontextmanager

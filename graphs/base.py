@@ -1,5 +1,12 @@
 """Shared wiring of the strategy graphs and the ``Strategy`` wrapper around them.
 
+Every strategy compiles its LangGraph graph once, on first use, from its constructor
+parameters (``GraphStrategy.graph``); each item then runs through that same compiled graph
+with its own inputs: the trajectory and the loop variables in the shared state
+(:class:`agents.state.StrategyState`), the sample, documents, model client, retriever and
+settings in LangGraph's run context (:class:`agents.scope.ItemContext`). Nothing about an item
+is kept on the strategy, so one instance serves any number of concurrent items.
+
 ``GraphStrategy.run`` never raises for a per-item failure: a missing document, a retriever
 error or a model error ends as a trajectory status; anything unexpected becomes
 ``internal_error`` with its message. Node logic lives in ``agents``; this package only wires.
@@ -7,35 +14,139 @@ error or a model error ends as a trajectory status; anything unexpected becomes
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import time
-from collections.abc import Sequence
-from typing import Any, ClassVar, TypedDict
+from collections.abc import Awaitable, Callable, Sequence
+from functools import cached_property
+from typing import Any, ClassVar, TypeAlias
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
 from agents import routing
+from agents.baseline import prepare
 from agents.common import new_trajectory
-from agents.context import PageRef
 from agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
 from agents.prompts.reader import reader_prompt
-from agents.scope import ReaderParams, Scope
+from agents.scope import ItemContext, ReaderParams, Scope
+from agents.state import StrategyState
 from scanrag.llm.types import ModelError
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Sample, Status, Trajectory
 
-# Node callables are typed loosely: LangGraph's add_node overloads want its own protocols.
 Node = Any
+"""A LangGraph node callable (typed loosely: ``add_node``'s overloads want its own protocols)."""
+
+Logic = Callable[[Scope, StrategyState], dict[str, Any] | Awaitable[dict[str, Any]]]
+"""Node logic from ``agents``: ``(scope, state) -> update`` (sync or async), parameters bound."""
+
+Builder: TypeAlias = "StateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
+"""An uncompiled strategy graph: shared state, item context."""
+
+Compiled: TypeAlias = "CompiledStateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
+"""A compiled strategy graph."""
+
+LinearState = StrategyState
+"""Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
 
 
-class LinearState(TypedDict, total=False):
-    stop: bool
-    refs: list[PageRef]
-    priority: list[int]
-    extra: str
+class NodeFailedError(Exception):
+    """A node raised: ``__cause__`` is what it raised and ``trajectory`` what it had recorded
+    until then (steps, usage, the failing call's model and timing)."""
+
+    def __init__(self, node: str, trajectory: Trajectory) -> None:
+        super().__init__(f"node {node!r} failed")
+        self.node = node
+        self.trajectory = trajectory
+
+
+def open_scope(state: StrategyState, runtime: Runtime[ItemContext], reader: ReaderParams) -> Scope:
+    """The node's view of its item: the run context plus the state's trajectory."""
+    item = runtime.context
+    if not isinstance(item, ItemContext):
+        raise TypeError(
+            "strategy graphs run with context=ItemContext.resolve(sample, ctx) "
+            "(GraphStrategy.run passes it)"
+        )
+    return Scope(item, Trajectory.model_validate(state["trajectory"]), reader)
+
+
+def node(name: str, reader: ReaderParams, logic: Logic) -> Node:
+    """Wrap node logic for LangGraph: open the scope, run the logic, store the trajectory
+    back into the state with the logic's update. A failure is re-raised as
+    :class:`NodeFailedError` (nothing is committed, so a checkpointed graph reruns the node)."""
+
+    async def run(state: StrategyState, runtime: Runtime[ItemContext]) -> dict[str, Any]:
+        scope = open_scope(state, runtime, reader)
+        try:
+            update = logic(scope, state)
+            if inspect.isawaitable(update):
+                update = await update
+        except Exception as exc:
+            raise NodeFailedError(name, scope.trajectory) from exc
+        return {**update, "trajectory": scope.trajectory.model_dump(mode="json")}
+
+    run.__name__ = name
+    return run
+
+
+def edge(route: Callable[..., Any]) -> Node:
+    """A routing function (pure, sync) as a conditional edge that LangGraph runs inline: it
+    would run a sync callable of an async graph on a worker thread, one hop per decision.
+    ``route`` takes the state, and the run's ``runtime`` when it names that parameter."""
+    if "runtime" in inspect.signature(route).parameters:
+
+        async def decide_with_runtime(state: StrategyState, runtime: Runtime[ItemContext]) -> Any:
+            return route(state, runtime=runtime)
+
+        decide_with_runtime.__name__ = _name_of(route)
+        return decide_with_runtime
+
+    async def decide(state: StrategyState) -> Any:
+        return route(state)
+
+    decide.__name__ = _name_of(route)
+    return decide
+
+
+def _name_of(route: Callable[..., Any]) -> str:
+    return str(
+        getattr(route, "__name__", None)
+        or getattr(getattr(route, "func", None), "__name__", "route")
+    )
+
+
+def stopped(state: StrategyState) -> str:
+    """Route on ``stop``: :data:`routing.FINISH` once a node has ended the item."""
+    return routing.after_prepare(bool(state.get("stop")))
+
+
+def linear_graph(reader: ReaderParams, steps: Sequence[tuple[str, Logic]]) -> Builder:
+    """``prepare`` then ``steps`` in order; any step that sets ``stop`` ends the run."""
+    graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
+    named = [("prepare", prepare), *steps]
+    for name, logic in named:
+        graph.add_node(name, node(name, reader, logic))
+    graph.add_edge(START, "prepare")
+    names = [name for name, _ in named]
+    for current, following in itertools.pairwise(names):
+        graph.add_conditional_edges(
+            current, edge(stopped), {routing.PROCEED: following, routing.FINISH: END}
+        )
+    graph.add_edge(names[-1], END)
+    return graph
 
 
 class GraphStrategy:
-    """Base of every strategy: reader parameters, ``describe`` and a failure-proof ``run``."""
+    """Base of every strategy: reader parameters, ``describe``, the compiled graph and a
+    failure-proof ``run``.
+
+    A subclass implements :meth:`build` (the graph for its parameters, from node logic in
+    ``agents``); :attr:`graph` compiles it once per instance.
+    """
 
     name: ClassVar[str] = "graph"
 
@@ -67,69 +178,61 @@ class GraphStrategy:
     # -- description -------------------------------------------------------------------------
 
     def params(self) -> dict[str, Any]:
+        """The constructor parameters, as recorded in run manifests."""
         return self.reader.as_dict()
 
     def prompt_hashes(self) -> dict[str, str]:
+        """Hashes of the prompt templates this configuration uses."""
         return {
             "reader": reader_prompt(self.reader.output, "qa").hash,
             "reader_prompts": READER_PROMPTS,
         }
 
     def describe(self) -> dict[str, Any]:
+        """Name, parameters and prompt hashes (what a run key is derived from)."""
         return {"name": self.name, "params": self.params(), "prompt_hashes": self.prompt_hashes()}
+
+    # -- the graph ---------------------------------------------------------------------------
+
+    def build(self) -> Builder:
+        """The uncompiled graph for this configuration (state ``StrategyState``, context
+        ``ItemContext``)."""
+        raise NotImplementedError
+
+    @cached_property
+    def graph(self) -> Compiled:
+        """The compiled graph, built once per instance and shared by every item."""
+        return self.build().compile(name=self.name)
+
+    def run_config(self) -> RunnableConfig:
+        """LangGraph config for one item's run (e.g. ``max_concurrency``)."""
+        return {}
 
     # -- running -----------------------------------------------------------------------------
 
     async def run(self, sample: Sample, ctx: StrategyContext) -> Trajectory:
-        trajectory = new_trajectory(self.name, sample)
-        scope = Scope(sample=sample, ctx=ctx, trajectory=trajectory, params=self.reader)
+        """One item: its trajectory, whatever happens (failures are statuses)."""
         started = time.perf_counter()
+        trajectory = new_trajectory(self.name, sample)
         try:
-            trajectory = await self.execute(scope)
-        except ModelError as exc:
-            scope.trajectory.fail(Status.MODEL_ERROR, str(exc))
-            trajectory = scope.trajectory
+            trajectory = await self.execute(ItemContext.resolve(sample, ctx), trajectory)
+        except NodeFailedError as failure:
+            trajectory = failure.trajectory
+            _record_failure(trajectory, failure.__cause__ or failure)
         except Exception as exc:  # never let one item take the run down
-            scope.trajectory.fail(Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-            trajectory = scope.trajectory
+            _record_failure(trajectory, exc)
         trajectory.timings["total"] = round(time.perf_counter() - started, 4)
         return trajectory
 
-    async def execute(self, scope: Scope) -> Trajectory:
-        graph = self.build(scope)
-        await graph.ainvoke({"stop": False})
-        return scope.trajectory
-
-    def build(self, scope: Scope) -> Any:
-        raise NotImplementedError
+    async def execute(self, item: ItemContext, trajectory: Trajectory) -> Trajectory:
+        """Run the compiled graph on one item; the trajectory comes back from the state."""
+        state: StrategyState = {"trajectory": trajectory.model_dump(mode="json"), "stop": False}
+        final = await self.graph.ainvoke(state, self.run_config(), context=item)
+        return Trajectory.model_validate(final["trajectory"])
 
 
-def prepare_node(scope: Scope) -> Node:
-    async def prepare(state: LinearState) -> dict[str, Any]:
-        return {"stop": not scope.prepare()}
-
-    return prepare
-
-
-def linear_graph(scope: Scope, steps: Sequence[tuple[str, Node]]) -> Any:
-    """``prepare`` then ``steps`` in order; any step that sets ``stop`` ends the run."""
-    graph = StateGraph(LinearState)
-    names = ["prepare", *(name for name, _ in steps)]
-    graph.add_node("prepare", prepare_node(scope))
-    for name, node in steps:
-        graph.add_node(name, node)
-    graph.add_edge(START, "prepare")
-    for current, following in zip(names, [*names[1:], END], strict=True):
-        if following is END:
-            graph.add_edge(current, END)
-            continue
-        graph.add_conditional_edges(
-            current,
-            _stop_router,
-            {routing.PROCEED: following, routing.FINISH: END},
-        )
-    return graph.compile()
-
-
-def _stop_router(state: LinearState) -> str:
-    return routing.after_prepare(bool(state.get("stop")))
+def _record_failure(trajectory: Trajectory, exc: BaseException) -> None:
+    if isinstance(exc, ModelError):
+        trajectory.fail(Status.MODEL_ERROR, str(exc))
+    else:
+        trajectory.fail(Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")

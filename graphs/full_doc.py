@@ -6,22 +6,20 @@ every page (recorded as ``fallback`` steps).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from agents import baseline
-from agents.scope import Scope
-from graphs.base import GraphStrategy, LinearState, linear_graph
+from graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class FullDocStrategy(GraphStrategy):
+    """Reads every page of the primary document (up to ``page_cap``) and the cited ones."""
+
     name: ClassVar[str] = "full_doc"
 
-    def build(self, scope: Scope) -> Any:
-        async def select(state: LinearState) -> dict[str, Any]:
-            return {"refs": baseline.full_doc_pages(scope)}
-
-        async def read(state: LinearState) -> dict[str, Any]:
-            await scope.read(state["refs"], fallback="truncate")
-            return {}
-
-        return linear_graph(scope, [("select", select), ("read", read)])
+    def build(self) -> Builder:
+        """prepare → select → read."""
+        return linear_graph(
+            self.reader,
+            [("select", baseline.select_full_doc), ("read", baseline.read_truncated)],
+        )

@@ -2,24 +2,27 @@
 
 All three read with the same reader prompt as the other strategies; the region and fact levels
 add a section before the question (its template hash is recorded as ``oracle_regions`` /
-``oracle_facts``).
+``oracle_facts``). Graph: prepare → select → read.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from functools import partial
+from typing import ClassVar
 
 from agents import baseline
 from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
-from agents.scope import Scope
-from graphs.base import GraphStrategy, LinearState, linear_graph
+from graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class OraclePagesStrategy(GraphStrategy):
+    """Reads the gold pages (the retrieval upper bound)."""
+
     name: ClassVar[str] = "oracle_pages"
     level: ClassVar[baseline.OracleLevel] = "pages"
 
     def prompt_hashes(self) -> dict[str, str]:
+        """The reader's hashes plus the oracle sections this level injects."""
         hashes = super().prompt_hashes()
         if self.level in ("regions", "facts"):
             hashes["oracle_regions"] = REGIONS_SECTION.hash
@@ -27,23 +30,21 @@ class OraclePagesStrategy(GraphStrategy):
             hashes["oracle_facts"] = FACTS_SECTION.hash
         return hashes
 
-    def build(self, scope: Scope) -> Any:
-        async def select(state: LinearState) -> dict[str, Any]:
-            refs = baseline.oracle_pages(scope)
-            return {"refs": refs, "extra": baseline.oracle_extra(scope, self.level)}
-
-        async def read(state: LinearState) -> dict[str, Any]:
-            await scope.read(state["refs"], fallback="truncate", extra=state.get("extra", ""))
-            return {}
-
-        return linear_graph(scope, [("select", select), ("read", read)])
+    def build(self) -> Builder:
+        """prepare → select → read."""
+        select = partial(baseline.select_oracle, level=self.level)
+        return linear_graph(self.reader, [("select", select), ("read", baseline.read_truncated)])
 
 
 class OracleRegionsStrategy(OraclePagesStrategy):
+    """Reads the gold pages with the gold regions described before the question."""
+
     name: ClassVar[str] = "oracle_regions"
     level: ClassVar[baseline.OracleLevel] = "regions"
 
 
 class OracleFactsStrategy(OraclePagesStrategy):
+    """Reads the gold pages with the gold regions and the gold facts before the question."""
+
     name: ClassVar[str] = "oracle_facts"
     level: ClassVar[baseline.OracleLevel] = "facts"

@@ -1,37 +1,63 @@
 """``scan``: map over every window of the primary document, then reduce into the answer.
 
-Graph: prepare → select windows → map (one LangGraph ``Send`` per window, run concurrently up
-to ``concurrency``) → reduce. The strategy for target-free error detection (ScholScan) and for
-long-range aggregation; node logic is in ``agents.scan``.
+Graph: prepare → map (one LangGraph ``Send`` per window, run concurrently up to
+``concurrency``) → reduce. The strategy for target-free error detection (ScholScan) and for
+long-range aggregation; node logic is in ``agents.scan``. Each map node writes on a
+trajectory of its own and returns it with its result (``results`` accumulates them); the
+reduce node folds them into the item's trajectory in window order.
 """
 
 from __future__ import annotations
 
-import operator
-from typing import Annotated, Any, ClassVar, TypedDict
+from functools import partial
+from typing import Any, ClassVar
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from agents import routing, scan
+from agents.common import new_trajectory
 from agents.prompts.scan import map_prompt
-from agents.scope import Scope
-from graphs.base import GraphStrategy
-from scanrag.schemas import Trajectory
+from agents.scope import ItemContext, ReaderParams, Scope
+from agents.state import StrategyState, WindowTask
+from graphs.base import Builder, GraphStrategy, Node, NodeFailedError, edge, node, open_scope
+
+ScanState = StrategyState
+"""Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
 
 
-class ScanState(TypedDict, total=False):
-    stop: bool
-    windows: list[list[int]]
-    results: Annotated[list[dict[str, Any]], operator.add]
+def fan_out(state: StrategyState) -> list[Send] | str:
+    """One ``map`` task per window (each with the trajectory so far), or the end when the
+    item stopped in ``prepare``."""
+    if routing.after_prepare(bool(state.get("stop"))) == routing.FINISH:
+        return END
+    return [
+        Send("map", {"window": WindowTask(index=i, pages=pages), "trajectory": state["trajectory"]})
+        for i, pages in enumerate(state["windows"])
+    ]
 
 
-class WindowTask(TypedDict):
-    index: int
-    pages: list[int]
+def map_node(reader: ReaderParams, p: scan.ScanParams) -> Node:
+    """The map node: one window on a fresh trajectory of its own (``agents.scan.map_task``).
+    A failure carries the trajectory so far with what the window had recorded."""
+
+    async def map_window(state: StrategyState, runtime: Runtime[ItemContext]) -> dict[str, Any]:
+        base = open_scope(state, runtime, reader)
+        own = Scope(base.item, new_trajectory(base.trajectory.strategy, base.sample), reader)
+        try:
+            return await scan.map_task(own, state, p)
+        except Exception as exc:
+            scan.merge_records(base.trajectory, [own.trajectory])
+            raise NodeFailedError("map", base.trajectory) from exc
+
+    return map_window
 
 
 class ScanStrategy(GraphStrategy):
+    """Reads the document window by window (map), then answers from the notes (reduce)."""
+
     name: ClassVar[str] = "scan"
 
     def __init__(
@@ -56,46 +82,26 @@ class ScanStrategy(GraphStrategy):
         )
 
     def params(self) -> dict[str, Any]:
+        """The window and map parameters and the reader parameters."""
         return {**self.scan.as_dict(), **super().params()}
 
     def prompt_hashes(self) -> dict[str, str]:
+        """The reader's hashes plus the map prompt's."""
         return {**super().prompt_hashes(), "map": map_prompt(self.reader.output, "qa").hash}
 
-    def build(self, scope: Scope) -> Any:
+    def build(self) -> Builder:
+        """prepare → map × windows → reduce."""
         p = self.scan
-
-        async def prepare(state: ScanState) -> dict[str, Any]:
-            if not scope.prepare():
-                return {"stop": True}
-            return {"windows": scan.plan_windows(scope, p)}
-
-        def fan_out(state: ScanState) -> list[Send] | str:
-            if routing.after_prepare(bool(state.get("stop"))) == routing.FINISH:
-                return END
-            return [
-                Send("map", WindowTask(index=i, pages=pages))
-                for i, pages in enumerate(state["windows"])
-            ]
-
-        async def map_node(task: WindowTask) -> dict[str, Any]:
-            return {"results": [await scan.map_window(scope, task["index"], task["pages"], p)]}
-
-        async def reduce_node(state: ScanState) -> dict[str, Any]:
-            scan.order_map_steps(scope)
-            await scan.reduce(scope, state.get("results", []), p)
-            return {}
-
-        graph = StateGraph(ScanState)
-        graph.add_node("prepare", prepare)
-        graph.add_node("map", map_node)  # type: ignore[arg-type]
-        graph.add_node("reduce", reduce_node)
+        graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
+        graph.add_node("prepare", node("prepare", self.reader, partial(scan.prepare, p=p)))
+        graph.add_node("map", map_node(self.reader, p))
+        graph.add_node("reduce", node("reduce", self.reader, partial(scan.reduce_windows, p=p)))
         graph.add_edge(START, "prepare")
-        graph.add_conditional_edges("prepare", fan_out, ["map", END])
+        graph.add_conditional_edges("prepare", edge(fan_out), ["map", END])
         graph.add_edge("map", "reduce")
         graph.add_edge("reduce", END)
-        return graph.compile()
+        return graph
 
-    async def execute(self, scope: Scope) -> Trajectory:
-        graph = self.build(scope)
-        await graph.ainvoke({"stop": False}, {"max_concurrency": self.scan.concurrency})
-        return scope.trajectory
+    def run_config(self) -> RunnableConfig:
+        """Map windows run ``concurrency`` at a time."""
+        return {"max_concurrency": self.scan.concurrency}

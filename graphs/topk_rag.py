@@ -8,15 +8,16 @@ drops the worst-ranked pages first.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, ClassVar
 
 from agents import baseline
-from agents.common import add_step
-from agents.scope import Scope
-from graphs.base import GraphStrategy, LinearState, linear_graph
+from graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class TopKRagStrategy(GraphStrategy):
+    """Retrieves ``k`` pages for the question and reads them in ``order`` (rank or page)."""
+
     name: ClassVar[str] = "topk_rag"
 
     def __init__(self, *, k: int = 5, order: str = "rank", **reader: Any) -> None:
@@ -29,34 +30,10 @@ class TopKRagStrategy(GraphStrategy):
         self.order: baseline.Order = order  # type: ignore[assignment]
 
     def params(self) -> dict[str, Any]:
+        """``k``, ``order`` and the reader parameters."""
         return {"k": self.k, "order": self.order, **super().params()}
 
-    def build(self, scope: Scope) -> Any:
-        k = min(self.k, scope.page_cap) if scope.page_cap else self.k
-
-        async def retrieve(state: LinearState) -> dict[str, Any]:
-            hits = baseline.retrieve(scope, scope.sample.question, k)
-            if hits is None:
-                return {"stop": True}
-            refs = baseline.topk_pages(scope, hits, self.order)
-            ranks = {h.page: h.rank for h in hits}
-            add_step(
-                scope.trajectory,
-                "retrieve",
-                {
-                    "query": scope.sample.question,
-                    "k": k,
-                    "order": self.order,
-                    "hits": baseline.hit_record(hits),
-                    "read_order": [r.number for r in refs],
-                },
-            )
-            cited = scope.cited_refs()
-            priority = [ranks[r.number] for r in refs] + [0] * len(cited)
-            return {"refs": refs + cited, "priority": priority}
-
-        async def read(state: LinearState) -> dict[str, Any]:
-            await scope.read(state["refs"], fallback="drop", priority=state["priority"])
-            return {}
-
-        return linear_graph(scope, [("retrieve", retrieve), ("read", read)])
+    def build(self) -> Builder:
+        """prepare → retrieve → read."""
+        retrieve = partial(baseline.retrieve_topk, k=self.k, order=self.order)
+        return linear_graph(self.reader, [("retrieve", retrieve), ("read", baseline.read_ranked)])

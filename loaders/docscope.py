@@ -123,6 +123,7 @@ def sample_from_docscope(row: dict[str, Any], boxes: PageBoxes) -> Sample:
         )
         index_of[as_text(evidence.get("local_id", i))] = i
     facts: list[Fact] = []
+    fact_ids: list[str] = []
     for j, fact in enumerate(_list(row, "facts")):
         ref = as_text(fact.get("evidence_local_id"))
         if ref not in index_of:
@@ -131,6 +132,7 @@ def sample_from_docscope(row: dict[str, Any], boxes: PageBoxes) -> Sample:
         if not isinstance(description, str) or not description.strip():
             raise RowError(f"facts[{j}] has no text_description")
         region = regions[index_of[ref]]
+        fact_ids.append(as_text(fact.get("local_id", f"f{j + 1}")))
         facts.append(
             Fact(
                 page=region.page,
@@ -149,6 +151,8 @@ def sample_from_docscope(row: dict[str, Any], boxes: PageBoxes) -> Sample:
     if whole_page:
         metadata["whole_page_regions"] = whole_page
     metadata["evidence_ids"] = list(index_of)
+    if facts:
+        metadata["fact_ids"] = fact_ids  # the benchmark's ids, which its fact judge reports
     return new_sample(
         id=as_text(ident).strip(),
         doc_ids=[_doc(row)],

@@ -97,8 +97,9 @@ class ScoringFailedError(RuntimeError):
 class JudgeSetup:
     """What the scoring stage needs to build its judges: model names per judge role
     (``default`` plus roles), the model client, where the PDFs are, the render cache and DPI,
-    how many judge calls may run at once, and prompt files replacing a role's built-in judge
-    prompt (role → path, ``scoring.judge_prompts``)."""
+    how many judge calls may run at once, prompt files replacing a role's built-in judge
+    prompt (role → path, ``scoring.judge_prompts``), and whether a dataset of the run allows
+    documents outside its PDF folder (``allow_outside_pdf_dir``)."""
 
     judges: Mapping[str, str]
     llm: ChatModel | None
@@ -107,6 +108,7 @@ class JudgeSetup:
     dpi: int
     concurrency: int
     judge_prompts: Mapping[str, str] = field(default_factory=dict)
+    allow_outside_pdf_dir: bool = False
 
 
 @runtime_checkable

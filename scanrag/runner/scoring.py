@@ -64,6 +64,7 @@ class ScoringInputs:
     concurrency: int
     cache_dir: Path
     dpi: int
+    allow_outside_pdf_dir: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -127,6 +128,7 @@ def scoring_inputs(
         concurrency=request.concurrency or (runner.concurrency if runner else BARE_CONCURRENCY),
         cache_dir=request.cache_dir or (Path(runner.cache_dir) if runner else run.path / "cache"),
         dpi=runner.render_dpi if runner else 144,
+        allow_outside_pdf_dir=any(e.get("allow_outside_pdf_dir") for e in run.datasets()),
         warnings=[*warnings, *bad],
     )
 
@@ -140,6 +142,7 @@ def _judge_context(inputs: ScoringInputs, llm: ChatModel | None, scoring: Scorin
         dpi=inputs.dpi,
         concurrency=inputs.concurrency,
         judge_prompts=inputs.judge_prompts,
+        allow_outside_pdf_dir=inputs.allow_outside_pdf_dir,
     )
     return scoring.judge_context(setup)
 

@@ -46,3 +46,18 @@ def test_errors_are_typed(tmp_path: Path) -> None:
     make_pdf(tmp_path / "ok.pdf", 1)
     with pytest.raises(ValueError, match="cache_dir"):
         source.render("ok.pdf", 1)
+
+
+def test_names_leading_outside_the_pdf_folder_are_not_opened(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "pdfs", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    make_pdf(outside / "secret.pdf", 1)
+    (folder / "link.pdf").symlink_to(outside / "secret.pdf")
+    source = DocumentSource([folder])
+    for name in ("../outside/secret.pdf", str(outside / "secret.pdf"), "link.pdf"):
+        with pytest.raises(DocumentNotFoundError, match="outside the PDF folder|absolute path"):
+            source.pdf_path(name)
+    opted_in = DocumentSource([folder], allow_outside=True)
+    assert opted_in.pdf_path("../outside/secret.pdf") == folder / "../outside/secret.pdf"
+    assert opted_in.num_pages("link.pdf") == 1

@@ -73,6 +73,7 @@ def test_normalized_boxes_become_regions_and_facts(tmp_path: Path, pdfs: Path) -
         (3, 1, "Fact 1."),
     ]
     assert a.gold_facts[1].bbox == a.gold_regions[1].bbox
+    assert a.metadata["fact_ids"] == ["f0", "f1"]  # the ids the official fact judge reports
     assert a.metadata["bbox_units"] == NORMALIZED and a.metadata["split"] == "test"
     assert a.category == "table" and a.answer == "42" and a.answerable
     assert a.metadata["evidence_sources"] == ["table"]
