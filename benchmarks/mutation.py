@@ -145,15 +145,21 @@ MODULES: dict[str, list[str]] = {
     ],
     "evaluation.docscope.official_answer": [
         "tests/evaluation/docscope/test_official_profile.py",
-        "tests/evaluation/docscope/test_answer.py",
+        "tests/evaluation/docscope/test_official_answer.py",
+        "tests/evaluation/docscope/test_judge_prompts.py",
+        "tests/evaluation/docscope/test_official_run.py",
     ],
     "evaluation.docscope.official_fact": [
         "tests/evaluation/docscope/test_official_profile.py",
-        "tests/evaluation/docscope/test_fact.py",
+        "tests/evaluation/docscope/test_official_fact.py",
+        "tests/evaluation/docscope/test_judge_prompts.py",
+        "tests/evaluation/docscope/test_official_run.py",
     ],
     "evaluation.docscope.official_region": [
         "tests/evaluation/docscope/test_official_profile.py",
-        "tests/evaluation/docscope/test_region.py",
+        "tests/evaluation/docscope/test_official_region.py",
+        "tests/evaluation/docscope/test_judge_prompts.py",
+        "tests/evaluation/docscope/test_official_run.py",
     ],
     # MMLongBench-Doc official mode: a package entry stands for each of its modules.
     "evaluation.mmlongbench": [
@@ -229,6 +235,10 @@ EQUIVALENT: dict[str, str] = {
     ),
     "evaluation.stats:kendall_tau_b:439:12:binop:FloorDiv->Div": (
         "n(n-1) is even, so / and // give the same number"
+    ),
+    # evaluation.mmlongbench.official
+    "evaluation.mmlongbench.official:_decimals:107:31:unary:USub->drop": (
+        "str(float) holds at most one point, so split('.') has at most two parts: [1] is [-1]"
     ),
     # evaluation.scholscan_formula
     "evaluation.scholscan_formula:LocationCounts:47:47:const:True->False": _BY_NAME,
