@@ -240,6 +240,15 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.mmlongbench.official:_decimals:107:31:unary:USub->drop": (
         "str(float) holds at most one point, so split('.') has at most two parts: [1] is [-1]"
     ),
+    # evaluation.docscope.official_answer
+    "evaluation.docscope.official_answer:score_answer:71:24:const:'judge_error'->''": (
+        "official_judge gives no reply for a judge_error record, so consistent is None and the "
+        "branch is taken either way"
+    ),
+    # evaluation.docscope.official_region
+    "evaluation.docscope.official_region:_pixels:97:74:const:True->False": (
+        "zip(strict=...): a box has four numbers and there are four scales"
+    ),
     # evaluation.scholscan_formula
     "evaluation.scholscan_formula:LocationCounts:47:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:LocationCounts:49:63:const:'gold'->''": _BY_NAME,

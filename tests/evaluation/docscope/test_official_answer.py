@@ -142,6 +142,7 @@ ROWS = [
     _row("judge_parse_error", None, True),
     _row("skipped", None, True, "inference status 'error': left out under the official profile"),
     _row("skipped", None, False, "no judge context"),
+    _row("skipped", None, False, "no gold answer"),
 ]
 
 

@@ -203,17 +203,19 @@ def _row(status: str, **counts: float) -> ScoreRow:
 def test_aggregate_counts_labels_of_ok_facts() -> None:
     rows = [
         _row("ok", facts=3, consistent=2, not_consistent=1, facts_failed=0),
+        _row("ok", facts=1, consistent=1, not_consistent=0, facts_failed=0),
         _row("partial", facts=2, consistent=2, not_consistent=0, facts_failed=1),
         _row("judge_error", facts=0, consistent=0, not_consistent=0, facts_failed=2),
         _row("skipped"),
     ]
     result = aggregate_fact(rows, StatsOptions(n_resamples=0))
-    assert result.metrics["consistency"].value == 4 / 5
+    assert result.metrics["consistency"].value == 5 / 6
+    assert result.metrics["consistency"].headline is True
     assert result.tables == {
-        "official_summary": {"n": 5, "by_label": {"consistent": 4, "not_consistent": 1}},
-        "facts": 5,
+        "official_summary": {"n": 6, "by_label": {"consistent": 5, "not_consistent": 1}},
+        "facts": 6,
         "facts_failed": 1,
         "partial_items": 1,
     }
-    only_consistent = aggregate_fact(rows[1:2], StatsOptions(n_resamples=0))
+    only_consistent = aggregate_fact(rows[2:3], StatsOptions(n_resamples=0))
     assert only_consistent.tables["official_summary"]["by_label"] == {"consistent": 2}
