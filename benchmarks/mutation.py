@@ -246,6 +246,9 @@ EQUIVALENT: dict[str, str] = {
         "branch is taken either way"
     ),
     # evaluation.docscope.official_region
+    "evaluation.docscope.official_region:_region_row:251:52:boolop:And->Or": (
+        "judge_items gives a box the status ok exactly when it has a label, so and/or agree"
+    ),
     "evaluation.docscope.official_region:_pixels:97:74:const:True->False": (
         "zip(strict=...): a box has four numbers and there are four scales"
     ),

@@ -27,7 +27,10 @@ from evaluation.schemas import ScoreRow
 from scanrag.llm import ChatRequest, ModelError, ScriptedModel
 from scanrag.schemas import BBox, Citation, Region, Status
 
-TEMPLATE = "P={gt_page}|N={gold_total_on_page}|{gold_facts_block}|K={n_pred}|{pred_bboxes_norm}"
+TEMPLATE = (
+    "P={gt_page}|N={gold_total_on_page}|A={gold_answer}|{gold_facts_block}|K={n_pred}"
+    "|{pred_bboxes_norm}"
+)
 NO_CI = StatsOptions(n_resamples=0)
 
 
@@ -159,7 +162,11 @@ async def test_counts_units_and_rates(make_sample, make_traj, pdf_dir, tmp_path)
     assert units[2]["n_pred_drawn"] == 3 and units[2]["gt_recall"] == pytest.approx(0.5)
     assert len(row.judges) == 2
     texts = sorted(r.messages[-1].text for r in ctx.llm.requests)
-    assert texts[0].startswith("P=2|N=2|id=g1 :: index_on_page=1, element_type=text, ")
+    assert texts[0].startswith(
+        "P=2|N=2|A=12|id=g1 :: index_on_page=1, element_type=text, "
+        "gold_bbox_px=[60.0, 80.0, 300.0, 400.0]\n"
+        "id=g2 :: index_on_page=2, element_type=text, gold_bbox_px=[360.0, 480.0, 540.0, 720.0]|"
+    )
     assert "|K=1|[[0.1, 0.1, 0.5, 0.5]]" in texts[0]  # only drawn boxes reach the judge
     assert texts[1].startswith("P=3|N=1|") and "|K=3|" in texts[1]
 
@@ -221,6 +228,22 @@ async def test_no_document_source_is_a_render_failure(make_sample, make_traj) ->
     assert row.judges[0].error == "FileNotFoundError: no document source to render pages from"
     assert row.judges[0].key in ("page=2", "page=3")
     assert row.details["units"][0]["n_pred_drawn"] == 1
+    assert [u["gold_id"] for u in row.details["units"]] == ["g1", "g2", "g1"]
+    assert [u["index"] for u in row.details["units"]] == [0, 1, 0]
+
+
+async def test_a_missing_gold_answer_is_empty_in_a_prompt_file(
+    make_sample, make_traj, pdf_dir, tmp_path
+) -> None:
+    ctx = _ctx(pdf_dir, tmp_path, {3: _labels(g1="not_covered")})
+    sample = make_sample(answer=None, gold_regions=GOLD[2:], gold_pages=[3])
+    traj = make_traj(citations=CITES[2:3], metadata={"parser": "json"})
+    row = await RegionScorer(profile="official").score(traj, sample, judge=ctx)
+    assert ctx.llm.requests[0].messages[-1].text.startswith("P=3|N=1|A=|id=g1 ")
+    assert row.counts["not_covered"] == 1 and row.metrics == {
+        "covered_rate": 0.0,
+        "lenient_rate": 0.0,
+    }
 
 
 def _row(status: str, reason: str = "", **counts: float) -> ScoreRow:
