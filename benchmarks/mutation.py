@@ -161,6 +161,12 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/docscope/test_judge_prompts.py",
         "tests/evaluation/docscope/test_official_run.py",
     ],
+    "evaluation.docscope.importer": [
+        "tests/evaluation/docscope/test_importer.py",
+        "tests/evaluation/docscope/test_official_run.py",
+        "tests/evaluation/docscope/test_official_view.py",
+        "tests/evaluation/docscope/test_official_profile.py",
+    ],
     # MMLongBench-Doc official mode: a package entry stands for each of its modules.
     "evaluation.mmlongbench": [
         "tests/evaluation/test_mmlongbench_official.py",
@@ -248,6 +254,10 @@ EQUIVALENT: dict[str, str] = {
     # evaluation.docscope.official_region
     "evaluation.docscope.official_region:_region_row:251:52:boolop:And->Or": (
         "judge_items gives a box the status ok exactly when it has a label, so and/or agree"
+    ),
+    "evaluation.docscope.official_region:_region_row:289:77:const:'ok'->''": (
+        "read only when no box is ok (ok boxes are those with a label): every status then "
+        "differs from both 'ok' and ''"
     ),
     "evaluation.docscope.official_region:_pixels:97:74:const:True->False": (
         "zip(strict=...): a box has four numbers and there are four scales"

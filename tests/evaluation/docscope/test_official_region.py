@@ -201,6 +201,16 @@ async def test_every_box_failed_takes_the_first_status(
     ]
 
 
+async def test_with_no_box_judged_the_first_failure_names_the_row(
+    make_sample, make_traj, pdf_dir, tmp_path
+) -> None:
+    answers = {2: "{}", 3: ModelError("scripted/judge", "down")}
+    ctx = _ctx(pdf_dir, tmp_path, answers)
+    row = await _score(make_sample, make_traj, ctx, gold=[GOLD[0], GOLD[2]])
+    assert row.status == "judge_parse_error" and row.reason == "2 of 2 gold boxes failed"
+    assert [u["status"] for u in row.details["units"]] == ["judge_parse_error", "judge_error"]
+
+
 async def test_skips(make_sample, make_traj, pdf_dir, tmp_path) -> None:
     scorer = RegionScorer(profile="official")
     traj = make_traj(citations=CITES, metadata={"parser": "json"})
@@ -277,11 +287,14 @@ def test_aggregate_rates_capped_f1_and_summary() -> None:
         _row("judge_error", boxes_failed=2),
         _row("skipped", "inference status 'error': left out under the official profile"),
         _row("skipped", "no gold regions"),
+        _row("skipped", "no judge context"),
+        _row("ok", **base | {"boxes_ok": 0, "gold": 0, "covered": 0, "imprecise": 0, "n_pred": 0}),
     ]
     rows[1].counts["not_covered"] = 1
     result = aggregate_region(rows, NO_CI)
     assert result.metrics["covered_rate"].value == 2 / 4
     assert result.metrics["lenient_rate"].value == 3 / 4
+    assert result.metrics["covered_rate"].headline and result.metrics["lenient_rate"].headline
     assert result.tables["official_summary"] == {
         "n": 4,
         "by_label": {"covered": 2, "imprecise": 1, "not_covered": 1},
