@@ -251,6 +251,17 @@ EQUIVALENT: dict[str, str] = {
         "official_judge gives no reply for a judge_error record, so consistent is None and the "
         "branch is taken either way"
     ),
+    # evaluation.docscope.importer
+    "evaluation.docscope.importer:_span:138:59:cmp1:Lt->LtE": (
+        "start == end slices the empty string, which is what the else branch returns"
+    ),
+    "evaluation.docscope.importer:import_infer:299:57:const:'json'->''": (
+        "the dataset report holds only strings, numbers, lists and dicts: every dump mode gives "
+        "the same JSON"
+    ),
+    "evaluation.docscope.importer:import_infer:313:38:boolop:Or->And": (
+        "the docscope loader always sets source to the benchmark file: both name the same file"
+    ),
     # evaluation.docscope.official_region
     "evaluation.docscope.official_region:_region_row:251:52:boolop:And->Or": (
         "judge_items gives a box the status ok exactly when it has a label, so and/or agree"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evaluation.docscope.importer import (
     STRATEGY,
     ImportReport,
@@ -16,6 +18,7 @@ from evaluation.docscope.importer import (
     trajectory_from_record,
 )
 from evaluation.docscope.official import INFER_KEY
+from scanrag.hashing import file_sha256
 from scanrag.schemas import UNANSWERABLE, BBox, Region, Status, Usage
 
 
@@ -136,7 +139,10 @@ def test_an_ok_record_fills_pages_regions_facts_and_answer() -> None:
     far, zero, bad = traj.citations[4:7]
     assert (far.valid, far.reason) == (False, "page 9 out of range 1..4")
     assert (zero.valid, zero.reason) == (False, "page 0 out of range 1..4")
-    assert not bad.valid and bad.reason and "\n" not in bad.reason
+    with pytest.raises(ValueError) as exc:
+        BBox.from_list([0.5, 0.5, 0.1, 0.1])
+    assert len(str(exc.value).splitlines()) > 1
+    assert not bad.valid and bad.reason == str(exc.value).splitlines()[0]  # the first line
 
 
 def test_unknown_page_count_and_run_key(make_sample) -> None:
@@ -167,3 +173,43 @@ def test_error_records_and_records_without_a_parsed_block() -> None:
     assert nothing.errors == ["no answer tag and no usable citation in the reply"]
     only_pages = trajectory_from_record(_record(answer=None, citations=[{"page": 1}]), None)
     assert only_pages.status == Status.OK and only_pages.answer is None
+
+
+def test_import_into_a_new_nested_or_empty_folder_with_a_missing_pdf_and_a_bad_row(
+    official_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from evaluation.docscope.importer import import_infer
+
+    benchmark, infer = official_files
+    items = json.loads(benchmark.read_text(encoding="utf-8"))
+    items.append({"id": "urnuuidA::q9", "split": "test"})  # no question: dropped
+    benchmark.write_text(json.dumps(items), encoding="utf-8")
+    (benchmark.parent / "pdfs" / "urnuuidB.pdf").unlink()
+    nested = tmp_path / "a" / "b" / "run"
+    report = import_infer(infer, benchmark, nested, bbox_units="normalized")
+    assert (nested / "trajectories.jsonl").is_file()
+    # the PDF is not checked at load time: its items stay, reported as missing
+    assert report.samples == 5 and report.missing_pdfs == ["urnuuidB.pdf"]
+    assert not report.unknown_questions
+    assert len(report.dropped_benchmark_rows) == 1
+    assert report.dropped_benchmark_rows[0].startswith("urnuuidA::q9: ")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    again = import_infer(infer, benchmark, empty, bbox_units="normalized")
+    assert again.samples == 5 and (empty / "trajectories.jsonl").is_file()
+    (entry,) = json.loads((nested / "datasets.json").read_text(encoding="utf-8"))
+    assert entry["loader"] == "docscope" and entry["input_errors"] == {}
+    assert entry["source"] == str(benchmark) and entry["pdf_dir"] == str(benchmark.parent / "pdfs")
+    assert entry["name"] and entry["report"]["dropped"]
+    assert len(entry["sample_ids"]) == 5 and "urnuuidA::q1" in entry["sample_ids"]
+    manifest = json.loads((nested / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["importer"] == "scanrag import docscope-infer"
+    assert manifest["infer"]["path"] == str(infer) and len(manifest["infer"]["sha256"]) == 64
+    assert manifest["benchmark"]["path"] == str(benchmark)
+    assert manifest["benchmark"]["sha256"] == file_sha256(benchmark)
+    assert (manifest["split"], manifest["bbox_units"], manifest["samples"]) == (
+        None,
+        "normalized",
+        5,
+    )
+    assert manifest["imported_at"].endswith("+00:00")
