@@ -167,6 +167,8 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/docscope/test_official_view.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
+    # Shared reply parsing (JSON objects in replies, verdict words): each module of the package.
+    "scanrag.parsing": ["tests/scanrag/parsing"],
     # MMLongBench-Doc official mode: a package entry stands for each of its modules.
     "evaluation.mmlongbench": [
         "tests/evaluation/test_mmlongbench_official.py",
@@ -284,19 +286,19 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
     "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
     # evaluation.sinbench_metrics
-    "evaluation.sinbench_metrics:anchor_keys:108:11:const:'fig'->''": (
+    "evaluation.sinbench_metrics:anchor_keys:110:11:const:'fig'->''": (
         "a key of empty kind (':2') normalises to the figure key, as 'fig' does"
     ),
-    "evaluation.sinbench_metrics:anchor_keys:118:34:const:1->2": (
+    "evaluation.sinbench_metrics:anchor_keys:120:34:const:1->2": (
         "a key holds one colon: split(':', 1) and split(':', 2) agree"
     ),
-    "evaluation.sinbench_metrics:kendall_tau_order:171:60:const:1->0": (
+    "evaluation.sinbench_metrics:kendall_tau_order:173:60:const:1->0": (
         "b = a adds a comparison of a position with itself, never an inversion"
     ),
-    "evaluation.sinbench_metrics:kendall_tau_order:171:69:cmp0:Gt->GtE": (
+    "evaluation.sinbench_metrics:kendall_tau_order:173:69:cmp0:Gt->GtE": (
         "the assignment is one-to-one, so no two gold positions are equal"
     ),
-    "evaluation.sinbench_metrics:chain_metrics:204:38:cmp0:GtE->Gt": (
+    "evaluation.sinbench_metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
         "a normalised grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
     ),
     # evaluation.docscope.official_parser
