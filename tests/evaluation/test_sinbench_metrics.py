@@ -79,7 +79,10 @@ def test_field_only_spellings_in_an_anchor_field() -> None:
         ("0", False),
         ("unclear", None),
         ("!!!", None),
-        (1, None),
+        (1, True),  # the integers 1 and 0 are yes and no (scanrag.parsing)
+        (0, False),
+        (2, None),
+        (1.5, None),
         (False, False),
     ],
 )
