@@ -199,6 +199,11 @@ _COVERED = (
     "and the index is always in range"
 )
 
+_FROM_BRACE = "text from a '{' decodes to an object or not at all (then the value is None, no dict)"
+
+_AFTER_OPEN = "the closing fence is searched after an opening one: its index is never 0"
+_NON_EMPTY = "a slice of the stack's end is empty exactly when the stack is"
+
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
 EQUIVALENT: dict[str, str] = {
     # agents.citations
@@ -253,6 +258,28 @@ EQUIVALENT: dict[str, str] = {
         "official_judge gives no reply for a judge_error record, so consistent is None and the "
         "branch is taken either way"
     ),
+    # scanrag.parsing.jsonscan
+    "scanrag.parsing.jsonscan:fenced_blocks:59:11:cmp0:Lt->LtE": _AFTER_OPEN,
+    "scanrag.parsing.jsonscan:fenced_blocks:59:19:const:0->1": _AFTER_OPEN,
+    "scanrag.parsing.jsonscan:_scan:77:26:const:False->True": (
+        "the cut flag is read only when no closing index was found"
+    ),
+    "scanrag.parsing.jsonscan:_decode:127:24:const:False->True": (
+        "the lenient flag is read only when ok"
+    ),
+    "scanrag.parsing.jsonscan:_first_in:172:15:boolop:And->Or": _FROM_BRACE,
+    "scanrag.parsing.jsonscan:_repaired:184:20:boolop:And->Or": _FROM_BRACE,
+    "scanrag.parsing.jsonscan:_decoded_spans:97:26:const:1->0": (
+        "the character at end is a closer, not an opener: the next step moves past it"
+    ),
+    "scanrag.parsing.jsonscan:_first_in:179:17:const:False->True": (
+        "the repaired flag is read only when an object was found"
+    ),
+    "scanrag.parsing.jsonscan:close_truncated:218:20:const:'\"'->''": (
+        "the substitution's own pattern ends with a quote: without one nothing is replaced"
+    ),
+    "scanrag.parsing.jsonscan:close_truncated:218:36:const:1->2": _NON_EMPTY,
+    "scanrag.parsing.jsonscan:close_truncated:218:36:const:1->0": _NON_EMPTY,
     # evaluation.docscope.importer
     "evaluation.docscope.importer:_span:138:59:cmp1:Lt->LtE": (
         "start == end slices the empty string, which is what the else branch returns"
