@@ -327,12 +327,19 @@ def per_class_f1(
     labels: Sequence[Label] | None = None,
     zero_division: float = 0.0,
 ) -> dict[Label, float]:
-    """F1 of each class (one-vs-rest); a zero denominator gives ``zero_division``."""
+    """F1 of each class (one-vs-rest); a zero denominator gives ``zero_division``.
+
+    With ``labels``, only those classes are scored, but each against every item, as
+    scikit-learn does: a prediction of a listed class on an item of an unlisted one is a
+    false positive, and the reverse a false negative.
+    """
     _check_pair(gold, pred)
     classes = list(labels) if labels is not None else _classes(gold, pred)
-    matrix = _confusion(gold, pred, classes)
+    everything = list(dict.fromkeys([*classes, *_classes(gold, pred)]))
+    matrix = _confusion(gold, pred, everything)
     scores: dict[Label, float] = {}
-    for i, label in enumerate(classes):
+    for label in classes:
+        i = everything.index(label)
         tp = matrix[i, i]
         fp = matrix[:, i].sum() - tp
         fn = matrix[i, :].sum() - tp

@@ -68,3 +68,25 @@ def test_no_prediction_scores_zero_and_degenerate_gold_is_undefined() -> None:
     assert (geo.iou, geo.iom, geo.gt_recall) == (0.0, 0.0, 0.0)
     flat = gold_vs_union(b(0.1, 0.1, 0.1, 0.5), [b(0, 0, 1, 1)])
     assert flat.iou is None and flat.iom is None and flat.gt_recall is None
+
+
+@pytest.mark.parametrize(
+    ("boxes", "expected"),
+    [
+        # Boxes away from the diagonal (x2 <= y1, or y2 <= x1) are ordinary boxes.
+        ([b(0, 0.5, 0.4, 0.9)], 0.16),
+        ([b(0.5, 0, 0.9, 0.4)], 0.16),
+        ([[0.6, 0.1, 0.7, 0.3]], 0.02),  # plain four-number lists too
+    ],
+)
+def test_union_area_off_the_diagonal(boxes: list, expected: float) -> None:
+    assert union_area(boxes) == pytest.approx(expected, abs=1e-12)
+
+
+def test_clip_keeps_each_coordinate() -> None:
+    # Every coordinate of the result comes from a different input coordinate.
+    assert clip([0, 0, 1, 1], [0.1, 0.2, 0.5, 0.7]) == pytest.approx((0.1, 0.2, 0.5, 0.7))
+    assert clip([0.1, 0.2, 0.5, 0.7], [0, 0, 1, 1]) == pytest.approx((0.1, 0.2, 0.5, 0.7))
+    assert clip([0.3, 0.1, 0.9, 0.6], [0.1, 0.4, 0.6, 0.95]) == pytest.approx((0.3, 0.4, 0.6, 0.6))
+    # Boxes that touch along a horizontal edge share no area either.
+    assert clip([0, 0, 1, 0.5], [0, 0.5, 1, 1]) is None
