@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion, checked by hand."""
+"""The hybrid retriever: reciprocal rank and score-aware fusion, checked by hand."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_k_rrf_and_cut():
 def test_retriever_asks_components_for_depth_and_fuses():
     a = Fixed("a", [("d", 1), ("d", 2), ("d", 3), ("d", 4)])
     b = Fixed("b", [("d", 4), ("d", 3)])
-    hybrid = HybridRetriever([a, b], weights=[1, 3], k_rrf=10, depth=3)
+    hybrid = HybridRetriever([a, b], weights=[1, 3], k_rrf=10, depth=3, fusion="rrf")
     hits = hybrid.search("q", 2)
     assert a.asked == [3] and b.asked == [3]
     # d4: 3/11 = 0.2727 (a's depth-3 list does not reach it); d3: 1/13 + 3/12 = 0.3269
