@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -209,7 +211,9 @@ def export(layout: EncoderLayout, out: Path) -> Path:
     head = _pooled_encoder(model, names, layout.pooling)
     axes = {name: {0: "batch", 1: "sequence"} for name in names}
     axes["embedding"] = {0: "batch"}
-    with torch.no_grad():
+    # The tracer warns about Python branches on shapes that are fixed for an encoder.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         torch.onnx.export(
             head,
             tuple(sample[n] for n in names),
@@ -266,14 +270,27 @@ def quantize(src: Path, out: Path) -> Path:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(src),
-        str(out),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    with _quiet_root_logger():
+        quantize_dynamic(
+            str(src),
+            str(out),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
     return out
+
+
+@contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    """Silence the quantiser's advice to pre-process (logged on the root logger)."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 class OnnxEncoder:
