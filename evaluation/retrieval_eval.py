@@ -146,7 +146,9 @@ def question_ranks(report: RetrievalReport) -> dict[str, QuestionRank]:
     for q in report.per_question:
         gold = set(q.gold)
         first = next((i for i, page in enumerate(q.retrieved, 1) if page in gold), None)
-        out[q.id] = QuestionRank(retrieved=[int(p) for p in q.retrieved], first_gold_rank=first)
+        out[q.id] = QuestionRank(
+            retrieved=[int(str(p)) for p in q.retrieved], first_gold_rank=first
+        )
     return out
 
 

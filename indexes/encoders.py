@@ -227,7 +227,7 @@ def _build_onnx(model: str, target: str, local: bool, pooling: Pooling, backend:
             f"backend {backend!r} exports a local model folder; {model!r} is a hub name: use "
             "backend 'torch' or a local directory"
         )
-    variant = "int8" if backend == "onnx-int8" else "fp32"
+    variant: Literal["fp32", "int8"] = "int8" if backend == "onnx-int8" else "fp32"
     return load_onnx_encoder(target, model_fingerprint(model), variant, pooling)
 
 

@@ -97,7 +97,13 @@ def read_layout(folder: str | Path, pooling: str = "auto") -> EncoderLayout:
             f"{root}: the ONNX backend exports Transformer + Pooling (+ Normalize) models; this "
             f"one also has {', '.join(extra)}: use backend 'torch'"
         )
-    chosen = pooling if pooling in ("mean", "cls") else _folder_pooling(root, modules)
+    chosen: Literal["mean", "cls"] = (
+        "cls"
+        if pooling == "cls"
+        else "mean"
+        if pooling == "mean"
+        else _folder_pooling(root, modules)
+    )
     config = _json(root / "config.json", default={})
     st_config = _json(root / "sentence_bert_config.json", default={})
     positions = int(config.get("max_position_embeddings", 512))
@@ -336,7 +342,7 @@ class OnnxEncoder:
             out[rows] = self.session.run(None, feed)[0]
         if normalize_embeddings or self.layout.normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out = out / np.where(norms > 0, norms, 1.0)
+            out = (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         return out
 
 

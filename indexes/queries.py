@@ -99,7 +99,8 @@ def strip_instructions(text: str) -> str:
     body = text
     for lead_in in _LEAD_INS:
         body = lead_in.sub(" . ", body)
-    kept, dropped = [], []
+    kept: list[str] = []
+    dropped: list[str] = []
     for sentence in _SENTENCE_BREAK.split(body.strip()):
         sentence = sentence.strip()
         if sentence in ("", "."):
