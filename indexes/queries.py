@@ -17,7 +17,7 @@ page that holds the answer. Modes (steps joined by ``+``, applied left to right)
   financial position"), so the query meets the statement page's heading whatever name the
   question used. This is financial domain knowledge written while reading the FinanceBench
   dev questions: it only fires on those statement names, and its measured gain on
-  financebench-dev is optimistic (see docs/retrieval.md).
+  financebench-dev is optimistic (see docs/retrievers.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The lexical tokenizer used by the BM25 index.
 
-Steps, in order (each measured on mmlb-dev and financebench-dev, see docs/retrieval.md):
+Steps, in order (each measured on mmlb-dev and financebench-dev, see docs/retrievers.md):
 
 1. ``lowercase`` the text;
 2. split it into tokens: with ``numbers``, a number written with thousands separators or

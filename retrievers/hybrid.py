@@ -4,7 +4,7 @@ Each component retriever ranks the pages in scope (its top ``depth``) and a fusi
 (``retrievers.fusion``) combines the lists. The default, ``minmax``, rescales each list's scores
 to [0, 1] and adds them with equal weights: unlike reciprocal rank fusion (``rrf``, kept as an
 option) it keeps how far ahead a component's best page is, which is what lets the hybrid beat
-both its components on mmlb-dev and financebench-dev (docs/retrieval.md has the figures).
+both its components on mmlb-dev and financebench-dev (docs/retrievers.md has the figures).
 """
 
 from __future__ import annotations
