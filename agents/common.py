@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from agents.calls import record_call
 from agents.evidence import ParseContext
 from agents.prompts.base import Prompt
 from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
@@ -95,7 +96,8 @@ async def call_model(
     temperature: float = 0.0,
     json_schema: dict[str, Any] | None = None,
 ) -> ChatResponse:
-    """One model call with usage, timing, model and prompt hash recorded on ``trajectory``.
+    """One model call with usage, timing, model, prompt hash and the call itself (prompt and
+    raw reply, :func:`agents.calls.record_call`) recorded on ``trajectory``.
 
     Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers decide.
     """
@@ -116,10 +118,16 @@ async def call_model(
     trajectory.models[role] = model
     trajectory.prompt_hashes[stage] = prompt.hash
     started = time.perf_counter()
+    response: ChatResponse | None = None
+    error: str | None = None
     try:
         response = await ctx.llm.chat(request)
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
     finally:
         elapsed = time.perf_counter() - started
         trajectory.timings[stage] = round(trajectory.timings.get(stage, 0.0) + elapsed, 4)
+        record_call(trajectory, request, role, response, error, elapsed)
     trajectory.add_usage(stage, response.usage)
     return response

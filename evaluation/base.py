@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evaluation.judging import JudgeContext
+from evaluation.outcomes import gave_output
 from evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
@@ -85,17 +86,18 @@ class Scorer:
     # -- helpers for subclasses -------------------------------------------------------------
 
     def new_row(self, trajectory: Trajectory, sample: Sample, **fields: Any) -> ScoreRow:
-        """A row for this pair. A trajectory that ended in an error is still scored (its
-        missing outputs count as wrong); its status is kept in ``details``."""
-        if trajectory.status != "ok":
-            details = dict(fields.pop("details", None) or {})
-            details["trajectory_status"] = str(trajectory.status)
-            fields["details"] = details
+        """A row for this pair, carrying the item's side: its dataset, the trajectory's status
+        and whether it gave an output. A trajectory that ended in an error is still scored
+        (its missing outputs count as wrong); ``item_status`` says which error it was."""
+        dataset = trajectory.metadata.get("dataset")
         return ScoreRow(
             sample_id=sample.id,
             run_key=trajectory.run_key,
             strategy=trajectory.strategy,
             scorer=self.name,
+            dataset=None if dataset is None else str(dataset),
+            item_status=str(trajectory.status),
+            answered=gave_output(trajectory),
             **fields,
         )
 
@@ -140,6 +142,46 @@ def default_scorer_names(tasks: Iterable[str]) -> list[str]:
 
 def status_counts(rows: Iterable[ScoreRow]) -> Counter[str]:
     return Counter(r.status for r in rows)
+
+
+def item_statuses(by_scorer: Mapping[str, Mapping[str, ScoreRow]]) -> dict[str, int]:
+    """Items per trajectory status over a grid cell's rows (each item counted once)."""
+    status: dict[str, str] = {}
+    for rows in by_scorer.values():
+        for sample_id, row in rows.items():
+            status.setdefault(sample_id, row.item_status)
+    return dict(sorted(Counter(status.values()).items()))
+
+
+def aggregate_counting_errors(
+    scorer: Scorer, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
+) -> AggregateResult:
+    """``scorer.aggregate`` with ``errors`` filled in on every metric: how many of its ``n``
+    items ended in an error. The scorer aggregates the error items alone (no bootstrap) and
+    the ``n`` of each metric there is the count, so subsets (answerable items only, say) are
+    counted exactly as the metric defines them."""
+    result = scorer.aggregate(rows, group, stats)
+    failed = {
+        sid
+        for by_sample in group.by_scorer.values()
+        for sid, r in by_sample.items()
+        if r.item_error
+    }
+    failed |= {r.sample_id for r in rows if r.item_error}
+    counts: dict[str, int] = {}
+    if failed:
+        only = {k: {s: r for s, r in v.items() if s in failed} for k, v in group.by_scorer.items()}
+        subset = RowGroup(group.name, group.strategy, only, group.samples)
+        try:
+            errors = scorer.aggregate(
+                [r for r in rows if r.sample_id in failed], subset, StatsOptions(n_resamples=0)
+            )
+        except Exception:  # a scorer that cannot aggregate the subset: errors stay unknown
+            return result
+        counts = {name: metric.n for name, metric in errors.metrics.items()}
+    for name, metric in result.metrics.items():
+        metric.errors = counts.get(name, 0)
+    return result
 
 
 def _summary(

@@ -73,13 +73,15 @@ class ScoreDirResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _llm(cache_dir: Path) -> Any:
+def _llm(cache_dir: Path, config: Any = None) -> Any:
+    """The gateway, knowing the model entries (servers, sampling) of the run's config."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
-    return LLMClient(cache_dir=cache_dir / "llm")
+    endpoints = config.model_entries() if config is not None else {}
+    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints)
 
 
 def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
@@ -146,7 +148,7 @@ def score_dir(
             config,
             request,
             llm=llm,
-            make_llm=lambda: _llm(request.cache_dir or run.path / "cache"),
+            make_llm=lambda: _llm(request.cache_dir or run.path / "cache", config),
         )
         manifest = run.manifest()
         if manifest:

@@ -42,11 +42,13 @@ def read_run(
     folders = [*pdf_dirs, *run.pdf_dirs()]
     if sample_dir not in folders:
         folders.append(sample_dir)
+    from scanrag.config.models import refs_of_raw
+
     judges = (run.config_data().get("models") or {}).get("judges") or {}
     return RunInputs(
         trajectories=trajectories,
         samples=samples,
         pdf_dirs=folders,
-        judges={str(k): str(v) for k, v in judges.items()} if isinstance(judges, dict) else {},
+        judges=refs_of_raw(judges),
         bad_lines=[*bad, *dropped],
     )

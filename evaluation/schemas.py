@@ -7,14 +7,19 @@ every aggregate, where it is counted as excluded; it is never scored as 0. ``par
 some judged parts of the item (pages, sentences) failed and were excluded while the others
 count. ``skipped`` means the scorer does not apply (an unanswerable question for a page
 metric, no vision judge for the region judge); ``reason`` says why.
+
+A row also carries its item's side: ``item_status`` (the trajectory's status: ``ok`` or an
+error kind), ``answered`` (whether it gave its task's output) and ``dataset``; from those and
+a ``correct`` metric, ``outcome`` classifies the item (:mod:`evaluation.outcomes`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field, model_validator
 
+from evaluation.outcomes import Outcome, is_error, item_outcome
 from scanrag.schemas import Usage
 
 SCORE_SCHEMA = "1.0"
@@ -71,6 +76,15 @@ class ScoreRow(BaseModel):
     run_key: str | None = None
     strategy: str
     scorer: str
+    dataset: str | None = Field(default=None, description="The dataset the sample came from.")
+    item_status: str = Field(
+        default="ok",
+        description="The trajectory's status: ok, or the kind of error it ended in "
+        "(model_error, unparsed, truncated ...); an error's missing outputs are scored as wrong.",
+    )
+    answered: bool | None = Field(
+        default=None, description="Whether the trajectory gave its task's output (an answer...)."
+    )
     status: ItemStatus = "ok"
     reason: str | None = None
     metrics: dict[str, float | None] = Field(default_factory=dict)
@@ -83,6 +97,32 @@ class ScoreRow(BaseModel):
         description="Hash of what the row was computed from (trajectory, sample, scorer "
         "parameters, judge models); a row whose basis no longer matches is scored again.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_item_status(cls, data: Any) -> Any:
+        """Rows written before ``item_status`` kept it in ``details.trajectory_status``."""
+        if isinstance(data, dict) and "item_status" not in data:
+            details = data.get("details")
+            if isinstance(details, dict) and details.get("trajectory_status"):
+                data = {**data, "item_status": str(details["trajectory_status"])}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> Outcome | None:
+        """The item's outcome as far as this row tells: ``error`` or ``unanswered`` from the
+        item side; ``correct``/``wrong`` from a usable ``correct`` metric; else ``None``."""
+        value = self.metrics.get("correct") if self.usable else None
+        result = item_outcome(
+            self.item_status, self.answered, None if value is None else value >= 1.0
+        )
+        return None if result is Outcome.UNSCORED else result
+
+    @property
+    def item_error(self) -> bool:
+        """True when the item's trajectory ended in an error."""
+        return is_error(self.item_status)
 
     @property
     def group(self) -> str:
@@ -124,8 +164,9 @@ class MetricSummary(BaseModel):
 
     ``n`` is the number of items that contributed; ``excluded`` the items (or, for ``partial``
     rows, the items with at least one part) left out because a judge or render failed;
-    ``skipped`` the items the scorer did not apply to. ``low``/``high`` are the percentile
-    bootstrap interval (``None`` when not computed or undefined).
+    ``skipped`` the items the scorer did not apply to; ``errors`` how many of the ``n`` items
+    ended in an error (model, parse, input ...) and count as wrong. ``low``/``high`` are the
+    percentile bootstrap interval (``None`` when not computed or undefined).
     """
 
     value: float | None = None
@@ -136,6 +177,11 @@ class MetricSummary(BaseModel):
     high: float | None = None
     ci: float | None = None
     headline: bool = False
+    errors: int | None = Field(
+        default=None,
+        description="How many of the n items ended in an error (they count as wrong); None "
+        "when not counted.",
+    )
 
 
 class AggregateResult(BaseModel):
@@ -153,6 +199,9 @@ class GroupSummary(BaseModel):
     items: int = 0
     status: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Row status counts per scorer."
+    )
+    item_status: dict[str, int] = Field(
+        default_factory=dict, description="Items per trajectory status (ok or an error kind)."
     )
     metrics: dict[str, MetricSummary] = Field(
         default_factory=dict, description='Keyed "<scorer>.<metric>".'

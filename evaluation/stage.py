@@ -22,7 +22,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, get_scorer, status_counts
+from evaluation.base import (
+    RowGroup,
+    Scorer,
+    StatsOptions,
+    aggregate_counting_errors,
+    get_scorer,
+    item_statuses,
+    status_counts,
+)
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
 from scanrag.hashing import stable_hash
@@ -340,12 +348,13 @@ def summarize(
                 name: dict(sorted(status_counts(rows_.values()).items()))
                 for name, rows_ in sorted(by_scorer.items())
             },
+            item_status=item_statuses(by_scorer),
         )
         for name, scorer in scorers.items():
             scorer_rows = list(by_scorer.get(name, {}).values())
             if scorer.item_level and not scorer_rows:
                 continue
-            result = scorer.aggregate(scorer_rows, group, stats)
+            result = aggregate_counting_errors(scorer, scorer_rows, group, stats)
             out.metrics.update({f"{name}.{k}": v for k, v in result.metrics.items()})
             out.tables.update({f"{name}.{k}": v for k, v in result.tables.items()})
         summary.groups[group_name] = out

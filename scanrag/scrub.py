@@ -68,6 +68,8 @@ _ANCHORS = (
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _AFTER_NAME = re.compile(r"""["']?[ \t]*[=:][ \t]*(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s,;}\]"']+)""")
 _MIN_SECRET_LEN = 8
+# ``${VAR}``: a reference to a variable (a model entry's header value), not a secret.
+_ENV_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -100,14 +102,19 @@ class Scrubber:
     def data(self, value: Any) -> Any:
         if isinstance(value, Mapping):
             return {
-                k: (MASK if is_secret_name(str(k)) and v not in (None, "") else self.data(v))
-                for k, v in value.items()
+                k: (MASK if _is_secret_value(str(k), v) else self.data(v)) for k, v in value.items()
             }
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+def _is_secret_value(name: str, value: Any) -> bool:
+    if value in (None, "") or not is_secret_name(name):
+        return False
+    return not (isinstance(value, str) and _ENV_REFERENCE.fullmatch(value))
 
 
 def _anchor_spans(text: str) -> list[tuple[int, int]]:
@@ -138,6 +145,8 @@ def _mask_pairs(text: str) -> str:
             continue
         value = pair.group("value")
         if value in ('""', "''", "null", "None") or value.strip("\"'") == MASK:
+            continue
+        if value.strip("\"'").startswith("${"):  # a variable reference, not a secret
             continue
         quote = value[0] if value[:1] in ('"', "'") else ""
         out.append(text[done : pair.start("value")])

@@ -48,6 +48,7 @@ class TaskSpec(BaseModel):
 
 _DOCSCOPE_SCORERS = (
     "pages",
+    "retrieval",  # recall@k of the retrieve steps, beside the cited pages
     "region",
     "region_geometry",
     "fact",
@@ -64,7 +65,8 @@ QA = TaskSpec(
     prompt="qa",
     fields=("pages", "answer", "facts", "regions"),
     required=("pages", "answer", "facts"),
-    scorers=(*_DOCSCOPE_SCORERS, "faithfulness"),
+    # mmlongbench scores only samples with a MMLongBench-Doc answer format (no rows else)
+    scorers=(*_DOCSCOPE_SCORERS, "faithfulness", "mmlongbench"),
 )
 ERROR_DETECTION = TaskSpec(
     name="error_detection",

@@ -4,7 +4,8 @@ Output folder layout::
 
     index.html            overview: runs, comparison table, plots, question list
     comparison.md/.csv/.json
-    plots/*.png           layout, funnel, recall@k, oracle ablation (when there is data)
+    items_long.csv        every item × grid cell × metric (evaluation.report.export)
+    plots/*.png           cost/latency, breakdowns, layout, funnel, recall@k, oracle ablation
     q/q0001.html ...      one viewer page per question
     img/*.png             page images and overlays referenced by the viewer pages
 
@@ -18,25 +19,15 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from evaluation.report.data import Group, RunData, all_groups, find_group, load_runs, samples_of
-from evaluation.report.html import esc, img, page, short, table, verdict
-from evaluation.report.table import (
-    COST_COLUMNS,
-    ComparisonTable,
-    MetricCell,
-    build_table,
-    cost_text,
-    fmt,
-    legend,
-    to_csv,
-    to_markdown,
-)
+from evaluation.report.html import esc, page, short
+from evaluation.report.table import build_table, to_csv, to_markdown
 
 MARKER = ".scanrag-report"
+LONG_CSV = "items_long.csv"
 OWNED = ("img", "q", "plots")
 
 
@@ -74,119 +65,7 @@ def _prepare(out_dir: Path) -> None:
     (out_dir / MARKER).write_text("written by scanrag report\n", encoding="utf-8")
 
 
-# --------------------------------------------------------------------------- index sections
-
-
-def _runs_section(runs: Sequence[RunData]) -> str:
-    rows = []
-    for run in runs:
-        counts = run.summary.get("counts") or {}
-        models = (run.manifest.get("models") or {}).get("agents")
-        rows.append(
-            [
-                esc(run.name),
-                esc(run.path),
-                esc(run.summary.get("complete", "unknown")),
-                esc(counts.get("trajectories", sum(len(g.trajectories) for g in run.groups))),
-                esc(len(run.samples)),
-                esc(", ".join(models) if isinstance(models, list) else models),
-                esc(run.summary.get("stop_reason")),
-            ]
-        )
-    headers = ["run", "folder", "complete", "trajectories", "samples", "agent models", "stopped"]
-    return "<h2>Runs</h2>" + table(headers, rows, table_id="runs")
-
-
-def _metric_html(cell: MetricCell | None) -> str:
-    """Value, its interval on a second line, the significance marker, a tooltip with Δ and p."""
-    if cell is None or cell.value is None:
-        return '<span class="na">—</span>'
-    interval = ""
-    if cell.low is not None and cell.high is not None:
-        interval = f'<br><span class="ci">[{fmt(cell.low)}, {fmt(cell.high)}]</span>'
-    marker = f' <span class="sig">{esc(cell.marker)}</span>' if cell.marker else ""
-    test = cell.vs_baseline
-    title = ""
-    if test is not None and test.diff is not None:
-        p = "—" if test.p_value is None else f"{test.p_value:.4f}"
-        text = f"vs baseline: Δ={test.diff:+.3f} [{fmt(test.low)}, {fmt(test.high)}], p={p}"
-        title = f' title="{esc(text)}, n={test.n}"'
-    return f'<span class="num"{title}><b>{fmt(cell.value)}</b>{marker}{interval}</span>'
-
-
-def _comparison_section(data: ComparisonTable) -> str:
-    titles = [data.labels.get(m, m) for m in data.metrics]
-    headers = ["grid cell", "strategy", *titles, *(label for _, label, _ in COST_COLUMNS)]
-    rows = []
-    for row in data.rows:
-        cells = [esc(row.label), esc(row.strategy)]
-        cells += [_metric_html(row.metrics.get(m)) for m in data.metrics]
-        cells += [
-            f'<span class="num">{esc(cost_text(row.cost, a, d))}</span>' for a, _, d in COST_COLUMNS
-        ]
-        rows.append(cells)
-    classes = ["baseline" if r.is_baseline else "" for r in data.rows]
-    links = (
-        '<p class="muted">Also as <a href="comparison.md">Markdown</a>, '
-        '<a href="comparison.csv">CSV</a>, <a href="comparison.json">JSON</a>.</p>'
-    )
-    note = esc(legend(data).replace("**", ""))
-    return (
-        '<h2>Comparison</h2><div class="scroll">'
-        + table(headers, rows, table_id="comparison", row_classes=classes, breakable=True)
-        + "</div>"
-        + f'<p class="muted">{note}</p>'
-        + links
-    )
-
-
-PLOT_TITLES = {
-    "layout": "Accuracy by evidence-layout factor",
-    "funnel": "Stage funnel",
-    "recall_at_k": "Retrieval recall@k",
-    "oracle_ablation": "Oracle ablation",
-}
-PLOT_MISSING = {
-    "layout": "no answerable item with gold pages was scored for correctness",
-    "funnel": "no stage scores (pages, regions, facts, answer) for answerable items",
-    "recall_at_k": "no retrieve steps in the trajectories and no retrieval.json",
-    "oracle_ablation": "no oracle strategy (oracle_pages/regions/facts) with an accuracy",
-}
-
-
-def _plots_section(plots: dict[str, Path | None], out_dir: Path) -> str:
-    parts = ["<h2>Plots</h2>", '<div class="plots">']
-    for name, title in PLOT_TITLES.items():
-        path = plots.get(name)
-        if path is None:
-            parts.append(
-                f'<p class="muted">{esc(title)}: not drawn ({esc(PLOT_MISSING[name])}).</p>'
-            )
-            continue
-        rel = path.relative_to(out_dir).as_posix()
-        parts.append(f"<figure><figcaption>{esc(title)}</figcaption>{img(rel, title)}</figure>")
-    return "".join(parts) + "</div>"
-
-
-def _questions_section(
-    samples: Sequence[Any], pages: dict[str, str], groups: Sequence[Group], correct: Any
-) -> str:
-    headers = ["#", "id", "task", "question", "gold answer", *(g.label for g in groups)]
-    rows = []
-    for i, sample in enumerate(samples, start=1):
-        link = pages.get(sample.id)
-        ident = f'<a href="{esc(link)}">{esc(sample.id)}</a>' if link else esc(sample.id)
-        cells = [esc(i), ident, esc(sample.task), esc(short(sample.question, 140))]
-        cells.append(esc(short(sample.answer, 60)) + ("" if sample.answerable else " ∅"))
-        for group in groups:
-            if sample.id not in group.trajectories:
-                cells.append('<span class="na">—</span>')
-            else:
-                cells.append(verdict(correct[group.label].get(sample.id)))
-        rows.append(cells)
-    shown = sum(1 for s in samples if s.id in pages)
-    note = f'<p class="muted">{shown} of {len(samples)} questions have a viewer page.</p>'
-    return "<h2>Questions</h2>" + note + table(headers, rows, table_id="questions")
+# --------------------------------------------------------------------------- index
 
 
 def _warnings(runs: Sequence[RunData], extra: Sequence[str]) -> str:
@@ -204,16 +83,19 @@ def _warnings(runs: Sequence[RunData], extra: Sequence[str]) -> str:
 def _plots(
     groups: list[Group], runs: list[RunData], baseline: Group, out_dir: Path
 ) -> dict[str, Path | None]:
-    from evaluation.report import plots
+    from evaluation.report import plots, plots_more
     from evaluation.report.measures import accuracy_metric
 
     folder = out_dir / "plots"
+    accuracy = accuracy_metric(groups)
     return {
+        "cost_latency": plots_more.plot_cost_latency(groups, accuracy, folder / "cost_latency.png"),
+        "breakdowns": plots_more.plot_breakdowns(groups, folder / "breakdowns.png"),
         "layout": plots.plot_layout(groups, folder / "layout.png"),
         "funnel": plots.plot_funnel(groups, folder / "funnel.png"),
         "recall_at_k": plots.plot_recall(groups, runs, folder / "recall_at_k.png"),
         "oracle_ablation": plots.plot_oracle(
-            groups, baseline, accuracy_metric(groups), folder / "oracle_ablation.png"
+            groups, baseline, accuracy, folder / "oracle_ablation.png"
         ),
     }
 
@@ -231,8 +113,16 @@ def build_report(
     against; by default the first cell. Raises :class:`~evaluation.report.data.ReportError` for
     a run folder that cannot be read.
     """
+    from evaluation.report.export import long_csv
     from evaluation.report.images import PageImages
-    from evaluation.report.measures import correctness
+    from evaluation.report.index import (
+        QUESTIONS_JS,
+        comparison_section,
+        plots_section,
+        questions_section,
+        runs_section,
+    )
+    from evaluation.report.measures import outcomes
     from evaluation.report.viewer import question_body
 
     options = options or ReportOptions()
@@ -249,9 +139,10 @@ def build_report(
     write("comparison.md", to_markdown(comparison))
     write("comparison.csv", to_csv(comparison))
     write("comparison.json", comparison.model_dump_json(indent=2))
+    write(LONG_CSV, long_csv(groups))
     plot_files = _plots(groups, runs, base, out)
 
-    correct = {g.label: correctness(g) for g in groups}
+    by_item = {g.label: outcomes(g) for g in groups}
     samples = [s for _, s in sorted(samples_of(runs).items())]
     limit = len(samples) if options.max_questions is None else options.max_questions
     pages: dict[str, str] = {}
@@ -259,18 +150,23 @@ def build_report(
         images = PageImages(out, Path(tmp), options.dpi)
         for index, sample in enumerate(samples[:limit], start=1):
             name = f"q{index:04d}"
-            body = question_body(sample, groups, correct, images, name, options.max_pages)
+            body = question_body(sample, groups, by_item, images, name, options.max_pages)
             nav = '<nav><a href="../index.html">← report index</a></nav>'
             write(f"q/{name}.html", page(f"{sample.id} — ScanRAG report", body, nav=nav))
             pages[sample.id] = f"q/{name}.html"
         errors = images.errors
 
+    jump = (
+        '<nav class="muted">Jump to <a href="#comparison">comparison</a> · '
+        '<a href="#plots">plots</a> · <a href="#questions-list">questions</a></nav>'
+    )
     body = (
         "<h1>ScanRAG report</h1>"
+        + jump
         + _warnings(runs, [f"page image: {e}" for e in errors])
-        + _runs_section(runs)
-        + _comparison_section(comparison)
-        + _plots_section(plot_files, out)
-        + _questions_section(samples, pages, groups, correct)
+        + runs_section(runs)
+        + comparison_section(comparison)
+        + plots_section(plot_files, out)
+        + questions_section(samples, pages, groups, by_item)
     )
-    return write("index.html", page("ScanRAG report", body))
+    return write("index.html", page("ScanRAG report", body, script=QUESTIONS_JS))

@@ -1,10 +1,11 @@
-"""Small HTML building blocks for the static report: escaping, tables, images, the page shell.
+"""Small HTML building blocks for the static report: escaping, tables, images, outcome badges,
+the page shell.
 
-Every text that comes from a run (questions, answers, model output, judge replies) goes
-through :func:`esc`. Pages carry their CSS inline and reference images by relative path, so
-the report works offline from the file system with no external resource. Each ``<img>`` sets
-``data-loaded`` on load (``"1"``) or on error (``"error"``), which makes a loaded image
-visible in a DOM dump.
+Every text that comes from a run (questions, answers, model output, prompts, judge replies)
+goes through :func:`esc`. Pages carry their CSS and script inline and reference images by
+relative path, so the report works offline from the file system with no external resource.
+Each ``<img>`` sets ``data-loaded`` on load (``"1"``) or on error (``"error"``), which makes a
+loaded image visible in a DOM dump.
 """
 
 from __future__ import annotations
@@ -39,6 +40,20 @@ section.group { border: 1px solid #e2e2e2; border-radius: 6px; padding: 8px 14px
 nav a { margin-right: 12px; }
 .scroll { overflow-x: auto; } .ci { color: #666; font-size: 11px; } .sig { color: #b00000; }
 #comparison th { max-width: 130px; }
+.o { display: inline-block; min-width: 1.4em; text-align: center; border-radius: 4px;
+     padding: 0 4px; font-weight: 600; white-space: nowrap; }
+.o-correct { color: #0a7d00; } .o-wrong { color: #c00000; }
+.o-unanswered { color: #8a5a00; background: #fff1cc; }
+.o-error { color: #fff; background: #6b3fa0; font-size: 12px; }
+.o-unscored { color: #888; }
+.errs { color: #6b3fa0; font-weight: 600; } .nowrap { white-space: nowrap; }
+.zero { opacity: 0.35; filter: grayscale(1); }
+details.call, details.step { margin: 3px 0; } details.page { margin: 2px 0 2px 12px; }
+summary { cursor: pointer; } .kv { color: #444; font-size: 12px; }
+.controls { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 8px 0; }
+.controls input, .controls select { font: inherit; padding: 2px 6px; }
+th.sortable { cursor: pointer; user-select: none; }
+th[data-dir="asc"]::after { content: " ▲"; } th[data-dir="desc"]::after { content: " ▼"; }
 """
 
 
@@ -95,19 +110,37 @@ def img(src: str, alt: str, *, cls: str | None = None) -> str:
     )
 
 
-def verdict(correct: bool | None) -> str:
-    if correct is None:
-        return '<span class="na" title="not scored">·</span>'
-    if correct:
-        return '<span class="ok" title="correct">✓</span>'
-    return '<span class="bad" title="wrong">✗</span>'
+OUTCOME_MARKS = {
+    "correct": ("✓", "correct"),
+    "wrong": ("✗", "wrong answer"),
+    "unanswered": ("∅", "unanswered: the item gave no answer"),
+    "error": ("⚠", "error"),
+    "unscored": ("·", "not scored"),
+}
 
 
-def page(title: str, body: str, *, nav: str = "") -> str:
-    """A complete HTML document with inline CSS and no external resources."""
+def outcome_badge(outcome: str, status: str | None = None, detail: str | None = None) -> str:
+    """A mark that tells correct, wrong, unanswered, error (with its kind, when ``status`` is
+    given) and unscored apart, by symbol, colour and tooltip."""
+    from evaluation.outcomes import status_kind
+
+    mark, title = OUTCOME_MARKS.get(outcome, ("?", outcome))
+    text = mark
+    if outcome == "error" and status is not None:
+        kind = status_kind(status)
+        text = f"{mark} {kind.short}"
+        title = f"error: {kind.status} — {kind.meaning}"
+    if detail:
+        title += f": {short(detail, 300)}"
+    return f'<span class="o o-{esc(outcome)}" title="{esc(title)}">{esc(text)}</span>'
+
+
+def page(title: str, body: str, *, nav: str = "", script: str = "") -> str:
+    """A complete HTML document with inline CSS (and ``script``) and no external resources."""
+    tail = f"<script>{script}</script>" if script else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head>"
-        f"<body>{nav}{body}</body></html>\n"
+        f"<body>{nav}{body}{tail}</body></html>\n"
     )

@@ -1,7 +1,9 @@
-"""Per-group quantities the report shows: headline metrics, correctness, cost and time.
+"""Per-group quantities the report shows: headline metrics, correctness, outcomes, cost, time.
 
-Cost and time per question come from the trajectories (their per-stage ``usage`` and
-``timings["total"]``); judge cost from the score rows' ``usage``.
+Cost and time per question come from the trajectories (their per-stage ``usage``, and
+``timings``: ``total`` wall seconds, ``model`` and ``wait`` seconds of the model calls); judge
+cost from the score rows' ``usage``. Item outcomes (correct / wrong / unanswered / error by
+kind) follow :mod:`evaluation.outcomes`.
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from evaluation.outcomes import Outcome, error_counts, gave_output, item_outcome
 from evaluation.report.data import Group
-from scanrag.schemas import Usage
+from scanrag.schemas import Trajectory, Usage
 
 # The metric that stands for "accuracy" in plots, in order of preference.
 ACCURACY_METRICS = (
@@ -29,15 +32,30 @@ MAX_METRICS = 24  # room for the DocScope headlines of both scoring profiles sid
 
 
 class GroupCost(BaseModel):
-    """Items, status and spend of one group, per question where it says so."""
+    """Items, status and spend of one group, per question where it says so.
+
+    ``seconds_per_q`` is wall time per item (queueing included); ``model_seconds_per_q`` and
+    ``wait_seconds_per_q`` split the time of its model calls (``None`` when the trajectories
+    did not time their calls)."""
 
     items: int = 0
     ok: int = 0
     usd_per_q: float | None = None
     tokens_per_q: float | None = None
     seconds_per_q: float | None = None
+    model_seconds_per_q: float | None = None
+    wait_seconds_per_q: float | None = None
     judge_usd_per_q: float | None = None
     calls_per_q: float | None = None
+
+
+def item_seconds(traj: Trajectory) -> tuple[float, float | None, float | None]:
+    """Wall, model and wait seconds of one trajectory (``None``: calls not timed)."""
+    timings = traj.timings
+    wall = float(timings.get("total", sum(timings.values()) if timings else 0.0))
+    if "model" not in timings:
+        return wall, None, None
+    return wall, float(timings["model"]), float(timings.get("wait", 0.0))
 
 
 def group_cost(group: Group) -> GroupCost:
@@ -47,10 +65,14 @@ def group_cost(group: Group) -> GroupCost:
         return GroupCost()
     usage = Usage()
     seconds = 0.0
+    model: float | None = 0.0
+    wait: float | None = 0.0
     for traj in trajectories:
         usage = usage.add(traj.total_usage)
-        timings = traj.timings
-        seconds += float(timings.get("total", sum(timings.values()) if timings else 0.0))
+        wall, model_s, wait_s = item_seconds(traj)
+        seconds += wall
+        model = None if model is None or model_s is None else model + model_s
+        wait = None if wait is None or wait_s is None else wait + (wait_s or 0.0)
     judge = Usage()
     for by_sample in group.rows.values():
         for row in by_sample.values():
@@ -62,13 +84,18 @@ def group_cost(group: Group) -> GroupCost:
         usd_per_q=usage.cost_usd / n,
         tokens_per_q=usage.total_tokens / n,
         seconds_per_q=seconds / n,
+        model_seconds_per_q=None if model is None else model / n,
+        wait_seconds_per_q=None if wait is None else wait / n,
         judge_usd_per_q=judge.cost_usd / n,
         calls_per_q=usage.calls / n,
     )
 
 
 def headline_metrics(groups: Sequence[Group]) -> list[str]:
-    """Metric names flagged headline in any group (first seen first); all metrics if none."""
+    """Metric names flagged headline in any group (first seen first; retrieval recall beside
+    the cited-page metrics) that some group has a value for; all metrics if none is flagged."""
+    from scanrag.runner.summary import metric_order
+
     names: list[str] = []
     for group in groups:
         if group.summary is None:
@@ -80,7 +107,13 @@ def headline_metrics(groups: Sequence[Group]) -> list[str]:
         for group in groups:
             if group.summary is not None:
                 names += [n for n in group.summary.metrics if n not in names]
-    return names[:MAX_METRICS]
+    valued = [n for n in names if any(_has_value(g, n) for g in groups)]
+    return metric_order(valued)[:MAX_METRICS]
+
+
+def _has_value(group: Group, name: str) -> bool:
+    metric = group.metric(name)
+    return metric is not None and metric.value is not None
 
 
 def metric_profile(groups: Sequence[Group], name: str) -> str | None:
@@ -122,3 +155,33 @@ def correctness(group: Group) -> dict[str, bool]:
 
     result: dict[str, bool] = answer_correct(row_group(group))
     return result
+
+
+class OutcomeCounts(BaseModel):
+    """Items of one group by outcome, and the errors by kind (trajectory status)."""
+
+    correct: int = 0
+    wrong: int = 0
+    unanswered: int = 0
+    error: int = 0
+    unscored: int = 0
+    errors_by_kind: dict[str, int] = Field(default_factory=dict)
+
+
+def outcomes(group: Group) -> dict[str, Outcome]:
+    """The outcome of every item of ``group`` that has a trajectory."""
+    correct = correctness(group)
+    return {
+        sid: item_outcome(str(traj.status), gave_output(traj), correct.get(sid))
+        for sid, traj in group.trajectories.items()
+    }
+
+
+def outcome_counts(group: Group, by_item: dict[str, Outcome] | None = None) -> OutcomeCounts:
+    by_item = outcomes(group) if by_item is None else by_item
+    counts = OutcomeCounts(
+        errors_by_kind=error_counts(str(t.status) for t in group.trajectories.values())
+    )
+    for outcome in by_item.values():
+        setattr(counts, outcome.value, getattr(counts, outcome.value) + 1)
+    return counts

@@ -2,18 +2,24 @@
 
 * ``layout.png`` — answer accuracy per bin of each evidence-layout factor (the layout
   scorer's ``bins`` table when the run has it, else the same bins computed here from the gold
-  pages with the layout scorer's functions);
+  pages with the layout scorer's functions), one point per cell with its 95% Wilson interval
+  and each bin labelled with its n: a one-item bin shows as a wide interval, never as a line
+  from 0 to 1;
 * ``funnel.png`` — the stage funnel over answerable items with gold pages: the share whose
   gold pages were all found, then also every gold region covered, every gold fact consistent,
   and the answer correct. A stage with no score rows for a group is left out of its bars; an
   item a stage does not apply to (no gold regions) passes through it;
-* ``recall_at_k.png`` — macro recall@k of each group's retrieval (its ``retrieve`` steps, hits
-  in rank order, later steps appended) against the gold pages, plus any retriever evaluation
-  stored in the run folder as ``retrieval.json`` (dashed);
+* ``recall_at_k.png`` — macro recall@k of each group's retrieval (the ``retrieval`` scorer's
+  curve, or its ``retrieve`` steps, hits in rank order, later steps appended) against the gold
+  pages, plus any retriever evaluation stored in the run folder as ``retrieval.json``
+  (dashed); integer k ticks, and each cell its own marker and line style, points dodged
+  sideways, so coinciding curves stay visible;
 * ``oracle_ablation.png`` — accuracy of the standard strategies next to oracle pages →
   + oracle regions → + oracle facts, with 95% intervals.
 
-Each function returns the file written, or ``None`` when the runs hold nothing to plot.
+:mod:`evaluation.report.plots_more` draws accuracy against cost and latency and the
+breakdowns by document type, evidence source, answer format and evidence-page count. Each
+function returns the file written, or ``None`` when the runs hold nothing to plot.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evaluation.report import plotkit
+from evaluation.report.breakdown import Bin, wilson
 from evaluation.report.data import Group, RunData
 from evaluation.report.measures import correctness, row_group
 
@@ -30,22 +38,15 @@ MAX_K = 20
 
 
 def _figure(width: float, height: float) -> Any:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), layout="constrained")
+    return plotkit.figure(width, height)
 
 
 def _colors(n: int) -> list[Any]:
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab10"]
-    return [cmap(i % 10) for i in range(n)]
+    return [style.color for style in plotkit.styles(n)]
 
 
 def _save(fig: Any, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    return path
+    return plotkit.save(fig, path)
 
 
 def _answerable(group: Group) -> list[str]:
@@ -89,33 +90,40 @@ def layout_bins(group: Group) -> dict[str, dict[str, dict[str, Any]]]:
     return bins
 
 
-def plot_layout(groups: Sequence[Group], path: Path) -> Path | None:
+def layout_cells(groups: Sequence[Group]) -> dict[str, dict[str, list[Bin]]]:
+    """``{factor: {cell label: bins}}`` with n = items scored for correctness, and intervals."""
     data = {g.label: layout_bins(g) for g in groups}
-    factors = [
-        f
-        for f in ("count", "span", "max_gap", "mean_pairwise", "clusters", "position")
-        if any(c.get("answered") for d in data.values() for c in d.get(f, {}).values())
-    ]
-    if not factors:
+    out: dict[str, dict[str, list[Bin]]] = {}
+    for factor in ("count", "span", "max_gap", "mean_pairwise", "clusters", "position"):
+        cells: dict[str, list[Bin]] = {}
+        for label, bins in data.items():
+            cells[label] = []
+            for name, cell in (bins.get(factor) or {}).items():
+                n, k = int(cell.get("answered") or 0), int(cell.get("correct") or 0)
+                low, high = wilson(k, n)
+                accuracy = k / n if n else None
+                cells[label].append(
+                    Bin(label=name, n=n, correct=k, accuracy=accuracy, low=low, high=high)
+                )
+        if any(b.n for bins in cells.values() for b in bins):
+            out[factor] = cells
+    return out
+
+
+def plot_layout(groups: Sequence[Group], path: Path) -> Path | None:
+    data = layout_cells(groups)
+    if not data:
         return None
-    fig = _figure(12, 6.5)
+    fig = _figure(12, 7)
     axes = fig.subplots(2, 3, squeeze=False).ravel()
-    colors = _colors(len(groups))
-    for ax, factor in zip(axes, factors, strict=False):
-        labels = list(next(iter(data.values())).get(factor, {}))
-        used = [lab for lab in labels if any(d[factor][lab].get("answered") for d in data.values())]
-        for color, (name, bins) in zip(colors, data.items(), strict=True):
-            ys = [bins[factor][lab].get("accuracy") for lab in used]
-            xs = [i for i, y in enumerate(ys) if y is not None]
-            ax.plot(xs, [ys[i] for i in xs], marker="o", color=color, label=name)
-        ax.set_xticks(range(len(used)), used, fontsize=8)
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title(factor.replace("_", " "))
-        ax.set_ylabel("accuracy")
-    for ax in axes[len(factors) :]:
+    style = plotkit.styles(len(groups))
+    for ax, (factor, cells) in zip(axes, data.items(), strict=False):
+        plotkit.dot_panel(ax, cells, factor.replace("_", " "), style)
+    for ax in axes[len(data) :]:
         ax.set_visible(False)
-    axes[0].legend(fontsize=7, loc="lower left")
-    fig.suptitle("Answer accuracy by evidence-layout factor of the gold pages")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=8)
+    fig.suptitle("Answer accuracy by evidence-layout factor of the gold pages (bins with n)")
     return _save(fig, path)
 
 
@@ -191,29 +199,22 @@ def plot_funnel(groups: Sequence[Group], path: Path) -> Path | None:
 
 def rankings(group: Group) -> dict[str, list[int]]:
     """Pages each trajectory retrieved, in rank order, from its ``retrieve`` steps."""
+    from evaluation.recall import ranked_pages
+
     out: dict[str, list[int]] = {}
     for sid, traj in group.trajectories.items():
-        ranked: list[int] = []
-        found = False
-        for step in traj.steps:
-            if step.kind != "retrieve":
-                continue
-            hits = step.data.get("hits")
-            if not isinstance(hits, list):
-                continue
-            found = True
-            ordered = sorted(
-                (h for h in hits if isinstance(h, dict) and isinstance(h.get("page"), int)),
-                key=lambda h: h.get("rank", 0),
-            )
-            ranked += [h["page"] for h in ordered if h["page"] not in ranked]
-        if found:
+        ranked = ranked_pages(traj)
+        if ranked is not None:
             out[sid] = ranked
     return out
 
 
 def recall_curve(group: Group) -> dict[int, float]:
-    """Macro recall@k for k = 1..(longest ranking, at most 20); empty without retrieval."""
+    """Macro recall@k for k = 1..(longest ranking, at most 20): the ``retrieval`` scorer's
+    curve when the run has it, else computed from the retrieve steps; empty without retrieval."""
+    stored = group.table("retrieval.curve")
+    if isinstance(stored, dict) and stored:
+        return {int(k): float(v) for k, v in sorted(stored.items(), key=lambda kv: int(kv[0]))}
     from evaluation.retrieval import evaluate_retrieval
 
     ranked = rankings(group)
@@ -258,18 +259,41 @@ def plot_recall(groups: Sequence[Group], runs: Sequence[RunData], path: Path) ->
         stored.update(stored_retrieval(run))
     if not curves and not stored:
         return None
+    return _save(recall_figure(curves, stored), path)
+
+
+def recall_figure(curves: dict[str, dict[int, float]], stored: dict[str, dict[int, float]]) -> Any:
+    """The recall@k figure: one line per curve (``stored`` ones dashed), integer k ticks."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure(7, 4.5)
     ax = fig.subplots()
-    for color, (name, curve) in zip(_colors(len(curves)), curves.items(), strict=True):
-        ax.plot(list(curve), list(curve.values()), marker="o", color=color, label=name)
-    for name, curve in stored.items():
-        ax.plot(list(curve), list(curve.values()), linestyle="--", marker=".", label=name)
-    ax.set_xlabel("k (retrieved pages)")
+    every = {**curves, **stored}
+    style = plotkit.styles(len(every))
+    for j, (name, curve) in enumerate(every.items()):
+        s = style[j]
+        xs = [k + plotkit.dodge(j, len(every), 0.3) for k in curve]
+        dashed = name in stored and name not in curves
+        ax.plot(
+            xs,
+            list(curve.values()),
+            marker=s.marker,
+            color=s.color,
+            markersize=5,
+            linestyle="--" if dashed else s.linestyle,
+            label=name,
+            alpha=0.9,
+        )
+    longest = max(max(c) for c in every.values())
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.set_xlim(0.5, longest + 0.5)
+    ax.set_xlabel("k (retrieved pages; points of several cells dodged sideways)")
     ax.set_ylabel("macro recall@k")
     ax.set_ylim(0, 1.05)
     ax.set_title("Retrieval recall@k against the gold pages")
+    ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return fig
 
 
 # --------------------------------------------------------------------------- oracle ablation

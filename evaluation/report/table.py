@@ -1,8 +1,12 @@
 """The comparison table: one row per grid cell, headline metrics with 95% intervals,
-significance markers against the baseline, cost and time per question.
+significance markers against the baseline, item outcomes, cost and time per question.
 
-Written as Markdown (``comparison.md``), CSV (``comparison.csv``, one column per number) and
-JSON (``comparison.json``); the HTML report renders the same :class:`ComparisonTable`.
+Every metric is computed over all items, errors counted as wrong; each metric cell carries how
+many of its items were errors (``errors``) and each row its outcome counts (correct, wrong,
+unanswered, error by kind), so failures are never read as wrong answers. Written as Markdown
+(``comparison.md``), CSV (``comparison.csv``: one column per number, led by the columns that
+say what the cell is, see :mod:`evaluation.report.cells`) and JSON (``comparison.json``); the
+HTML report renders the same :class:`ComparisonTable`.
 """
 
 from __future__ import annotations
@@ -14,8 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from evaluation.report.cells import Scalar, describe_cell, union_columns
 from evaluation.report.data import Group
-from evaluation.report.measures import GroupCost, group_cost, headline_metrics, metric_label
+from evaluation.report.measures import (
+    GroupCost,
+    OutcomeCounts,
+    group_cost,
+    headline_metrics,
+    metric_label,
+    outcome_counts,
+)
 from evaluation.report.significance import (
     MIN_TEST_ITEMS,
     BaselineCache,
@@ -29,6 +41,7 @@ class MetricCell(BaseModel):
     low: float | None = None
     high: float | None = None
     n: int = 0
+    errors: int | None = None
     vs_baseline: Comparison | None = None
 
     @property
@@ -41,6 +54,10 @@ class ComparisonRow(BaseModel):
     run: str
     strategy: str
     is_baseline: bool = False
+    cell: dict[str, Scalar] = Field(
+        default_factory=dict, description="What the cell is: dataset, models, retriever..."
+    )
+    outcomes: OutcomeCounts = Field(default_factory=OutcomeCounts)
     cost: GroupCost = Field(default_factory=GroupCost)
     metrics: dict[str, MetricCell] = Field(default_factory=dict)
 
@@ -63,11 +80,7 @@ def build_table(
     seed: int = 0,
 ) -> ComparisonTable:
     """The table for ``groups`` (in order), compared with ``baseline`` when given."""
-    metrics = [
-        name
-        for name in headline_metrics(groups)
-        if any((m := g.metric(name)) is not None and m.value is not None for g in groups)
-    ]
+    metrics = headline_metrics(groups)
     cache: BaselineCache = {}
     table = ComparisonTable(
         metrics=metrics,
@@ -92,6 +105,8 @@ def build_table(
             run=group.run.name,
             strategy=group.strategy,
             is_baseline=group is baseline,
+            cell=describe_cell(group),
+            outcomes=outcome_counts(group),
             cost=group_cost(group),
         )
         for name in metrics:
@@ -103,6 +118,7 @@ def build_table(
                 low=summary.low,
                 high=summary.high,
                 n=summary.n,
+                errors=summary.errors,
                 vs_baseline=tests.get(name),
             )
         table.rows.append(row)
@@ -117,23 +133,35 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def cell_text(cell: MetricCell | None) -> str:
-    """``0.620 [0.410, 0.800] *`` (value, 95% interval, marker)."""
+    """``0.620 [0.410, 0.800] * (3 err)`` (value, 95% interval, marker, errors among n)."""
     if cell is None or cell.value is None:
         return "—"
     text = fmt(cell.value)
     if cell.low is not None and cell.high is not None:
         text += f" [{fmt(cell.low)}, {fmt(cell.high)}]"
-    return f"{text} {cell.marker}".rstrip()
+    text = f"{text} {cell.marker}".rstrip()
+    return text + (f" ({cell.errors} err)" if cell.errors else "")
+
+
+def outcome_text(counts: OutcomeCounts) -> str:
+    """``4 ✓ 1 ✗ 0 ∅ 1 ⚠`` with the errors by kind: ``(1 model_error)``."""
+    text = f"{counts.correct} ✓ {counts.wrong} ✗ {counts.unanswered} ∅ {counts.error} ⚠"
+    if counts.unscored:
+        text += f" {counts.unscored} ·"
+    kinds = ", ".join(f"{n} {kind}" for kind, n in counts.errors_by_kind.items())
+    return text + (f" ({kinds})" if kinds else "")
 
 
 COST_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("items", "items", 0),
-    ("ok", "ok", 0),
     ("usd_per_q", "$/q", 5),
     ("tokens_per_q", "tokens/q", 0),
-    ("seconds_per_q", "s/q", 2),
+    ("model_seconds_per_q", "model s/q", 2),
+    ("wait_seconds_per_q", "wait s/q", 2),
+    ("seconds_per_q", "wall s/q", 2),
     ("judge_usd_per_q", "judge $/q", 5),
 )
+OUTCOMES = ("correct", "wrong", "unanswered", "error", "unscored")
 
 
 def cost_text(cost: GroupCost, attr: str, digits: int) -> str:
@@ -148,41 +176,75 @@ def legend(table: ComparisonTable) -> str:
     return (
         f"Values with 95% bootstrap intervals; {base}; paired bootstrap "
         f"({table.n_resamples} resamples, same items): * p<0.05, ** p<0.01, *** p<0.001 "
-        f"(not tested below {MIN_TEST_ITEMS} shared items)."
+        f"(not tested below {MIN_TEST_ITEMS} shared items). Every metric is over all items, "
+        "errors counted as wrong; (N err): N of its items ended in an error. Outcomes: "
+        "✓ correct, ✗ wrong, ∅ unanswered, ⚠ error (by kind), · not scored. model s/q: time in "
+        "model calls; wait s/q: time waiting around them; wall s/q: the whole item."
     )
 
 
 def to_markdown(table: ComparisonTable) -> str:
     titles = [table.labels.get(m, m) for m in table.metrics]
-    header = ["grid cell", *titles, *(label for _, label, _ in COST_COLUMNS)]
+    header = ["grid cell", "outcomes", *titles, *(label for _, label, _ in COST_COLUMNS)]
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
     ]
     for row in table.rows:
         name = row.label + (" (baseline)" if row.is_baseline else "")
-        cells = [name.replace("|", "\\|")]
+        cells = [name.replace("|", "\\|"), outcome_text(row.outcomes)]
         cells += [cell_text(row.metrics.get(m)) for m in table.metrics]
         cells += [cost_text(row.cost, attr, d) for attr, _, d in COST_COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n\n" + legend(table) + "\n"
 
 
-def to_csv(table: ComparisonTable) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    header = ["label", "run", "strategy", "baseline"]
-    for metric in table.metrics:
-        header += [metric, f"{metric}.low", f"{metric}.high", f"{metric}.n"]
-        header += [f"{metric}.diff", f"{metric}.p_value"]
-    header += [attr for attr, _, _ in COST_COLUMNS]
-    writer.writerow(header)
+def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
+    """One flat record per grid cell: what the cell is, then its outcome counts, metrics
+    (value, interval, n, errors, difference and p against the baseline) and costs."""
+    kinds = sorted({k for row in table.rows for k in row.outcomes.errors_by_kind})
+    records = []
     for row in table.rows:
-        line: list[Any] = [row.label, row.run, row.strategy, int(row.is_baseline)]
+        record: dict[str, Any] = {"label": row.label, **row.cell, "baseline": int(row.is_baseline)}
+        record["strategy"] = row.strategy
+        for name in OUTCOMES:
+            record[f"n_{name}"] = getattr(row.outcomes, name)
+        for kind in kinds:
+            record[f"errors.{kind}"] = row.outcomes.errors_by_kind.get(kind, 0)
         for metric in table.metrics:
             cell = row.metrics.get(metric) or MetricCell()
             test = cell.vs_baseline or Comparison()
-            line += [cell.value, cell.low, cell.high, cell.n, test.diff, test.p_value]
-        line += [getattr(row.cost, attr) for attr, _, _ in COST_COLUMNS]
-        writer.writerow(["" if v is None else v for v in line])
+            record |= {
+                metric: cell.value,
+                f"{metric}.low": cell.low,
+                f"{metric}.high": cell.high,
+                f"{metric}.n": cell.n,
+                f"{metric}.errors": cell.errors,
+                f"{metric}.diff": test.diff,
+                f"{metric}.p_value": test.p_value,
+            }
+        record |= {attr: getattr(row.cost, attr) for attr, _, _ in COST_COLUMNS}
+        records.append(record)
+    return records
+
+
+def wide_columns(table: ComparisonTable, records: Sequence[dict[str, Any]]) -> list[str]:
+    """The label, every column describing a cell (in any row), then the numbers."""
+    described = union_columns((row.cell for row in table.rows), ["run", "cell", "run_key"])
+    head = ["label", *described, "baseline"]
+    return head + [c for c in union_columns(records) if c not in head]
+
+
+def to_csv(table: ComparisonTable) -> str:
+    records = wide_rows(table)
+    return records_csv(records, wide_columns(table, records))
+
+
+def records_csv(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """``records`` as CSV with ``columns`` (missing values and ``None`` as empty cells)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(["" if (v := record.get(c)) is None else v for c in columns])
     return buffer.getvalue()

@@ -1,9 +1,11 @@
 """The trajectory viewer: one static page per question, one section per grid cell.
 
-A section shows the cell's answer and status, its page images with the gold boxes in green and
-the predicted boxes in red (gold pages first, then predicted ones), each answer sentence with
-its faithfulness verdict when a faithfulness row exists, every scorer's status with the
-judges' reasons, the parsed citations and the recorded steps.
+A section shows the cell's outcome (correct, wrong, unanswered, or the kind of error), answer,
+time and cost, the raw model reply, its page images with the gold boxes in green and the
+predicted boxes in red (gold pages first, then predicted ones), each answer sentence with its
+faithfulness verdict when a faithfulness row exists, every scorer's status with the judges'
+reasons and raw replies, the parsed citations, and the recorded steps with each model call's
+tokens, cost, latency, prompt and reply (:mod:`evaluation.report.viewer_calls`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evaluation.outcomes import Outcome
+from evaluation.report.breakdown import breakdown_fields
 from evaluation.report.data import Group
-from evaluation.report.html import compact_json, esc, img, short, table, verdict
+from evaluation.report.html import esc, img, outcome_badge, short, table
 from evaluation.report.images import PageImages
+from evaluation.report.measures import item_seconds
+from evaluation.report.viewer_calls import final_prompt, judge_replies, raw_reply, steps_html
 from scanrag.schemas import Sample, Trajectory
 
 REASON_KEYS = ("reason", "reasons", "explanation", "rationale", "justification", "execution")
@@ -109,7 +115,7 @@ def _scores(group: Group, sample_id: str) -> str:
         reasons = [r for record in row.judges for r in judge_reasons(record.parsed)]
         reasons += [f"{r.key or r.role}: {r.error}" for r in row.judges if r.error]
         text = "<br>".join(esc(short(r, 600)) for r in reasons[:12]) or esc(row.reason or "")
-        rows.append([esc(scorer), esc(row.status), esc(metrics), text])
+        rows.append([esc(scorer), esc(row.status), esc(metrics), text + judge_replies(row)])
     if not rows:
         return '<p class="muted">No score rows for this item.</p>'
     return "<h4>Scores and judge reasons</h4>" + table(
@@ -134,22 +140,31 @@ def _citations(traj: Trajectory) -> str:
     return "<h4>Citations</h4>" + table(["sentence", "page", "bbox", "valid"], rows)
 
 
-def _steps(traj: Trajectory) -> str:
-    if not traj.steps:
-        return ""
-    items = [
-        f"<details><summary>{esc(s.index)}. {esc(s.kind)} "
-        f'<span class="muted">({s.seconds:.2f} s)</span></summary>'
-        f"<pre>{esc(compact_json(s.data))}</pre></details>"
-        for s in traj.steps[:60]
-    ]
-    return "<h4>Steps</h4>" + "".join(items)
+def _spend(traj: Trajectory) -> str:
+    wall, model, wait = item_seconds(traj)
+    usage = traj.total_usage
+    time = f"{wall:.2f} s wall" + (
+        f" ({model:.2f} s model, {wait:.2f} s waiting)" if model is not None else ""
+    )
+    return (
+        f"{time}; {usage.calls} call(s), {usage.prompt_tokens} + {usage.completion_tokens} "
+        f"tokens, ${usage.cost_usd:.5f}"
+    )
+
+
+def _status(traj: Trajectory, outcome: Outcome) -> str:
+    badge = outcome_badge(outcome.value, str(traj.status), "; ".join(traj.errors) or None)
+    text = esc(traj.status) + (f": {esc('; '.join(traj.errors))}" if traj.errors else "")
+    parse = getattr(traj, "parse", None)  # how the reply was read, where recorded
+    return f"{badge} {text}" + (
+        f' <span class="muted">(reply read: {esc(parse)})</span>' if parse else ""
+    )
 
 
 def group_section(
     group: Group,
     sample: Sample,
-    correct: bool | None,
+    outcome: Outcome,
     images: PageImages,
     qname: str,
     max_pages: int,
@@ -158,19 +173,23 @@ def group_section(
     if traj is None:
         return ""
     facts = [
-        ("status", esc(traj.status) + (f": {esc('; '.join(traj.errors))}" if traj.errors else "")),
-        ("answer", f"{verdict(correct)} {esc(traj.answer)}"),
+        ("outcome", _status(traj, outcome)),
+        ("answer", esc(traj.answer) if traj.answer else '<span class="na">(none)</span>'),
         ("predicted pages", esc(", ".join(map(str, traj.pages)) or "none")),
         ("regions / facts", esc(f"{len(traj.regions)} / {len(traj.facts)}")),
+        ("time and cost", esc(_spend(traj))),
     ]
     header = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     return (
-        f'<section class="group"><h3>{esc(group.label)}</h3><table>{header}</table>'
+        f'<section class="group" id="cell-{esc(group.label)}"><h3>{esc(group.label)}</h3>'
+        f"<table>{header}</table>"
+        + raw_reply(traj)
+        + final_prompt(traj)
         + _images(group, sample, traj, images, qname, max_pages)
         + _sentences(group, sample.id)
         + _scores(group, sample.id)
         + _citations(traj)
-        + _steps(traj)
+        + steps_html(traj)
         + "</section>"
     )
 
@@ -178,7 +197,7 @@ def group_section(
 def question_body(
     sample: Sample,
     groups: Sequence[Group],
-    correct: dict[str, dict[str, bool]],
+    outcomes: dict[str, dict[str, Outcome]],
     images: PageImages,
     qname: str,
     max_pages: int,
@@ -190,11 +209,25 @@ def question_body(
         ("gold pages", esc(", ".join(map(str, sample.gold_pages)) or "none")),
         ("task", esc(sample.task) + (f" / {esc(sample.category)}" if sample.category else "")),
     ]
+    fields = breakdown_fields(sample)
+    kinds = [
+        ("document type", fields.get("doc_type")),
+        ("evidence sources", ", ".join(fields.get("evidence_sources") or []) or None),
+        ("answer format", fields.get("answer_format")),
+    ]
+    info += [(name, esc(value)) for name, value in kinds if value]
     if sample.gold_explanation:
         info.append(("gold explanation", esc(sample.gold_explanation)))
     header = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in info)
     sections = "".join(
-        group_section(g, sample, correct.get(g.label, {}).get(sample.id), images, qname, max_pages)
+        group_section(
+            g,
+            sample,
+            outcomes.get(g.label, {}).get(sample.id, Outcome.UNSCORED),
+            images,
+            qname,
+            max_pages,
+        )
         for g in groups
     )
     return f"<h1>{esc(sample.id)}</h1><table>{header}</table>{sections}"

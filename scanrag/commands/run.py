@@ -19,6 +19,13 @@ COMMON_HELP = """common overrides (each is a shortcut for --set):
   --no-budget          runner.budget=null
 """
 
+EXIT_HELP = """exit codes:
+  0  every item ran (and was scored)     5  every item of some grid cell failed
+  1  unscored pairs left, other stops    6  failed share above runner.fail_threshold
+  2  bad config or setup                 3  budget spent   4  disk full   130  interrupted
+the items that are not ok are listed on stderr by status, with the first message of each.
+"""
+
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """Flags shared by ``run`` and ``demo``."""
@@ -51,7 +58,7 @@ def register(subparsers: Any) -> None:
         help="run an experiment config (or resume a run)",
         description="Run every grid cell of an experiment config over its datasets, score the "
         "trajectories and write runs/<timestamp>_<name>/.",
-        epilog=COMMON_HELP,
+        epilog=COMMON_HELP + "\n" + EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("config", nargs="?", help="experiment YAML file")

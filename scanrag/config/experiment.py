@@ -9,6 +9,7 @@ from typing import Any, Self
 import yaml
 from pydantic import Field, field_validator, model_validator
 
+from scanrag.config.models import collect_entries, ref_of
 from scanrag.config.sections import (
     DEFAULT_MODEL,
     NAME_RE,
@@ -22,12 +23,14 @@ from scanrag.config.sections import (
     StrictModel,
     check_name,
 )
+from scanrag.llm.endpoints import ModelEntry
 from scanrag.registry import RETRIEVERS
 
 
 @dataclass(frozen=True)
 class RunCell:
-    """One grid cell: a strategy with one retriever alias and one model assignment."""
+    """One grid cell: a strategy with one retriever alias and one model assignment (role → the
+    model's ref: a model string or a model entry's name)."""
 
     run_key: str
     strategy: StrategySpec
@@ -99,7 +102,23 @@ class ExperimentConfig(StrictModel):
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise ValueError(f"datasets: duplicate names {names}; give each a unique 'name'")
+        self.model_entries()  # one ref, one entry
         return self
+
+    def _model_uses(self) -> list[tuple[str, str | ModelEntry]]:
+        uses: list[tuple[str, str | ModelEntry]] = []
+        for section, roles in (("agents", self.models.agents), ("judges", self.models.judges)):
+            uses += [(f"models.{section}.{role}", value) for role, value in roles.items()]
+        for i, strategy in enumerate(self.strategies):
+            uses += [(f"strategies.{i}.models.{r}", v) for r, v in strategy.models.items()]
+        for role, values in self.grid.models.items():
+            uses += [(f"grid.models.{role}.{j}", v) for j, v in enumerate(values)]
+        return uses
+
+    def model_entries(self) -> dict[str, ModelEntry]:
+        """ref → model entry for every entry the config defines or uses (what the gateway
+        needs to resolve the refs roles carry); bare model strings need none."""
+        return collect_entries(self.models.entries, self._model_uses())
 
     def cells(self) -> list[RunCell]:
         """The grid: strategy × retriever alias × swept model roles, in config order."""
@@ -109,8 +128,11 @@ class ExperimentConfig(StrictModel):
         for strategy in self.strategies:
             for alias in strategy.retriever_aliases:
                 for combo in combos:
-                    swept = {role: value for (role, _), value in zip(axes, combo, strict=True)}
-                    models = {**self.models.agents, **strategy.models, **swept}
+                    swept = {
+                        role: ref_of(value) for (role, _), value in zip(axes, combo, strict=True)
+                    }
+                    chosen = {**self.models.agents, **strategy.models}
+                    models = {**{r: ref_of(v) for r, v in chosen.items()}, **swept}
                     key = strategy.key + (f"+{alias}" if alias else "")
                     key += "".join(f"@{role}={value}" for role, value in swept.items())
                     cells.append(RunCell(key, strategy, alias, models))
@@ -122,7 +144,8 @@ class ExperimentConfig(StrictModel):
     def judge_models(self) -> dict[str, str]:
         """Judge model per role, ``default`` included: the project's default model when the
         config names none (what the scoring stage will use, so the manifest records it)."""
-        return {"default": DEFAULT_MODEL, **self.models.judges}
+        judges = {role: ref_of(value) for role, value in self.models.judges.items()}
+        return {"default": DEFAULT_MODEL, **judges}
 
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json")

@@ -13,6 +13,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
+from scanrag.llm.endpoints import ModelEntry
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry
 from scanrag.tasks import check_task
 
@@ -130,7 +132,7 @@ class StrategySpec(StrictModel):
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     retriever: str | list[str] | None = None
-    models: dict[str, str] = Field(
+    models: dict[str, ModelRef] = Field(
         default_factory=dict, description="Role → model overrides for this strategy only."
     )
 
@@ -157,35 +159,64 @@ class StrategySpec(StrictModel):
         return [self.retriever] if isinstance(self.retriever, str) else list(self.retriever)
 
 
-class ModelsSpec(StrictModel):
-    """Model names per role. ``agents`` roles: reader, planner, ...; ``judges`` roles: answer,
-    region, fact, ... (``default`` applies to any judge role not named)."""
+def _default_agents() -> dict[str, str | ModelEntry]:
+    return {"reader": DEFAULT_MODEL}
 
-    agents: dict[str, str] = Field(default_factory=lambda: {"reader": DEFAULT_MODEL})
-    judges: dict[str, str] = Field(default_factory=dict)
+
+class ModelsSpec(StrictModel):
+    """Models per role. ``agents`` roles: reader, planner, ...; ``judges`` roles: answer,
+    region, fact, ... (``default`` applies to any judge role not named).
+
+    A role's value is a model string, the name of an entry under ``entries``, or an inline
+    model entry (server, key variable, sampling, output mode: see ``scanrag.llm.endpoints``).
+    """
+
+    agents: dict[str, ModelRef] = Field(default_factory=_default_agents)
+    judges: dict[str, ModelRef] = Field(default_factory=dict)
+    entries: dict[str, ModelEntry] = Field(
+        default_factory=dict, description="Named model entries roles and grid axes refer to."
+    )
 
     @field_validator("agents", "judges")
     @classmethod
-    def _non_empty(cls, roles: dict[str, str]) -> dict[str, str]:
-        empty = [role for role, model in roles.items() if not model.strip()]
-        if empty:
-            raise ValueError(f"empty model name for role(s) {empty}")
+    def _non_empty(cls, roles: dict[str, str | ModelEntry]) -> dict[str, str | ModelEntry]:
+        check_role_strings(roles)
         return roles
+
+    @field_validator("entries", mode="before")
+    @classmethod
+    def _entries_are_mappings(cls, entries: Any) -> Any:
+        if isinstance(entries, Mapping):
+            for key, value in entries.items():
+                if not isinstance(value, Mapping | ModelEntry):
+                    raise ValueError(f"entries.{key}: expected a mapping with at least 'model'")
+        return entries
+
+    @field_validator("entries")
+    @classmethod
+    def _named(cls, entries: dict[str, ModelEntry]) -> dict[str, ModelEntry]:
+        return name_entries(entries)
 
 
 class GridSpec(StrictModel):
-    """Axes swept for every strategy: agent role → list of models."""
+    """Axes swept for every strategy: agent role → list of models (strings or entries)."""
 
-    models: dict[str, list[str]] = Field(default_factory=dict)
+    models: dict[str, list[ModelRef]] = Field(default_factory=dict)
 
     @field_validator("models")
     @classmethod
-    def _non_empty_axes(cls, axes: dict[str, list[str]]) -> dict[str, list[str]]:
+    def _non_empty_axes(
+        cls, axes: dict[str, list[str | ModelEntry]]
+    ) -> dict[str, list[str | ModelEntry]]:
         for role, values in axes.items():
             if not values:
                 raise ValueError(f"grid axis {role!r} has no values")
-            if len(set(values)) != len(values):
-                raise ValueError(f"grid axis {role!r} repeats a value")
+            refs = [ref_of(v) for v in values]
+            if len(set(refs)) != len(refs):
+                raise ValueError(
+                    f"grid axis {role!r} repeats a value; give entries of one model their own "
+                    "'name'"
+                )
         return axes
 
 
@@ -213,6 +244,9 @@ class RaySpec(StrictModel):
     num_cpus: int | None = Field(default=None, ge=1, description="CPUs for a local ray.init.")
     cpus_per_item: float = Field(default=1.0, gt=0)
     max_in_flight: int | None = Field(default=None, ge=1)
+    actor_restarts: int = Field(
+        default=3, ge=0, description="Times Ray restarts a dead retriever actor (index reloaded)."
+    )
 
 
 class LLMSpec(StrictModel):
@@ -222,6 +256,9 @@ class LLMSpec(StrictModel):
     cache_scripted: bool = Field(default=False, description="Cache scripted test models too.")
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
+    retry_after_max_s: float = Field(
+        default=60.0, ge=0, description="Longest wait a server's Retry-After may impose."
+    )
 
 
 class RunnerSpec(StrictModel):
@@ -244,6 +281,12 @@ class RunnerSpec(StrictModel):
         "Every row reaches the kernel at once, so a killed process loses none.",
     )
     progress: bool | None = Field(default=None, description="None: only on a terminal.")
+    fail_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        lt=1,
+        description="Exit code 6 when more than this share of the run's items is not ok.",
+    )
     ray: RaySpec = Field(default_factory=RaySpec)
     llm: LLMSpec = Field(default_factory=LLMSpec)
     settings: dict[str, Any] = Field(

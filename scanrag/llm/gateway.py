@@ -10,8 +10,16 @@ Cache hits: ``cached=True``; usage has ``calls=1, cached_calls=1``, the original
 cost is kept in the ledger as ``saved_usd``. Scripted models are not cached unless
 ``cache_scripted=True``, since tests expect a fresh answer per call.
 
-Errors: an unknown model or a provider failure (after the retries) raises ``ModelError``
-naming the model; a prompt that does not fit raises ``ContextOverflowError``.
+Model entries (:class:`~scanrag.llm.endpoints.ModelEntry`, given as ``endpoints``): a request
+whose ``model`` is an entry's ``ref`` is sent to that entry's model and server, with its sampling
+and output mode; the entry's ``timeout_s`` and ``max_concurrency`` bound its calls. The cache
+key covers the resolved call (server host and path, model, every sampling parameter), so the
+same prompt to another server or with other sampling is a miss.
+
+Errors: an unknown model or a provider failure (after the retries) raises ``ModelError`` with
+one line naming the model (and server), what went wrong and the limit that ended it (the
+timeout, the retries); a prompt that does not fit raises ``ContextOverflowError``. A server's
+``Retry-After`` sets the wait before the next try, capped at ``retry_after_max_s``.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ from pathlib import Path
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.cache import ResponseCache
+from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.ledger import CallRecord, UsageLedger
 from scanrag.llm.providers import Provider, provider_for
-from scanrag.llm.retry import Backoff, ErrorKind, classify
+from scanrag.llm.retry import Backoff, ErrorKind, classify, retry_after_s
 from scanrag.llm.retry import describe as describe_error
 from scanrag.llm.types import ChatRequest, ChatResponse, ContextOverflowError, ModelError
 from scanrag.schemas import Usage
@@ -48,9 +57,12 @@ UNKNOWN_MODEL_HINT = (
 class _LoopSlots:
     """The semaphores of one event loop (asyncio primitives are bound to their loop)."""
 
-    def __init__(self, total: int, per_provider: Mapping[str, int]) -> None:
+    def __init__(
+        self, total: int, per_provider: Mapping[str, int], per_entry: Mapping[str, int]
+    ) -> None:
         self.total = asyncio.Semaphore(total)
         self.per_provider = {k: asyncio.Semaphore(v) for k, v in per_provider.items()}
+        self.per_entry = {k: asyncio.Semaphore(v) for k, v in per_entry.items()}
 
 
 def prompt_hash_of(request: ChatRequest) -> str:
@@ -69,16 +81,39 @@ def _unknown_model_message(model: str, detail: str) -> str:
     return f"unknown model ({detail}); " + UNKNOWN_MODEL_HINT.format(local=local)
 
 
-def _final_error(exc: Exception, kind: ErrorKind, model: str, attempts: int) -> ModelError:
+def model_label(request: ChatRequest) -> str:
+    """How errors name a resolved call: the model, and the server when it has one."""
+    entry = request.endpoint
+    where = entry.endpoint() if entry is not None else None
+    return f"{request.model} at {where}" if where else request.model
+
+
+def _final_error(
+    exc: Exception, kind: ErrorKind, request: ChatRequest, attempts: int, limits: str
+) -> ModelError:
     """The error a failed call ends with (``exc`` itself when it already is the right one)."""
-    detail = describe_error(exc, model)
+    label = model_label(request)
+    detail = describe_error(exc, request.model, _timeout_of(exc))
     if kind is ErrorKind.OVERFLOW:
-        return exc if isinstance(exc, ContextOverflowError) else ContextOverflowError(model, detail)
+        return exc if isinstance(exc, ContextOverflowError) else ContextOverflowError(label, detail)
     if kind is ErrorKind.UNKNOWN_MODEL:
-        return ModelError(model, _unknown_model_message(model, detail))
+        return ModelError(label, _unknown_model_message(request.model, detail))
     if kind is ErrorKind.FATAL:
-        return exc if isinstance(exc, ModelError) else ModelError(model, detail)
-    return ModelError(model, f"failed after {attempts} attempt(s): {detail}", retryable=True)
+        return exc if isinstance(exc, ModelError) else ModelError(label, detail)
+    tries = f"gave up after {attempts} attempt(s)"
+    return ModelError(label, f"{detail}; {tries} ({limits})", retryable=True)
+
+
+class CallTimeoutError(TimeoutError):
+    """The gateway's own per-call timeout, with its limit."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        super().__init__(f"timed out after {limit:g} s")
+
+
+def _timeout_of(exc: BaseException) -> float | None:
+    return exc.limit if isinstance(exc, CallTimeoutError) else None
 
 
 class LLMClient:
@@ -99,6 +134,8 @@ class LLMClient:
         rng: random.Random | None = None,
         sleep: Sleep | None = None,
         cache_scripted: bool = False,
+        endpoints: Mapping[str, ModelEntry] | None = None,
+        retry_after_max_s: float = 60.0,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -110,7 +147,10 @@ class LLMClient:
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.ledger = ledger if ledger is not None else UsageLedger()
-        self.backoff = Backoff(backoff_base_s, backoff_max_s, jitter, rng or random.Random())
+        self.backoff = Backoff(
+            backoff_base_s, backoff_max_s, jitter, rng or random.Random(), retry_after_max_s
+        )
+        self.endpoints: dict[str, ModelEntry] = dict(endpoints or {})
         self._sleep: Sleep = sleep or asyncio.sleep
         self.cache_scripted = cache_scripted
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSlots] = (
@@ -120,12 +160,23 @@ class LLMClient:
 
     # ------------------------------------------------------------------ public
 
+    def resolve(self, request: ChatRequest) -> ChatRequest:
+        """``request`` as it will be sent: an entry's ``ref`` becomes the entry's model, its
+        set sampling fields override the request's, and the entry rides along as ``endpoint``."""
+        entry = self.endpoints.get(request.model)
+        if entry is None or request.endpoint is not None:
+            return request
+        return request.model_copy(
+            update={"model": entry.model, **entry.sampling(), "endpoint": entry}
+        )
+
     async def chat(self, request: ChatRequest) -> ChatResponse:
         if not request.model.strip():
             raise ModelError(request.model, _unknown_model_message(request.model, "empty name"))
-        provider = provider_for(request.model)
+        call = self.resolve(request)
+        provider = provider_for(call.model)
         phash = prompt_hash_of(request)
-        key = request.cache_key()
+        key = call.cache_key()
         use_cache = self.cache is not None and (provider.cacheable or self.cache_scripted)
         if use_cache:
             hit = await self._cache_get(key)
@@ -133,13 +184,11 @@ class LLMClient:
                 return self._served_from_cache(request, hit, key, phash)
         started = time.perf_counter()
         try:
-            response, attempts = await self._call_with_retries(provider, request)
+            response, attempts = await self._call_with_retries(provider, call, request.model)
         except ModelError as exc:
             self._record(request, key, phash, Usage(calls=1), started, error=str(exc))
             raise
-        response = response.model_copy(
-            update={"prompt_hash": phash, "latency_s": time.perf_counter() - started}
-        )
+        response = response.model_copy(update={"prompt_hash": phash})
         if use_cache:
             await self._cache_put(key, response)
         self._record(request, key, phash, response.usage, started, attempts=attempts)
@@ -183,34 +232,67 @@ class LLMClient:
         with self._slots_lock:
             slots = self._slots.get(loop)
             if slots is None:
-                slots = _LoopSlots(self.max_concurrency, self.per_provider)
+                per_entry = {
+                    ref: e.max_concurrency
+                    for ref, e in self.endpoints.items()
+                    if e.max_concurrency is not None
+                }
+                slots = _LoopSlots(self.max_concurrency, self.per_provider, per_entry)
                 self._slots[loop] = slots
             return slots
 
-    async def _attempt(self, provider: Provider, request: ChatRequest) -> ChatResponse:
-        """One provider call under the provider's and the global concurrency bounds."""
+    def timeout_for(self, call: ChatRequest) -> float:
+        entry = call.endpoint
+        return entry.timeout_s if entry is not None and entry.timeout_s else self.timeout_s
+
+    async def _attempt(self, provider: Provider, call: ChatRequest, ref: str) -> ChatResponse:
+        """One provider call under the entry's, the provider's and the global bounds."""
         slots = self._loop_slots()
-        group = slots.per_provider.get(provider.concurrency_key(request.model))
-        async with group or contextlib.nullcontext(), slots.total:
-            call = provider.complete(request, self.timeout_s)
-            timeout = provider.call_timeout(request.model, self.timeout_s)
-            return await (call if timeout is None else asyncio.wait_for(call, timeout))
+        entry = call.endpoint
+        group_key = provider.concurrency_key(call.model)
+        if entry is not None and entry.api_base is not None:
+            group_key = entry.endpoint() or group_key  # a server of its own: its own bound
+        group = slots.per_provider.get(group_key)
+        own = slots.per_entry.get(ref)
+        limit = self.timeout_for(call)
+        async with own or contextlib.nullcontext(), group or contextlib.nullcontext(), slots.total:
+            timeout = provider.call_timeout(call.model, limit)
+            started = time.perf_counter()  # model time starts once the call holds its slots
+            coro = provider.complete(call, limit)
+            try:
+                response = await (coro if timeout is None else asyncio.wait_for(coro, timeout))
+            except TimeoutError as exc:
+                if timeout is None:  # the provider's own timeout: keep its message
+                    raise
+                raise CallTimeoutError(timeout) from exc
+        return response.model_copy(update={"latency_s": time.perf_counter() - started})
 
     async def _call_with_retries(
-        self, provider: Provider, request: ChatRequest
+        self, provider: Provider, call: ChatRequest, ref: str
     ) -> tuple[ChatResponse, int]:
+        asked = 0.0  # the longest Retry-After a server gave
         for attempt in range(self.max_retries + 1):
             try:
-                return await self._attempt(provider, request), attempt + 1
+                return await self._attempt(provider, call, ref), attempt + 1
             except Exception as exc:
                 kind = classify(exc)
+                wait_hint = retry_after_s(exc)
+                asked = max(asked, wait_hint or 0.0)
                 if kind is not ErrorKind.RETRY or attempt >= self.max_retries:
-                    error = _final_error(exc, kind, request.model, attempt + 1)
+                    limits = self._limits(call, asked)
+                    error = _final_error(exc, kind, call, attempt + 1, limits)
                     if error is exc:
                         raise
                     raise error from exc
-                await self._sleep(self.backoff.delay(attempt))
+                await self._sleep(self.backoff.delay(attempt, wait_hint))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _limits(self, call: ChatRequest, retry_after_asked: float) -> str:
+        parts = [f"max_retries={self.max_retries}", f"timeout_s={self.timeout_for(call):g}"]
+        cap = self.backoff.retry_after_max_s
+        if retry_after_asked > cap:
+            parts.append(f"server asked to wait {retry_after_asked:g} s, capped at {cap:g} s")
+        return ", ".join(parts)
 
     # ------------------------------------------------------------------ accounting
 
@@ -246,7 +328,8 @@ class LLMClient:
             "per_provider_concurrency": dict(self.per_provider),
             "max_retries": self.max_retries,
             "timeout_s": self.timeout_s,
+            "retry_after_max_s": self.backoff.retry_after_max_s,
         }
 
 
-__all__ = ["LLMClient", "prompt_hash_of"]
+__all__ = ["LLMClient", "model_label", "prompt_hash_of"]

@@ -128,6 +128,38 @@ def _constraints(response_format: Any, model: str) -> dict[str, Any]:
     return {"response_format": {"type": "json_object"}}
 
 
+# Sampling knobs of llama-cpp's create_chat_completion a call may set (through ``top_p`` and
+# an entry's ``extra_body``); its defaults otherwise (greedy at temperature 0, repeat_penalty 1).
+SAMPLING_KNOBS = frozenset(
+    {
+        "top_p",
+        "top_k",
+        "min_p",
+        "typical_p",
+        "repeat_penalty",
+        "presence_penalty",
+        "frequency_penalty",
+        "tfs_z",
+        "mirostat_mode",
+        "mirostat_tau",
+        "mirostat_eta",
+    }
+)
+
+
+def sampling_kwargs(sampling: dict[str, Any] | None, model: str) -> dict[str, Any]:
+    """``sampling`` checked against :data:`SAMPLING_KNOBS` (a ``ModelError`` names unknown ones)."""
+    sampling = dict(sampling or {})
+    unknown = sorted(set(sampling) - SAMPLING_KNOBS)
+    if unknown:
+        raise ModelError(
+            model,
+            f"unknown sampling option(s) {unknown} for an embedded model; "
+            f"known: {', '.join(sorted(SAMPLING_KNOBS))}",
+        )
+    return sampling
+
+
 class LocalRuntime:
     """Process-wide cache of loaded llama models, one lock per model."""
 
@@ -218,16 +250,19 @@ class LocalRuntime:
         max_tokens: int = 512,
         seed: int | None = 0,
         response_format: Any = None,
+        sampling: dict[str, Any] | None = None,
         cancel: threading.Event | None = None,
     ) -> LocalResult:
         """Answer ``messages`` (OpenAI chat format) with the local model ``name``. Blocking.
 
+        ``sampling`` sets llama-cpp knobs (:data:`SAMPLING_KNOBS`), e.g. ``repeat_penalty``.
         A ``cancel`` event set before the model is free (the caller gave up while queued)
         skips the call with a retryable ``ModelError``. A generation that has started runs to
         its end: llama-cpp offers no way to stop it midway, and ``max_tokens`` bounds it.
         """
         model = f"local/{name}"
         flat = _flatten(messages, model)
+        knobs = sampling_kwargs(sampling, model)
         loaded = self.load(name)
         n_ctx = loaded.spec.n_ctx
         with loaded.lock:
@@ -246,6 +281,7 @@ class LocalRuntime:
                     temperature=temperature,
                     max_tokens=max_tokens,
                     seed=seed,
+                    **knobs,
                     **_constraints(response_format, model),
                 )
             except ValueError as exc:

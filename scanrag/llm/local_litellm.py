@@ -40,11 +40,17 @@ class LocalLiteLLMProvider(CustomLLM):
 
     @staticmethod
     def _params(optional_params: dict[str, Any]) -> dict[str, Any]:
+        """The runtime's arguments; ``top_p`` and ``extra_body`` become llama sampling knobs
+        (``repeat_penalty``, ``top_k``, ``min_p`` ...), as a llama.cpp server would read them."""
+        sampling = dict(optional_params.get("extra_body") or {})
+        if optional_params.get("top_p") is not None:
+            sampling["top_p"] = float(optional_params["top_p"])
         return {
             "temperature": float(optional_params.get("temperature") or 0.0),
             "max_tokens": int(optional_params.get("max_tokens") or 512),
             "seed": optional_params.get("seed"),
             "response_format": optional_params.get("response_format"),
+            "sampling": sampling,
         }
 
     @staticmethod

@@ -18,8 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from scanrag.llm.endpoints import EndpointError, ModelEntry, OutputMode
 from scanrag.llm.scripted import get_scripted
-from scanrag.llm.types import ChatRequest, ChatResponse, ImagePart, Message, ModelError
+from scanrag.llm.types import ChatRequest, ChatResponse, ImagePart, Message, ModelError, TextPart
 from scanrag.schemas import Usage
 
 
@@ -103,11 +104,16 @@ def image_data_url(part: ImagePart, model: str) -> str:
 
 
 def to_openai_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
-    """Our messages in the OpenAI chat format litellm takes; images become data URLs."""
+    """Our messages in the OpenAI chat format litellm takes.
+
+    Text-only content is one plain string (text parts joined by newlines, as the in-process
+    models join them): many self-hosted servers accept nothing else. Only a message with an
+    image becomes a list of content parts, its images as data URLs.
+    """
     out: list[dict[str, Any]] = []
     for msg in messages:
-        if isinstance(msg.content, str):
-            out.append({"role": msg.role, "content": msg.content})
+        if isinstance(msg.content, str) or all(isinstance(p, TextPart) for p in msg.content):
+            out.append({"role": msg.role, "content": msg.text})
             continue
         parts: list[dict[str, Any]] = []
         for part in msg.content:
@@ -129,6 +135,62 @@ def with_schema_instruction(
         first = {"role": "system", "content": f"{messages[0]['content']}\n\n{note}"}
         return [first, *messages[1:]]
     return [{"role": "system", "content": note}, *messages]
+
+
+# Providers that serve open models on your own machines and accept an OpenAI-style
+# ``response_format`` with a JSON schema (vLLM, Ollama; SGLang and TGI through ``openai/``).
+SELF_HOSTED_PREFIXES = frozenset(
+    {"hosted_vllm", "ollama", "ollama_chat", "openai_like", "lm_studio"}
+)
+
+
+def default_output_mode(entry: ModelEntry, supports_schema: Any = None) -> OutputMode:
+    """How a model is asked for JSON when its entry does not say.
+
+    ``json_schema`` for the in-process models, for any server named by ``api_base`` (vLLM,
+    SGLang, Ollama and llama.cpp's ``llama-server`` accept it) and for the self-hosted
+    providers; otherwise ``json_schema`` when litellm knows the model supports it, else
+    ``prompt`` (the schema goes into the system message). llama-cpp-python's own server wants
+    ``json_object`` (it reads the schema from ``response_format.schema``).
+    """
+    if entry.output_mode is not None:
+        return entry.output_mode
+    prefix = entry.prefix
+    if prefix in ("local", "scripted") or prefix in SELF_HOSTED_PREFIXES:
+        return "json_schema"
+    if entry.base_url() is not None:
+        return "json_schema"
+    if supports_schema is None:
+        return "prompt"
+    try:
+        return "json_schema" if supports_schema(model=entry.model) else "prompt"
+    except Exception:  # a model litellm does not know
+        return "prompt"
+
+
+def _litellm_supports_schema(model: str) -> bool:
+    return bool(_setup_litellm().supports_response_schema(model=model))
+
+
+def describe_model(ref: str, entry: ModelEntry | None = None) -> dict[str, Any]:
+    """What a run manifest records about one model a role uses: the model string, the server
+    (host and path, never credentials), sampling and the output mode it will be asked in."""
+    entry = entry or ModelEntry(model=ref)
+    return entry.describe(default_output_mode(entry, _litellm_supports_schema))
+
+
+def response_format_for(mode: OutputMode, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` of an output mode (``None``: ask in the prompt only).
+
+    ``json_object`` carries the schema under ``schema``, the form llama.cpp's servers turn
+    into a grammar; other servers answer plain JSON and the caller's prompt gives the shape.
+    """
+    if mode == "json_schema":
+        name = str(schema.get("title") or "response")
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
 
 
 def _setup_litellm() -> Any:
@@ -180,15 +242,13 @@ class LiteLLMProvider:
                 local_litellm.install()
                 self._local_installed = set(LOCAL_MODELS)
 
-    def supports_schema(self, model: str) -> bool:
-        if prefix_of(model) == "local":
-            return True
-        try:
-            return bool(self.litellm.supports_response_schema(model=model))
-        except Exception:
-            return False
+    def output_mode(self, request: ChatRequest) -> OutputMode:
+        entry = request.endpoint or ModelEntry(model=request.model)
+        return default_output_mode(entry, self.litellm.supports_response_schema)
 
     def build_kwargs(self, request: ChatRequest, timeout_s: float) -> dict[str, Any]:
+        """litellm's keyword arguments: messages, sampling, output format, and the entry's
+        server, key, headers and body extras."""
         messages = to_openai_messages(request.messages, request.model)
         kwargs: dict[str, Any] = {
             "model": request.model,
@@ -200,17 +260,40 @@ class LiteLLMProvider:
         }
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
         schema = request.json_schema
         if schema is not None:
-            if self.supports_schema(request.model):
-                name = str(schema.get("title") or "response")
-                spec = {"name": name, "schema": schema}
-                kwargs["response_format"] = {"type": "json_schema", "json_schema": spec}
-            else:
+            mode = self.output_mode(request)
+            response_format = response_format_for(mode, schema)
+            if response_format is not None:
+                kwargs["response_format"] = response_format
+            if mode == "prompt":
                 messages = with_schema_instruction(messages, schema)
         kwargs["messages"] = messages
+        kwargs.update(self._endpoint_kwargs(request))
         kwargs.update(request.extra)
         return kwargs
+
+    @staticmethod
+    def _endpoint_kwargs(request: ChatRequest) -> dict[str, Any]:
+        entry = request.endpoint
+        if entry is None:
+            return {}
+        out: dict[str, Any] = {}
+        try:
+            if entry.api_base is not None:
+                out["api_base"] = entry.api_base
+            key = entry.api_key()
+            if key is not None:
+                out["api_key"] = key
+            if entry.extra_headers:
+                out["extra_headers"] = entry.headers()
+        except EndpointError as exc:
+            raise ModelError(request.model, str(exc)) from exc
+        if entry.extra_body:
+            out["extra_body"] = dict(entry.extra_body)
+        return out
 
     def cost(self, response: Any) -> float:
         hidden = getattr(response, "_hidden_params", None) or {}

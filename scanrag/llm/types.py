@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from scanrag.hashing import file_sha256, stable_hash
+from scanrag.llm.endpoints import ModelEntry, endpoint_label, env_base_url
 from scanrag.schemas import Usage
 
 _IMAGE_IDS: dict[tuple[str, int, int], str] = {}
@@ -75,26 +76,42 @@ class ChatRequest(BaseModel):
     ``stage`` names the pipeline stage for usage accounting (``reader``, ``planner``,
     ``judge.answer`` ...). ``prompt_hash`` identifies the prompt template that produced the
     messages; ``json_schema`` asks for constrained JSON output where the provider supports it.
+    ``model`` is a model string or the ``ref`` of a :class:`ModelEntry` the gateway knows; the
+    gateway resolves it into the entry's model, sampling and ``endpoint`` before calling.
     """
 
     model: str
     messages: list[Message]
     temperature: float = 0.0
+    top_p: float | None = None
     max_tokens: int = 512
     json_schema: dict[str, Any] | None = None
     stage: str = "default"
     prompt_hash: str | None = None
     seed: int | None = 0
     extra: dict[str, Any] = Field(default_factory=dict, description="Provider-specific params.")
+    endpoint: ModelEntry | None = Field(
+        default=None, description="The resolved model entry (server, extra_body, output mode)."
+    )
 
     def cache_key(self) -> str:
-        """Key of the on-disk response cache: model, messages and generation parameters.
+        """Key of the on-disk response cache: model, messages, every sampling parameter and
+        the server (host, path, body extras, output mode) the call goes to.
 
         Images count by content (SHA-256 of the file), not by path, so a page rendered again
         into another folder hits the same entry, and a changed file misses it. Values in
-        ``extra`` that are not JSON count by their ``repr``.
+        ``extra`` that are not JSON count by their ``repr``. Fields left at their neutral
+        value (no ``top_p``, no endpoint) are not written, so keys of plain calls stay stable.
         """
-        payload = self.model_dump(mode="json", exclude={"stage", "prompt_hash"}, fallback=repr)
+        exclude = {"stage", "prompt_hash", "endpoint"}
+        payload = self.model_dump(mode="json", exclude=exclude, fallback=repr)
+        if payload.get("top_p") is None:
+            payload.pop("top_p", None)
+        identity = self.endpoint.cache_identity() if self.endpoint is not None else {}
+        if "endpoint" not in identity and (url := env_base_url(self.model)) is not None:
+            identity["endpoint"] = endpoint_label(url)
+        if identity:
+            payload["endpoint"] = identity
         for message in payload["messages"]:
             if isinstance(message["content"], list):
                 for part in message["content"]:
@@ -108,7 +125,11 @@ class ChatResponse(BaseModel):
     model: str
     usage: Usage = Field(default_factory=Usage)
     cached: bool = False
-    latency_s: float = 0.0
+    latency_s: float = Field(
+        default=0.0,
+        description="Seconds the provider worked on the attempt that succeeded, once the call "
+        "held its concurrency slots (queueing, failed attempts and back-off excluded).",
+    )
     prompt_hash: str | None = None
     finish_reason: str | None = None
 
@@ -118,6 +139,7 @@ class ModelError(RuntimeError):
 
     def __init__(self, model: str, message: str, *, retryable: bool = False) -> None:
         self.model = model
+        self.message = message
         self.retryable = retryable
         super().__init__(f"{model}: {message}")
 

@@ -14,6 +14,7 @@
 ``indexes/<alias>/``      saved retriever indexes, reused on resume
 ``checkpoints/``          LangGraph checkpoints of strategies that keep them
 ``report/``               the HTML report
+``exports/``              ``scanrag export``: ``items_long`` and ``comparison`` (.csv, .parquet)
 =====================  ==================================================================
 
 Every writer and reader of a run folder goes through this class, so the file names live
@@ -52,6 +53,9 @@ class RunDir:
     INDEXES = "indexes"
     CHECKPOINTS = "checkpoints"
     REPORT = "report"
+    EXPORTS = "exports"
+    EXPORT_LONG = "items_long"  # file stems in EXPORTS; the suffix is the format
+    EXPORT_WIDE = "comparison"
     LOCK = ".lock"
 
     def __init__(self, path: str | Path) -> None:

@@ -217,7 +217,8 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 
 
 def build_llm(config: ExperimentConfig) -> ChatModel:
-    """The gateway client every model call of the run goes through (with its disk cache)."""
+    """The gateway client every model call of the run goes through (with its disk cache),
+    knowing every model entry of the config (server, key variable, sampling, output mode)."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
@@ -230,6 +231,8 @@ def build_llm(config: ExperimentConfig) -> ChatModel:
         max_retries=runner.llm.max_retries,
         timeout_s=runner.llm.timeout_s,
         cache_scripted=runner.llm.cache_scripted,
+        endpoints=config.model_entries(),
+        retry_after_max_s=runner.llm.retry_after_max_s,
     )
     return client
 

@@ -33,6 +33,7 @@ from scanrag.runner.executors import Executor, RunJob, item_models, make_executo
 from scanrag.runner.items import WorkItem
 from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
+from scanrag.runner.outcome import run_outcome
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.scoring import ScoreRequest, score_run_dir
 from scanrag.runner.summary import build_summary, usage_of_rows, write_summary
@@ -53,12 +54,15 @@ class RunResult:
     complete: bool
     stop_reason: str | None
     summary: dict[str, Any]
+    failure_code: int = 0  # from the items' statuses: see scanrag.runner.outcome
 
     @property
     def exit_code(self) -> int:
-        """0 when complete, 3 when stopped by the budget, 4 for a full disk, 130 on Ctrl-C."""
+        """When complete: 0, or 5 when every item of a grid cell failed, 6 when the share of
+        failed items passed ``runner.fail_threshold``. Otherwise 3 when stopped by the budget,
+        4 for a full disk, 130 on Ctrl-C, 1 for anything else."""
         if self.complete:
-            return 0
+            return self.failure_code
         reason = self.stop_reason or ""
         if reason.startswith("budget"):
             return 3
@@ -336,6 +340,14 @@ class Runner:
         elif not summary["complete"]:
             pending = summary["counts"].get("score_pending")
             self.log(f"incomplete: {pending} (trajectory, scorer) pair(s) still unscored")
+        outcome = run_outcome(
+            self.trajectories.rows(),
+            [cell.run_key for cell in self.cells],
+            self.config.runner.fail_threshold,
+        )
+        for line in outcome.lines():
+            self.log(line)
         if not summary["complete"]:
             self.log(f"resume with: scanrag run --resume {self.run_dir.path}")
-        return RunResult(self.run_dir.path, stop is None and summary["complete"], stop, summary)
+        complete = stop is None and summary["complete"]
+        return RunResult(self.run_dir.path, complete, stop, summary, outcome.exit_code())

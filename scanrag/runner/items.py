@@ -54,6 +54,8 @@ def finish(item: WorkItem, trajectory: Trajectory, seconds: float, tally: UsageT
     if not trajectory.usage:
         trajectory.usage = tally.snapshot()
     trajectory.timings.setdefault("total", round(seconds, 4))
+    for name, value in tally.timings().items():  # model and wait seconds of its calls
+        trajectory.timings.setdefault(name, value)
     trajectory.metadata.setdefault("dataset", item.dataset)
     if item.retriever is not None:
         trajectory.metadata.setdefault("retriever", item.retriever)

@@ -8,6 +8,7 @@ from typing import Any
 from scanrag import __version__
 from scanrag.config import ExperimentConfig, RunCell
 from scanrag.hashing import stable_hash
+from scanrag.llm.providers import describe_model
 from scanrag.protocols import Strategy
 from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import LoadedDataset, describe_strategy, retriever_type
@@ -39,10 +40,7 @@ def build_manifest(
         "scanrag_version": __version__,
         "config_hash": stable_hash(config_json),
         "environment": previous.get("environment") or environment(),
-        "models": {
-            "agents": config.agent_models(),
-            "judges": config.judge_models(),
-        },
+        "models": models_entry(config, cells),
         "render_dpi": config.runner.render_dpi,
         "page_caps": config.runner.page_caps.model_dump(),
         "budget": config.runner.budget.model_dump(),
@@ -67,6 +65,23 @@ def build_manifest(
                 }
             )
     return manifest
+
+
+def models_entry(config: ExperimentConfig, cells: Sequence[RunCell]) -> dict[str, Any]:
+    """Each role's models and, per model, its server host, sampling and output mode."""
+    roles: dict[str, set[str]] = {}
+    for cell in cells:
+        for role, ref in cell.models.items():
+            roles.setdefault(role, set()).add(ref)
+    judges = config.judge_models()
+    table = config.model_entries()
+    refs = sorted({*config.agent_models(), *judges.values()})
+    return {
+        "agents": config.agent_models(),
+        "judges": judges,
+        "roles": {role: sorted(refs) for role, refs in sorted(roles.items())},
+        "entries": {ref: describe_model(ref, table.get(ref)) for ref in refs},
+    }
 
 
 def prompt_changes(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> list[str]:

@@ -8,12 +8,19 @@ resume works exactly as with the local executor) and consults the budget before 
 
 Workers import ``scanrag`` and the config's ``plugins``; documents come from the shared
 document cache the ingest stage filled (``runner.cache_dir`` must be visible to every node).
+
+A retriever actor that dies is restarted by Ray (``runner.ray.actor_restarts`` times; the new
+one reloads the index saved under the run folder, or rebuilds it) and the searches it owed are
+retried. Past that, the driver replaces the actor with a fresh one and runs the items that
+lost it again (twice at most) before recording their errors. Ray's long error texts are cut
+to their cause: the exception's name and first line, and for a dead worker its exit reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +52,14 @@ class Shared:
     outside_ok: dict[str, bool] = field(default_factory=dict)  # allow_outside_pdf_dir
     all_docs: list[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
+
+
+ACTOR_GONE = "retriever actor is gone"
+ITEM_RETRIES_AFTER_ACTOR_LOSS = 2
+
+
+class RetrieverActorError(RuntimeError):
+    """The actor holding a retriever died (and Ray could not restart it)."""
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -92,24 +107,26 @@ class RemoteRetriever:
     def add(self, documents: Sequence[Document]) -> None:
         raise RuntimeError("a remote retriever is built by its actor; add() is not available")
 
-    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
+    def _get(self, ref: Any) -> Any:
         import ray
 
-        hits: list[PageHit] = ray.get(self._handle.search.remote(query, k, doc_ids))
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            raise RetrieverActorError(f"{ACTOR_GONE} ({self.name}): {ray_cause(exc)}") from None
+
+    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
+        hits: list[PageHit] = self._get(self._handle.search.remote(query, k, doc_ids))
         return hits
 
     def search_batch(
         self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None = None
     ) -> list[list[PageHit]]:
-        import ray
-
-        hits: list[list[PageHit]] = ray.get(self._handle.search_batch.remote(queries, k, doc_ids))
+        hits: list[list[PageHit]] = self._get(self._handle.search_batch.remote(queries, k, doc_ids))
         return hits
 
     def manifest(self) -> dict[str, Any]:
-        import ray
-
-        manifest: dict[str, Any] = ray.get(self._handle.manifest.remote())
+        manifest: dict[str, Any] = self._get(self._handle.manifest.remote())
         return manifest
 
 
@@ -199,9 +216,13 @@ class RayExecutor:
         self._task: Any = ray.remote(run_item_task).options(
             num_cpus=config.runner.ray.cpus_per_item, max_retries=1
         )
-        self._host: Any = ray.remote(RetrieverHost)
+        restarts = config.runner.ray.actor_restarts
+        self._host: Any = ray.remote(RetrieverHost).options(
+            max_restarts=restarts, max_task_retries=restarts
+        )
         self._actors: dict[str, Any] = {}
         self._shared_ref: Any = None
+        self._lost: dict[tuple[str, str], int] = {}  # item → reruns after losing its actor
 
     def _shared(self, job: RunJob) -> Any:
         if self._shared_ref is None:
@@ -234,9 +255,38 @@ class RayExecutor:
                 self._actors[alias] = pending[alias]
                 job.retrievers[alias] = RemoteRetriever(alias, pending[alias])
             except Exception as exc:
-                errors[alias] = f"retriever {alias!r} could not be built: {_cause(exc)}"
+                errors[alias] = f"retriever {alias!r} could not be built: {ray_cause(exc)}"
             on_done(alias)
         return errors
+
+    def _replace_actor(self, job: RunJob, alias: str) -> bool:
+        """A live actor for ``alias``: the current one if it answers, else a new one (its
+        index reloaded from the run folder or rebuilt). False when none can be had."""
+        current = self._actors.get(alias)
+        try:
+            if current is not None:
+                self.ray.get(current.ready.remote())
+                return True
+        except Exception:
+            pass
+        fresh = self._host.remote(self._shared(job), alias)
+        try:
+            self.ray.get(fresh.ready.remote())
+        except Exception:
+            return False
+        self._actors[alias] = fresh
+        job.retrievers[alias] = RemoteRetriever(alias, fresh)
+        return True
+
+    def _rerun(self, job: RunJob, item: WorkItem, trajectory: Trajectory) -> bool:
+        """Whether ``item`` lost its retriever actor and should run again (on a live one)."""
+        if item.retriever is None or not any(ACTOR_GONE in e for e in trajectory.errors):
+            return False
+        count = self._lost.get(item.key, 0)
+        if count >= ITEM_RETRIES_AFTER_ACTOR_LOSS:
+            return False
+        self._lost[item.key] = count + 1
+        return self._replace_actor(job, item.retriever)
 
     def run_items(
         self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
@@ -257,13 +307,17 @@ class RayExecutor:
                         trajectory = finish(item, _failed(item, *item.error), 0.0, UsageTally())
                         sink(trajectory)
                         continue
-                    handle = self._actors.get(item.retriever) if item.retriever else None
-                    in_flight[self._task.remote(shared, item, handle)] = item
+                    in_flight[self._submit(shared, item)] = item
                 if not in_flight:
                     return stop
                 ready, _ = self.ray.wait(list(in_flight), num_returns=1)
                 for ref in ready:
-                    sink(self._collect(job, ref, in_flight.pop(ref)))
+                    item = in_flight.pop(ref)
+                    trajectory = self._collect(job, ref, item)
+                    if self._rerun(job, item, trajectory):
+                        in_flight[self._submit(shared, item)] = item
+                    else:
+                        sink(trajectory)
         except DiskFullError as exc:
             self._cancel(in_flight)
             return disk_full_reason(exc)
@@ -271,11 +325,15 @@ class RayExecutor:
             self._cancel(in_flight)
             raise
 
+    def _submit(self, shared: Any, item: WorkItem) -> Any:
+        handle = self._actors.get(item.retriever) if item.retriever else None
+        return self._task.remote(shared, item, handle)
+
     def _collect(self, job: RunJob, ref: Any, item: WorkItem) -> Trajectory:
         try:
             text, usage = self.ray.get(ref)
         except Exception as exc:
-            message = f"ray task failed: {_cause(exc)}"
+            message = f"ray task failed: {ray_cause(exc)}"
             return finish(item, _failed(item, Status.INTERNAL_ERROR, message), 0.0, UsageTally())
         job.run_tally.merge(usage_from_json(usage))
         return Trajectory.model_validate_json(text)
@@ -310,7 +368,26 @@ def _failed(item: WorkItem, status: Status, message: str) -> Trajectory:
     return base_trajectory(item).fail(status, message)
 
 
-def _cause(exc: BaseException) -> str:
-    cause = getattr(exc, "cause", None) or exc
-    text = str(cause).strip().splitlines()
-    return f"{type(cause).__name__}: {text[-1] if text else ''}"
+_WORKER_EXIT = re.compile(r"Worker exit type: (\w+)(?: Worker exit detail: ([^.]*))?")
+_NOISE_LINE = re.compile(r"^(ray::|\s|File |Traceback|\^|\x1b)")
+
+
+def ray_cause(exc: BaseException) -> str:
+    """One line for a Ray error: the underlying exception's name and first line (Ray wraps a
+    task's exception in ``RayTaskError`` with the remote traceback), and for a dead actor or
+    worker the exit reason Ray gives, without its advice paragraph."""
+    cause: BaseException = exc
+    while isinstance(getattr(cause, "cause", None), BaseException) and cause.cause is not cause:  # type: ignore[attr-defined]
+        cause = cause.cause  # type: ignore[attr-defined]
+    name = type(cause).__name__
+    text = str(cause)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
+    first = lines[0] if lines else ""
+    first = re.sub(r"^ray\.exceptions\.\w+:\s*", "", first)
+    exit_reason = _WORKER_EXIT.search(text)
+    if exit_reason:
+        detail = f"worker exit {exit_reason.group(1)}"
+        if exit_reason.group(2):
+            detail += f": {exit_reason.group(2).strip()}"
+        first = f"{first} ({detail})" if first else detail
+    return f"{name}: {first}" if first else name

@@ -107,12 +107,13 @@ def build_summary(
     n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", [])) or len(samples)
     planned = n_samples * len(cells)
     by_cell: dict[str, Counter[str]] = defaultdict(Counter)
-    seconds: dict[str, float] = defaultdict(float)
+    seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     spent: dict[str, Usage] = defaultdict(Usage)
     for row in trajectories:
         key = row_key(row)[0]
         by_cell[key][str(row.get("status", "ok"))] += 1
-        seconds[key] += float((row.get("timings") or {}).get("total", 0.0))
+        for name, value in _seconds(row).items():
+            seconds[key][name] += value
         spent[key] = spent[key].add(usage_of_rows([row]))
     done_keys = {row_key(r) for r in trajectories}
     scored_keys = {row_key(r) for r in scores}
@@ -130,7 +131,9 @@ def build_summary(
             **{k: cell[k] for k in ("strategy", "retriever", "models")},
             "items": n,
             "status": dict(sorted(counts.items())),
-            "seconds_per_item": round(seconds[key] / n, 3) if n else None,
+            "seconds_per_item": _per_item(seconds[key], "total", n),
+            "model_seconds_per_item": _per_item(seconds[key], "model", n),
+            "wait_seconds_per_item": _per_item(seconds[key], "wait", n),
             "usage": spent[key].model_dump(),
             "usd_per_item": round(spent[key].cost_usd / n, 6) if n else None,
         }
@@ -158,6 +161,22 @@ def build_summary(
         "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
         "sessions": manifest.get("sessions", []),
     }
+
+
+def _seconds(row: Mapping[str, Any]) -> dict[str, float]:
+    """Wall, model and wait seconds of one trajectory row, and whether it timed its calls."""
+    timings = row.get("timings") or {}
+    out = {"total": float(timings.get("total", 0.0))}
+    if "model" in timings:
+        out |= {"model": float(timings["model"]), "wait": float(timings.get("wait", 0.0))}
+        out["timed"] = 1.0
+    return out
+
+
+def _per_item(seconds: Mapping[str, float], name: str, n: int) -> float | None:
+    """Mean seconds per item; model and wait only when every item timed its calls."""
+    timed = n if name == "total" else int(seconds.get("timed", 0))
+    return round(seconds.get(name, 0.0) / n, 3) if n and timed == n else None
 
 
 def write_summary(
@@ -213,6 +232,17 @@ _OK = frozenset({"ok"})
 _JUDGE_KEPT = frozenset({"ok", "partial", "skipped"})
 
 
+def metric_order(names: Iterable[str]) -> list[str]:
+    """``names`` with retrieval metrics (``retrieval.*``: what was retrieved) moved right after
+    the cited-page metrics (``pages.*``: what was cited), so the two are read side by side."""
+    names = list(names)
+    retrieval = [n for n in names if n.startswith("retrieval.")]
+    rest = [n for n in names if not n.startswith("retrieval.")]
+    cited = [i for i, n in enumerate(rest) if n.startswith("pages.")]
+    at = cited[-1] + 1 if cited else len(rest)
+    return rest[:at] + retrieval + rest[at:]
+
+
 def _metric_names(summary: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
     metrics: dict[str, dict[str, Any]] = summary.get("headline") or {}
     if not any(metrics.values()):
@@ -222,7 +252,7 @@ def _metric_names(summary: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]]
         for name, value in values.items():
             if isinstance(value, int | float) and name not in names:
                 names.append(name)
-    return metrics, names[:MAX_METRICS]
+    return metrics, metric_order(names)[:MAX_METRICS]
 
 
 def judge_exclusions(summary: Mapping[str, Any]) -> dict[str, dict[str, int]]:
@@ -243,15 +273,17 @@ def render_table(summary: dict[str, Any]) -> Any:
     """A rich table that fits 100 columns: one row per grid cell with its status counts (ok
     items, errors of any kind, score rows excluded because a judge failed), up to eight
     headline metrics under short aliases (m1, m2 … spelled out in the caption, with a line
-    per cell that has errors or exclusions), and time and cost per item."""
+    per cell that has errors or exclusions), model time and cost per item (the time spent
+    waiting for the model and the wall time per item in a caption line)."""
     from rich import box
     from rich.table import Table
 
     metrics, names = _metric_names(summary)
     excluded = judge_exclusions(summary)
     legend = [f"m{i}={name}" for i, name in enumerate(names, start=1)]
-    legend += ["sec=seconds per item", "$=USD per item"]
-    notes = _status_notes(summary, excluded)
+    timed = all(c.get("model_seconds_per_item") is not None for c in summary["cells"].values())
+    legend += ["sec=model seconds per item" if timed else "sec=seconds per item", "$=USD per item"]
+    notes = _status_notes(summary, excluded) + _wait_note(summary)
     title = f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)"
     caption = "\n".join(line for line in ("  ".join(legend), *notes) if line) or None
     table = Table(
@@ -277,7 +309,8 @@ def render_table(summary: dict[str, Any]) -> Any:
         row = [key, str(status.get("ok", 0)), str(errors)]
         row.append(str(sum(excluded.get(key, {}).values())))
         row += [_fmt(values.get(name)) for name in names]
-        row.append(_fmt(cell["seconds_per_item"], 1))
+        seconds = cell.get("model_seconds_per_item") if timed else cell["seconds_per_item"]
+        row.append(_fmt(seconds, 1))
         usd = cell["usd_per_item"]
         row.append("—" if usd is None else f"{usd:.3g}")
         table.add_row(*row)
@@ -297,6 +330,19 @@ def _status_notes(
         if parts:
             notes.append(f"{key}: {', '.join(parts)}")
     return notes
+
+
+def _wait_note(summary: Mapping[str, Any]) -> list[str]:
+    """Seconds per item spent waiting around model calls (queueing, cache look-ups), which
+    ``sec`` leaves out, and the wall time per item."""
+    cells = summary["cells"]
+    if not cells or any(c.get("wait_seconds_per_item") is None for c in cells.values()):
+        return []
+    parts = [
+        f"{key} {_fmt(c['wait_seconds_per_item'], 1)}/{_fmt(c['seconds_per_item'], 1)}"
+        for key, c in cells.items()
+    ]
+    return ["wait/wall s per item: " + ", ".join(parts)]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

@@ -4,11 +4,21 @@ Every model call a strategy or a judge makes goes through :class:`MeteredModel`,
 response's usage to one or more :class:`UsageTally` objects under the request's ``stage``.
 Responses served from the gateway cache count as cached calls and cost nothing; only fresh
 tokens and dollars count against the :class:`Budget`.
+
+Time: :class:`MeteredModel` also times each call. Of a call's wall time, the part the model
+client reports as the call's own (``ChatResponse.latency_s``) is *model* time and the rest is
+*wait* time (queueing before the client starts the call, cache look-ups); a cache hit and a
+failed call count whole as wait, a client that reports no latency counts whole as model. The
+runner stamps both sums on each trajectory as ``timings["model"]`` and ``timings["wait"]``.
+The gateway measures ``latency_s`` on the attempt that succeeded, from the moment the call
+holds its concurrency slots (a local model runs one call at a time: its slot is the model),
+so queueing for a slot, failed attempts and retry back-off all land in wait time.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +32,19 @@ class UsageTally:
     def __init__(self, by_stage: Mapping[str, Usage] | None = None) -> None:
         self._lock = threading.Lock()
         self.by_stage: dict[str, Usage] = dict(by_stage or {})
+        self.model_s = 0.0
+        self.wait_s = 0.0
+
+    def add_time(self, model_s: float, wait_s: float) -> None:
+        """Seconds of one call: model time and time spent waiting around it."""
+        with self._lock:
+            self.model_s += model_s
+            self.wait_s += wait_s
+
+    def timings(self) -> dict[str, float]:
+        """``{"model": s, "wait": s}`` summed over the calls tallied so far."""
+        with self._lock:
+            return {"model": round(self.model_s, 4), "wait": round(self.wait_s, 4)}
 
     def add(self, stage: str, usage: Usage) -> None:
         with self._lock:
@@ -64,11 +87,25 @@ class MeteredModel:
         self.tallies = list(tallies)
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        response = await self.inner.chat(request)
+        started = time.perf_counter()
+        try:
+            response = await self.inner.chat(request)
+        except BaseException:
+            self._time(time.perf_counter() - started, 0.0)
+            raise
+        wall = time.perf_counter() - started
+        # a cache hit took no model time; a client that reports no latency spent it all
+        latency = 0.0 if response.cached else (response.latency_s or wall)
+        self._time(wall, latency)
         usage = billable(response.usage, response.cached)
         for tally in self.tallies:
             tally.add(request.stage, usage)
         return response
+
+    def _time(self, wall: float, latency: float) -> None:
+        model = min(max(0.0, latency), wall)
+        for tally in self.tallies:
+            tally.add_time(model, wall - model)
 
     def __getattr__(self, name: str) -> Any:  # expose the gateway's extras (ledger, cache...)
         return getattr(self.inner, name)

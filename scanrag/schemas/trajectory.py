@@ -8,7 +8,7 @@ usage per stage, timings and a status. Its schema is versioned by ``TRAJECTORY_S
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -89,6 +89,56 @@ class Step(BaseModel):
     seconds: float = 0.0
 
 
+class PromptPart(BaseModel):
+    """One piece of the user message of a recorded model call (see :class:`ModelCall`)."""
+
+    kind: Literal["text", "page", "image"] = "text"
+    text: str = Field(
+        default="",
+        description="The text as sent, cut to a cap; a page's marker line and a preview of "
+        "its text; an image's file name.",
+    )
+    chars: int = Field(default=0, ge=0, description="Length of the full text in characters.")
+    page: int | None = Field(default=None, description="The page a page or image part shows.")
+
+
+class ModelCall(BaseModel):
+    """One model call of a strategy: what was sent, what came back, what it cost.
+
+    Rows stay small: page text is kept as its marker line and a short preview (``chars`` is
+    the full length), page images as file names, other text and the reply up to a cap, and a
+    system prompt repeating an earlier call's is stored once (``system_of`` names that call).
+    """
+
+    index: int = Field(ge=0)
+    step: int | None = Field(
+        default=None, description="Index of the step the call belongs to (the next one added)."
+    )
+    stage: str
+    role: str
+    model: str
+    prompt_hash: str | None = None
+    system: str | None = Field(
+        default=None, description="The system prompt; None when system_of names an earlier call."
+    )
+    system_of: int | None = Field(
+        default=None, description="Index of an earlier call with the same system prompt."
+    )
+    user: list[PromptPart] = Field(default_factory=list)
+    reply: str | None = Field(default=None, description="The raw reply, cut to a cap.")
+    reply_chars: int = Field(default=0, ge=0, description="Length of the full reply.")
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = Field(
+        default=0.0,
+        description="Seconds the model worked on the call (the client's latency_s: the "
+        "successful attempt, queueing and retries excluded).",
+    )
+    seconds: float = Field(default=0.0, description="Wall seconds the strategy waited.")
+    cached: bool = False
+    error: str | None = Field(default=None, description="Why the call failed, if it did.")
+
+
 class ReportedIssue(BaseModel):
     """An error a scan-style strategy reports (ScholScan task)."""
 
@@ -121,8 +171,15 @@ class Trajectory(BaseModel):
     issues: list[ReportedIssue] = Field(default_factory=list)
     verdict: bool | None = Field(default=None, description="Verify-task yes/no decision.")
     steps: list[Step] = Field(default_factory=list)
+    calls: list[ModelCall] = Field(
+        default_factory=list, description="The model calls, with prompts and raw replies."
+    )
     usage: dict[str, Usage] = Field(default_factory=dict, description="Usage per stage.")
-    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per stage.")
+    timings: dict[str, float] = Field(
+        default_factory=dict,
+        description="Seconds per stage; total: the whole item (wall), model and wait: its "
+        "model calls' model time and the time spent waiting around them.",
+    )
     models: dict[str, str] = Field(default_factory=dict, description="Model per role.")
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     status: Status = Status.OK

@@ -64,6 +64,8 @@ def _comparable(trajectory: Trajectory) -> dict[str, Any]:
     data = trajectory.model_dump(mode="json", exclude={"timings"})
     for step in data["steps"]:
         step["seconds"] = 0.0
+    for call in data["calls"]:
+        call["seconds"] = call["latency_s"] = 0.0
     return data
 
 

@@ -1,4 +1,5 @@
-"""Report test fixtures: one finished run (real runner, scripted models) and its report.
+"""Report test fixtures: finished runs (real runner, scripted models) and their reports: one
+where every item runs, one whose reader fails in three ways.
 
 Both are session-scoped: the run takes a few seconds and every test only reads it (tests that
 change a run work on a copy).
@@ -30,6 +31,22 @@ def report_dir(finished_run: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
     out = tmp_path_factory.mktemp("report-out")
     build_report([finished_run], out, options=ReportOptions(n_resamples=300))
+    return out
+
+
+@pytest.fixture(scope="session")
+def error_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose reader fails on three questions: a model error, an unreadable reply and a
+    reply without an answer (:func:`report_fixtures.flaky_reader`)."""
+    return report_fixtures.make_run(tmp_path_factory.mktemp("error-run"), flaky=True)
+
+
+@pytest.fixture(scope="session")
+def error_report(error_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from evaluation.report import ReportOptions, build_report
+
+    out = tmp_path_factory.mktemp("error-report")
+    build_report([error_run], out, options=ReportOptions(n_resamples=200))
     return out
 
 

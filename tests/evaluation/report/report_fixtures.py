@@ -74,13 +74,35 @@ def judge() -> ScriptedModel:
     return ScriptedModel(responder=respond, name=JUDGE)
 
 
-def make_run(root: Path, scorers: list[str] | None = None) -> Path:
-    """Generate the corpus, run three strategies, score them; returns the run folder."""
-    from scanrag.datasets import load_generic
-    from scanrag.runner import start_run
+def flaky_reader(samples: list[Sample]) -> ScriptedModel:
+    """The reader of :func:`reader_for`, failing in a different way on each of the first
+    three questions (by position in the file): the provider fails (``model_error``), the reply
+    is prose with nothing to read (``unparsed``), the reply cites but gives no answer
+    (unanswered). The rest are answered as usual."""
+    from scanrag.llm.types import ModelError
+
+    good = reader_for(samples)
+    modes = {s.question: i for i, s in enumerate(samples[:3])}
+
+    def respond(request: ChatRequest) -> str:
+        text = "\n".join(m.text for m in request.messages)
+        mode = next((i for q, i in modes.items() if q in text), None)
+        if mode == 0:
+            raise ModelError(request.model, "scripted outage: 503 from the provider")
+        if mode == 1:
+            return "Hmm <b>not sure</b> & I would rather not say.\n\nThe pages do not help."
+        if mode == 2:
+            return 'The table lists it. [page=1, doc_page="none", bbox=[0.1, 0.1, 0.9, 0.2]]'
+        assert good.responder is not None
+        return good.responder(request)
+
+    return ScriptedModel(responder=respond, name=READER, cost_per_token=1e-6)
+
+
+def make_corpus(root: Path) -> Path:
     from synth import generate_corpus
 
-    corpus = generate_corpus(
+    return generate_corpus(
         root / "corpus",
         seed=3,
         n_docs=2,
@@ -89,9 +111,18 @@ def make_run(root: Path, scorers: list[str] | None = None) -> Path:
         questions_per_doc=3,
         scan_docs=0,
     )
+
+
+def make_run(root: Path, scorers: list[str] | None = None, *, flaky: bool = False) -> Path:
+    """Generate the corpus, run three strategies, score them; returns the run folder. With
+    ``flaky`` the reader fails on three questions (:func:`flaky_reader`)."""
+    from scanrag.datasets import load_generic
+    from scanrag.runner import start_run
+
+    corpus = make_corpus(root)
     samples = load_generic(corpus / "samples.jsonl").samples
     config: dict[str, Any] = {
-        "name": "report-test",
+        "name": "report-errors" if flaky else "report-test",
         "datasets": [
             {
                 "name": "synth",
@@ -125,10 +156,10 @@ def make_run(root: Path, scorers: list[str] | None = None) -> Path:
                 "fact",
                 "faithfulness",
                 "layout",
+                "retrieval",
             ]
         },
     }
-    result = start_run(
-        config_from_dict(config), llm=reader_for(samples), judge_llm=judge(), log=None
-    )
+    reader = flaky_reader(samples) if flaky else reader_for(samples)
+    result = start_run(config_from_dict(config), llm=reader, judge_llm=judge(), log=None)
     return Path(result.run_dir)

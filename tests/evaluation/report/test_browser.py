@@ -1,4 +1,6 @@
-"""The report in real headless Chromium: the table is in the DOM, overlays load, screenshots.
+"""The report in real headless Chromium: the table is in the DOM, overlays and plots load, errors
+look different from wrong answers, the question list filters, sorts and searches (state in the
+address), a question page shows the raw reply and the prompt; screenshots.
 
 Chromium runs with no network features (``--disable-background-networking`` and friends) on
 ``file://`` URLs. ``--virtual-time-budget`` lets the page finish loading images before the DOM
@@ -7,6 +9,7 @@ is dumped; each ``<img>`` of the report sets ``data-loaded="1"`` in its ``onload
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -47,7 +50,7 @@ def test_index_table_and_plots_render(report_dir: Path, tmp_path: Path) -> None:
     for label in ("full_doc", "oracle_pages", "topk_rag+bm25"):
         assert label in dom
     plots = re.findall(r'<img src="plots/[^"]+"[^>]*>', dom)
-    assert len(plots) == 4 and all('data-loaded="1"' in tag for tag in plots)
+    assert len(plots) == 6 and all('data-loaded="1"' in tag for tag in plots)
     shot = tmp_path / "index.png"
     chromium(
         report_dir / "index.html",
@@ -71,3 +74,102 @@ def test_viewer_overlays_load_and_show_both_colours(report_dir: Path, tmp_path: 
     green = sum(1 for r, g, b in pixels if g > 120 and r < 90 and b < 90)
     red = sum(1 for r, g, b in pixels if r > 170 and g < 70 and b < 70)
     assert green > 200 and red > 50, (green, red)
+
+
+PURPLE = (107, 63, 160)  # the error badge
+
+
+def _shot(page: str, profile: Path, target: Path, height: int = 1600) -> Image.Image:
+    size = f"--window-size=1280,{height}"
+    chromium_url(page, profile, "--virtual-time-budget=5000", f"--screenshot={target}", size)
+    _keep(target)
+    return Image.open(target).convert("RGB")
+
+
+def _keep(path: Path) -> None:
+    """Copy a screenshot to $SCANRAG_SCREENSHOTS, to look at: ``SCANRAG_SCREENSHOTS=DIR
+    pytest -m browser``."""
+    keep = os.environ.get("SCANRAG_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+
+
+def _bottom(image: Image.Image, height: int) -> Image.Image:
+    """The last ``height`` pixels of a page's content (white below it is cut off)."""
+    box = image.convert("L").point(lambda v: 255 if v < 250 else 0).getbbox()
+    end = box[3] if box else image.height
+    return image.crop((0, max(0, end - height), image.width, end))
+
+
+def chromium_url(url: str, profile: Path, *extra: str) -> str:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed")
+    command = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, url]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _count(image: Image.Image, colour: tuple[int, int, int], tol: int = 30) -> int:
+    return sum(
+        1 for p in image.getdata() if all(abs(a - b) <= tol for a, b in zip(p, colour, strict=True))
+    )
+
+
+def test_errors_look_different_from_wrong_answers(error_report: Path, tmp_path: Path) -> None:
+    index = error_report / "index.html"
+    whole = _shot(index.resolve().as_uri(), tmp_path / "p", tmp_path / "errors.png", 7000)
+    top, listing = whole.crop((0, 0, 1280, 900)), _bottom(whole, 700)
+    listing.save(tmp_path / "errors_list.png")
+    _keep(tmp_path / "errors_list.png")
+    assert _count(top, PURPLE) > 150  # error badges and error counts in the comparison
+    assert _count(listing, PURPLE) > 300  # a badge per failed cell of the question list
+    assert _count(listing, (192, 0, 0), tol=40) > 20  # wrong answers stay red crosses
+    dom = chromium_url(
+        index.resolve().as_uri(), tmp_path / "p", "--virtual-time-budget=3000", "--dump-dom"
+    )
+    assert dom.count('data-outcome="error"') == 6 and dom.count('data-outcome="unanswered"') == 3
+
+
+def test_filter_sort_and_search_work_in_the_browser(error_report: Path, tmp_path: Path) -> None:
+    url = (error_report / "index.html").resolve().as_uri()
+
+    def visible(fragment: str) -> list[str]:
+        dom = chromium_url(
+            url + fragment, tmp_path / "p", "--virtual-time-budget=3000", "--dump-dom"
+        )
+        rows = re.findall(r'<tr data-search="(synth-[\w-]+)[^"]*"( hidden="")?>', dom)
+        return [sid for sid, hidden in rows if not hidden]
+
+    assert visible("") == [f"synth-s3-d0{d}-q0{q}" for d in (0, 1) for q in (1, 2, 3)]
+    assert visible("#outcome=error&cell=full_doc&sort=1:desc") == [
+        "synth-s3-d00-q02",
+        "synth-s3-d00-q01",
+    ]
+    assert visible("#outcome=kind:unparsed") == ["synth-s3-d00-q02"]
+    assert visible("#outcome=unanswered") == ["synth-s3-d00-q03"]
+    assert visible("#q=orchard") == ["synth-s3-d00-q02"]
+    by_outcome = visible("#cell=topk_rag%2Bbm25&sort=8:asc")  # correct first, errors last
+    assert by_outcome[-2:] == ["synth-s3-d00-q01", "synth-s3-d00-q02"]
+    shot = _shot(url + "#outcome=not-correct&sort=1:desc", tmp_path / "p", tmp_path / "f.png", 7000)
+    listing = _bottom(shot, 700)  # the window is taller than the page: the list is at its end
+    listing.save(tmp_path / "filtered_list.png")
+    _keep(tmp_path / "filtered_list.png")
+    assert _count(listing, PURPLE) > 150  # the failed items, shown first after sorting
+
+
+def test_question_page_shows_reply_and_prompt(error_report: Path, tmp_path: Path) -> None:
+    page = error_report / "q" / "q0002.html"
+    opened = page.with_name("q0002_open.html")  # the same page with the prompt expanded
+    opened.write_text(
+        page.read_text(encoding="utf-8").replace('<details class="prompt">', "<details open>")
+    )
+    dom = chromium_url(
+        opened.resolve().as_uri(), tmp_path / "p", "--virtual-time-budget=3000", "--dump-dom"
+    )
+    assert "Hmm &lt;b&gt;not sure&lt;/b&gt;" in dom and "<b>not sure</b>" not in dom
+    assert "Question: In Table 4" in dom
+    shot = _shot(opened.resolve().as_uri(), tmp_path / "p", tmp_path / "question_prompt.png")
+    assert _count(shot, PURPLE) > 50  # the unparsed badge at the top of each cell
+    assert _count(shot, (246, 246, 248), tol=2) > 20000  # the reply and prompt blocks

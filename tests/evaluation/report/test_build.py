@@ -14,6 +14,7 @@ from evaluation.report import ReportOptions, build_report
 from evaluation.report.viewer import judge_reasons
 
 SECRET = "hunter2-very-secret-value"
+PLOTS = ("cost_latency", "breakdowns", "layout", "funnel", "recall_at_k", "oracle_ablation")
 
 
 class _Refs(HTMLParser):
@@ -39,15 +40,19 @@ def _refs(path: Path) -> _Refs:
 def test_report_files_and_offline_references(report_dir: Path) -> None:
     for name in ("index.html", "comparison.md", "comparison.csv", "comparison.json"):
         assert (report_dir / name).is_file()
-    for name in ("layout", "funnel", "recall_at_k", "oracle_ablation"):
+    assert (report_dir / "items_long.csv").is_file()
+    for name in PLOTS:
         assert (report_dir / "plots" / f"{name}.png").is_file()
     pages = sorted((report_dir / "q").glob("q*.html"))
     assert len(pages) == 6
     for html_file in [report_dir / "index.html", *pages]:
         found = _refs(html_file)
-        assert found.scripts == 0
+        assert found.scripts == (1 if html_file.name == "index.html" else 0)  # inline only
         for ref in found.refs:
             assert "://" not in ref and not ref.startswith("/"), ref
+            if ref.startswith("#"):  # an anchor in the same page
+                assert f'id="{ref[1:]}"' in html_file.read_text(encoding="utf-8"), ref
+                continue
             assert (html_file.parent / ref).resolve().is_file(), ref
     index = (report_dir / "index.html").read_text(encoding="utf-8")
     assert '<table id="comparison">' in index and '<table id="questions">' in index
@@ -57,9 +62,9 @@ def test_report_files_and_offline_references(report_dir: Path) -> None:
 
 def test_viewer_pages_show_overlays_verdicts_and_reasons(report_dir: Path) -> None:
     first = (report_dir / "q" / "q0001.html").read_text(encoding="utf-8")
-    assert first.count('<section class="group">') == 3
+    assert first.count('<section class="group"') == 3
     assert "GOLD[1] covered: the red box sits on the row" in first
-    assert "[Attributable]" in first and "<h4>Steps</h4>" in first
+    assert "[Attributable]" in first and "<h4>Steps and model calls</h4>" in first
     assert 'class="ok">valid</span>' in first  # the parsed citation
     overlay = re.search(r'src="\.\./(img/q0001_oracle_pages_p\d+\.png)"', first)
     assert overlay is not None
@@ -133,4 +138,6 @@ def test_a_run_without_scores_still_reports(run_copy: Path, tmp_path: Path) -> N
     assert '<table id="comparison">' in text and "topk_rag+bm25" in text
     assert "Stage funnel: not drawn" in text and "Oracle ablation: not drawn" in text
     assert (tmp_path / "rep" / "plots" / "recall_at_k.png").is_file()  # from the steps alone
-    assert "| grid cell | items | ok |" in (tmp_path / "rep" / "comparison.md").read_text()
+    assert (
+        "| grid cell | outcomes | items | $/q |" in (tmp_path / "rep" / "comparison.md").read_text()
+    )

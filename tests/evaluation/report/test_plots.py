@@ -90,3 +90,81 @@ def test_ablation_order_and_stored_retrieval(run_copy: Path, tmp_path: Path) -> 
     assert plots.stored_retrieval(run) == {"report-test: bm25 (retrieval eval)": {1: 0.4, 5: 0.9}}
     only_full = [find_group(run.groups, "full_doc")]
     assert plots.plot_recall(only_full, [run], tmp_path / "r.png") is not None
+
+
+def test_wilson_intervals() -> None:
+    from evaluation.report.breakdown import wilson
+
+    low, high = wilson(1, 1)
+    assert low == pytest.approx(0.2065, abs=1e-3) and high == 1.0  # one item: wide, not 0→1
+    low, high = wilson(5, 10)
+    assert low == pytest.approx(0.2366, abs=1e-3) and high == pytest.approx(0.7634, abs=1e-3)
+    assert wilson(0, 0) == (None, None)
+
+
+def test_breakdown_bins_have_n_and_intervals(groups: list) -> None:
+    from evaluation.report.breakdown import breakdown_fields, breakdowns
+
+    data = breakdowns(groups)
+    assert set(data) == {"doc_type", "evidence_sources", "answer_format", "evidence_pages"}
+    oracle = {b.label: b for b in data["evidence_pages"]["oracle_pages"]}
+    assert sum(b.n for b in oracle.values()) == 6 and all(
+        b.accuracy == 1.0 for b in oracle.values()
+    )
+    full = data["doc_type"]["full_doc"]
+    samples = groups[0].run.samples.values()
+    types = {breakdown_fields(s)["doc_type"] for s in samples}
+    assert {b.label for b in full} == types
+    for b in full:
+        assert b.low is not None and b.high is not None and b.low <= b.accuracy <= b.high
+    sources = sum(len(breakdown_fields(s)["evidence_sources"]) for s in samples)
+    assert sum(b.n for b in data["evidence_sources"]["full_doc"]) == sources  # each source counts
+
+
+def test_string_evidence_sources_are_decoded() -> None:
+    from evaluation.report.breakdown import breakdown_fields
+    from scanrag.schemas import Sample
+
+    sample = Sample(
+        id="x",
+        doc_ids=["d.pdf"],
+        question="?",
+        metadata={"evidence_sources": "['Chart', 'Table']", "doc_type": "Brochure"},
+    )
+    fields = breakdown_fields(sample)
+    assert fields["evidence_sources"] == ["Chart", "Table"] and fields["doc_type"] == "Brochure"
+
+
+def test_layout_cells_carry_n_and_intervals(groups: list) -> None:
+    cells = plots.layout_cells(groups)
+    count = {b.label: b for b in cells["count"]["oracle_pages"]}
+    assert count["2"].n == 2 and count["2"].low is not None and count["2"].high == 1.0
+
+
+def test_recall_ticks_are_integers_and_lines_differ() -> None:
+    curves = {"a": {1: 0.5, 2: 0.7, 3: 0.9}, "b": {1: 0.5, 2: 0.7, 3: 0.9}}
+    fig = plots.recall_figure(curves, {"run: bm25 (retrieval eval)": {1: 0.4, 5: 0.9}})
+    ax = fig.axes[0]
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    lines = ax.get_lines()
+    styles = {(line.get_marker(), line.get_linestyle()) for line in lines}
+    assert len(styles) == len(lines) == 3  # identical curves stay distinguishable
+    a, b = (list(line.get_xdata()) for line in lines[:2])
+    assert a != b  # dodged sideways
+    one = plots.recall_figure({"a": {1: 0.5}}, {}).axes[0]
+    assert [t for t in one.get_xticks() if 0.5 <= t <= 1.5] == [1.0]
+
+
+def test_cost_latency_and_breakdown_files(groups: list, tmp_path: Path) -> None:
+    from evaluation.report import plots_more
+
+    made = [
+        plots_more.plot_cost_latency(groups, "answer.accuracy", tmp_path / "c.png"),
+        plots_more.plot_breakdowns(groups, tmp_path / "b.png"),
+    ]
+    for path in made:
+        assert path is not None
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.width >= 1000
+    assert plots_more.plot_cost_latency(groups, None, tmp_path / "n.png") is None

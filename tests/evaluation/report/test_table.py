@@ -110,8 +110,10 @@ def test_markdown_and_csv(finished_run: Path) -> None:
     table = build_table(groups, groups[0], n_resamples=200)
     markdown = to_markdown(table)
     lines = markdown.splitlines()
-    assert lines[0].startswith("| grid cell | answer.accuracy_answerable [paper] | answer.accuracy")
-    assert lines[2].startswith("| full_doc (baseline) | 0.500 [")
+    assert lines[0].startswith(
+        "| grid cell | outcomes | answer.accuracy_answerable [paper] | answer.accuracy"
+    )
+    assert lines[2].startswith("| full_doc (baseline) | 3 ✓ 3 ✗ 0 ∅ 0 ⚠ | 0.500 [")
     assert "baseline **full_doc**" in markdown and "200 resamples" in markdown
     parsed = list(csv.DictReader(io.StringIO(to_csv(table))))
     assert [r["label"] for r in parsed] == ["full_doc", "oracle_pages", "topk_rag+bm25"]

@@ -18,6 +18,15 @@ sys.path.insert(0, str(FAKES))
 import runner_fakes as rf  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _fake_model_registered() -> None:
+    """Other test packages clear the scripted registry; the demo runs reach the fake model by
+    name through the gateway, so put it back (without it every item is a model_error)."""
+    from scanrag.llm import register_scripted
+
+    register_scripted("fake-echo", rf.MODEL)
+
+
 def args(**values: object) -> argparse.Namespace:
     base = {
         "overrides": [],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,12 @@ import pytest
 
 from scanrag.llm import ChatRequest, Message, ScriptedModel, clear_scripted, register_scripted
 from scanrag.llm.gateway import LLMClient
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # fake_openai, the fake OpenAI-compatible server
+    sys.path.insert(0, str(HERE))
+
+from fake_openai import FakeOpenAIServer, server_factory  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +78,10 @@ def ask(model: str, text: str = "What is on page 3?", **kw: Any) -> ChatRequest:
 @pytest.fixture
 def request_for() -> Callable[..., ChatRequest]:
     return ask
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
+    """``fake_server(*modes, **kw)``: a started FakeOpenAIServer, stopped after the test."""
+    with server_factory() as make:
+        yield make

@@ -58,7 +58,7 @@ async def test_gives_up_after_max_retries(make_client, scripted, sleeps, request
     client = make_client(max_retries=2)
     with pytest.raises(ModelError) as info:
         await client.chat(request_for("scripted/down", stage="reader"))
-    assert "failed after 3 attempt(s)" in str(info.value)
+    assert "gave up after 3 attempt(s) (max_retries=2" in str(info.value)
     assert "503 from upstream" in str(info.value)
     assert info.value.model == "scripted/down"
     assert len(model.requests) == 3
@@ -105,7 +105,7 @@ async def test_timeout_per_attempt_is_retried(make_client, scripted, sleeps, req
     slow = scripted("slow", "late", delay_s=5.0)
     slow.queue("late again")
     client = make_client(timeout_s=0.05, max_retries=1)
-    with pytest.raises(ModelError, match="TimeoutError"):
+    with pytest.raises(ModelError, match=r"timed out after 0\.05 s \(timeout_s\); gave up after 2"):
         await client.chat(request_for("scripted/slow"))
     assert len(slow.requests) == 2
     assert sleeps.waits == [1.0]
@@ -322,3 +322,16 @@ def test_invalid_concurrency_settings(tmp_path: Path) -> None:
         LLMClient(tmp_path, max_concurrency=0)
     with pytest.raises(ValueError, match="per-provider"):
         LLMClient(tmp_path, per_provider_concurrency={"openai": 0})
+
+
+async def test_latency_is_the_calls_own_time_not_its_queueing(make_client, request_for) -> None:
+    register_scripted("slowone", ScriptedModel(replies=["a", "b", "c"], delay_s=0.2))
+    client = make_client(per_provider_concurrency={"scripted": 1})
+    started = asyncio.get_running_loop().time()
+    responses = await asyncio.gather(
+        *(client.chat(request_for("scripted/slowone")) for _ in range(3))
+    )
+    wall = asyncio.get_running_loop().time() - started
+    assert wall >= 0.6  # one at a time
+    for response in responses:  # each waited up to 0.4 s for its slot, worked 0.2 s
+        assert 0.19 <= response.latency_s < 0.35

@@ -51,7 +51,7 @@ def test_describe_strips_prefixes() -> None:
     import litellm
 
     exc = litellm.RateLimitError("m/x: quota gone\nTraceback ...", llm_provider="o", model="x")
-    assert describe(exc, "m/x") == "RateLimitError: quota gone"
+    assert describe(exc, "m/x") == "rate limited (HTTP 429): quota gone"
     assert describe(ValueError()) == "ValueError"
 
 

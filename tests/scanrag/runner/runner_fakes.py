@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,6 +130,23 @@ class OverlapRetriever:
 
     def manifest(self) -> dict[str, Any]:
         return {"retriever": self.name, "pages": len(self.pages), "lowercase": self.lowercase}
+
+
+@RETRIEVERS.register("fake_mortal", replace=True)
+class MortalRetriever(OverlapRetriever):
+    """Its process dies on its first search (once per ``marker`` file): a crashed actor."""
+
+    name = "fake_mortal"
+
+    def __init__(self, marker: str, lowercase: bool = True) -> None:
+        super().__init__(lowercase)
+        self.marker = Path(marker)
+
+    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
+        if not self.marker.exists():
+            self.marker.write_text(str(os.getpid()))
+            os._exit(1)
+        return super().search(query, k, doc_ids)
 
 
 @RETRIEVERS.register("fake_broken", replace=True)

@@ -56,3 +56,76 @@ def test_ray_executor_runs_every_item_and_resumes(tmp_path: Path, local_ray: Non
     assert manifest["executor"] == "ray"
     summary = json.loads((stopped.run_dir / "summary.json").read_text())
     assert summary["usage"]["run"]["reader"]["calls"] == 24
+
+
+@pytest.mark.parametrize("restarts", [3, 0], ids=["ray-restarts-it", "driver-replaces-it"])
+def test_dead_retriever_actor_is_replaced_and_items_rerun(
+    tmp_path: Path, local_ray: None, restarts: int
+) -> None:
+    marker = tmp_path / "died"
+    config = rf.make_config(
+        tmp_path,
+        retrievers={"overlap": {"type": "fake_mortal", "params": {"marker": str(marker)}}},
+        strategies=[{"name": "fake_reader", "label": "rag", "retriever": "overlap"}],
+        runner={"executor": "ray", "ray": {"actor_restarts": restarts}},
+    )
+    result = start_run(config_from_dict(config), llm=rf.MODEL, log=None)
+    assert marker.is_file()  # the actor's process did die
+    rows = list(JsonlLog(result.run_dir / "trajectories.jsonl").rows())
+    assert len(rows) == 12 and all(r["status"] == "ok" for r in rows), [
+        r["errors"] for r in rows if r["status"] != "ok"
+    ]
+    assert all(r["answer"] == f"v{r['sample_id'][1]}x{r['sample_id'][3]}" for r in rows)
+    assert result.exit_code == 0
+
+
+def test_ray_errors_are_cut_to_their_cause() -> None:
+    from scanrag.runner.ray_executor import ray_cause
+
+    class ActorDiedError(Exception):
+        pass
+
+    died = ActorDiedError(
+        "The actor died unexpectedly before finishing this task.\n\tclass_name: RetrieverHost\n"
+        "\tpid: 13763\nThe actor is dead because its worker process has died. Worker exit type: "
+        "SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error "
+        "code 2. End of file. Some common causes include: (1) the process was killed by the OOM"
+    )
+    assert ray_cause(died) == (
+        "ActorDiedError: The actor died unexpectedly before finishing this task. (worker exit "
+        "SYSTEM_ERROR: Worker unexpectedly exits with a connection error code 2)"
+    )
+
+    class RayTaskError(Exception):
+        def __init__(self, text: str, cause: BaseException) -> None:
+            super().__init__(text)
+            self.cause = cause
+
+    wrapped = RayTaskError(
+        'ray::run_item_task() (pid=1, ip=x)\n  File "a.py", line 3, in f\n    boom()\n'
+        "ValueError: index file truncated",
+        ValueError("index file truncated\nmore detail"),
+    )
+    assert ray_cause(wrapped) == "ValueError: index file truncated"
+
+
+def test_actor_loss_past_the_retries_is_one_short_error(
+    tmp_path: Path, local_ray: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scanrag.runner.ray_executor as ray_executor
+
+    monkeypatch.setattr(ray_executor, "ITEM_RETRIES_AFTER_ACTOR_LOSS", 0)
+    config = rf.make_config(
+        tmp_path,
+        retrievers={"overlap": {"type": "fake_mortal", "params": {"marker": str(tmp_path / "m")}}},
+        strategies=[{"name": "fake_reader", "label": "rag", "retriever": "overlap"}],
+        runner={"executor": "ray", "ray": {"actor_restarts": 0}, "concurrency": 1},
+    )
+    result = start_run(config_from_dict(config), llm=rf.MODEL, log=None)
+    rows = list(JsonlLog(result.run_dir / "trajectories.jsonl").rows())
+    failed = [r for r in rows if r["status"] != "ok"]
+    assert failed, "the actor's death went unnoticed"
+    for row in failed:
+        (message,) = row["errors"]
+        assert ray_executor.ACTOR_GONE in message and "\n" not in message
+        assert "Some common causes" not in message and len(message) < 300

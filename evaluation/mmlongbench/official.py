@@ -1,0 +1,192 @@
+"""MMLongBench-Doc's released answer scoring, rule for rule (``eval/eval_score.py``).
+
+:func:`official_score` gives, for a gold answer, an (extracted) prediction and the gold's
+``answer_format``, the number the benchmark's own ``eval_score`` gives, quirks included.
+Where the official code raises (a gold ``Float`` that is no number, a list that is no Python
+literal, an empty gold list) the benchmark's run scripts record 0, and so does this module.
+
+The rules, by format:
+
+* ``Int``: the gold must read as a Python integer and the prediction as a float, which is
+  then truncated toward zero (``"4.7"`` scores 1 against ``4``). No separators, units or
+  signs other than Python's own: ``"9,259"`` scores 0 against ``9259``. A gold that is no
+  integer scores 0, except the empty gold, which scores 1 against anything.
+* ``Float``: both sides are cleaned (see :func:`clean_answer`) and must read as floats. The
+  prediction matches the gold, the gold / 100 or the gold × 100 when it is within 1 %
+  (relative) of one of them, or equal to it after rounding both to the shorter number of
+  decimals shown (at least 2).
+* ``Str`` and ``None``: both sides are cleaned; when the gold looks like a number run, a
+  date, a time, a URL, an e-mail address, a code file or a page reference
+  (:func:`needs_exact_match`) the prediction must equal it, otherwise the score is ANLS:
+  1 - edit distance / longer length, set to 0 at or below 0.5. A ``None`` gold is the text
+  "Not answerable", compared the same way.
+* anything else (``List``): gold and prediction starting with ``[`` are read as Python list
+  literals, anything else is a one-item list. Different lengths score 0. Items are cleaned
+  and sorted on both sides; when the smallest gold item is a number or needs an exact match,
+  the two sorted lists must be equal item by item, otherwise the score is the lowest ANLS of
+  the items paired in sorted order.
+
+The official code reads lists with ``eval``; this module reads Python literals only, so an
+expression such as ``"[1+2]"`` (which ``eval`` would compute) scores 0 here.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Callable
+
+NOT_ANSWERABLE = "Not answerable"
+ANLS_THRESHOLD = 0.5
+FLOAT_REL_TOL = 0.01
+MIN_DECIMALS = 2
+DECIMALS_WITHOUT_POINT = 3
+
+_PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
+_EDGE_QUOTE = re.compile(r"^['\"]|['\"]$")
+_LEADING_DOLLARS = re.compile(r"^\$+")
+_TRAILING_PERCENTS = re.compile(r"%+\Z")
+# Full-string patterns of golds that need an exact match. The official "YYYY-MM" pattern is
+# left out: every string it matches is already a number run.
+_NUMBER_RUN = re.compile(r"\d+(?:-\d+|\s\d+)?")  # 42, 2015-2016, 555 1234
+_DATE = re.compile(r"\d{4}[-\s]\d{2}[-\s]\d{2}")  # 2024-05-01
+_EMAIL = re.compile(r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}")
+_EXACT_PATTERNS = (_NUMBER_RUN, _DATE, _EMAIL)
+_LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+
+
+def clean_answer(value: object) -> str:
+    """Lower case and trimmed, without parenthetical notes, one quote at either end, leading
+    dollar signs and trailing percent signs: ``'"$1,200 (2019)"'`` becomes ``"1,200"``."""
+    text = str(value).lower().strip()
+    text = _PARENTHETICAL.sub("", text).strip()
+    text = _EDGE_QUOTE.sub("", text).strip()
+    text = _LEADING_DOLLARS.sub("", text).strip()
+    return _TRAILING_PERCENTS.sub("", text).strip()
+
+
+def needs_exact_match(text: str) -> bool:
+    """Whether a cleaned gold is compared by equality instead of ANLS: a URL (``https://``),
+    a code file (``.py``, ``ipynb``), a page reference, a number run (``42``, ``2015-2016``,
+    phone numbers), a time (``a.m.``/``p.m.``), a date or an e-mail address."""
+    return (
+        "https://" in text
+        or text.endswith((".py", "ipynb"))
+        or text.startswith("page")
+        or "a.m." in text
+        or "p.m." in text
+        or any(pattern.fullmatch(text) for pattern in _EXACT_PATTERNS)
+    )
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance (insertions, deletions, substitutions of one character)."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, start=1):
+        current = [i]
+        for j, char_b in enumerate(b, start=1):
+            cost = 0 if char_a == char_b else 1
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost))
+        previous = current
+    return previous[-1]
+
+
+def anls(gold: str, pred: str, threshold: float = ANLS_THRESHOLD) -> float:
+    """1 - edit distance / longer length, 0 when that is not above ``threshold``.
+
+    The length is taken of the upper-cased strings, as officially (``"ß"`` counts 2)."""
+    longest = max(len(gold.upper()), len(pred.upper()))
+    similarity = 1.0 - (levenshtein(gold, pred) / longest if longest else 0.0)
+    return similarity if similarity > threshold else 0.0
+
+
+def _decimals(value: float) -> int:
+    """Digits after the point in ``str(value)`` (3 when there is no point: ``1e-05``)."""
+    text = str(value)
+    return len(text.split(".")[-1]) if "." in text else DECIMALS_WITHOUT_POINT
+
+
+def float_equal(gold: float, pred: float) -> bool:
+    """The official Float match: ``pred`` against gold / 100, gold and gold × 100, each
+    within 1 % or equal after rounding to the shorter shown precision (at least 2)."""
+    for candidate in (gold / 100, gold, gold * 100):
+        if math.isclose(candidate, pred, rel_tol=FLOAT_REL_TOL):
+            return True
+        digits = max(min(_decimals(pred), _decimals(candidate)), MIN_DECIMALS)
+        if round(pred, digits) == round(candidate, digits):
+            return True
+    return False
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def score_int(gold: str, pred: str) -> float:
+    try:
+        expected = int(gold)
+    except ValueError:
+        return float(gold == "")  # the official comparison falls back to gold == ""
+    try:
+        given = int(float(pred))
+    except (ValueError, OverflowError):
+        return 0.0
+    return float(expected == given)
+
+
+def score_float(gold: str, pred: str) -> float:
+    try:
+        expected, given = float(clean_answer(gold)), float(clean_answer(pred))
+    except ValueError:
+        return 0.0
+    return float(float_equal(expected, given))
+
+
+def score_text(gold: str, pred: str) -> float:
+    expected, given = clean_answer(gold), clean_answer(pred)
+    if needs_exact_match(expected):
+        return float(expected == given)
+    return anls(expected, given)
+
+
+def list_items(text: str) -> list[object]:
+    """The items of a list answer: a Python list literal when ``text`` starts with ``[``
+    (raises ``ValueError``/``SyntaxError``... when it is none), else ``[text]``."""
+    if not text.startswith("["):
+        return [text]
+    value = ast.literal_eval(text)
+    return value if isinstance(value, list) else [value]
+
+
+def score_list(gold: str, pred: str) -> float:
+    try:
+        expected, given = list_items(gold), list_items(pred)
+    except _LITERAL_ERRORS:
+        return 0.0
+    if not expected or len(expected) != len(given):
+        return 0.0
+    gold_items = sorted(clean_answer(item) for item in expected)
+    pred_items = sorted(clean_answer(item) for item in given)
+    if _is_number(gold_items[0]) or needs_exact_match(gold_items[0]):
+        return float("-".join(gold_items) == "-".join(pred_items))
+    return min(map(anls, gold_items, pred_items))
+
+
+SCORERS_BY_FORMAT: dict[str, Callable[[str, str], float]] = {
+    "Int": score_int,
+    "Float": score_float,
+    "Str": score_text,
+    "None": score_text,
+}
+
+
+def official_score(gold: str, pred: str, answer_format: str) -> float:
+    """What MMLongBench-Doc's ``eval_score(gold, pred, answer_format)`` returns (0.0 where it
+    raises). Formats other than ``Int``, ``Float``, ``Str`` and ``None`` are scored as lists,
+    as officially."""
+    return SCORERS_BY_FORMAT.get(answer_format, score_list)(gold, pred)

@@ -1,0 +1,364 @@
+"""Generates ``docs/outputs.md``: every file of a run folder (and of a report) with its fields.
+
+Files whose rows are pydantic models (trajectories, score rows, samples, the scoring summary,
+the config, the report's comparison) get one table per model, generated from the models' JSON
+schemas (serialization mode, so computed fields such as ``ScoreRow.outcome`` are listed). Files
+written as plain mappings (``manifest.json``, ``summary.json``, ``datasets.json``) list their
+keys from :data:`PLAIN_KEYS`; ``tests/evaluation/report/test_outputs_doc.py`` checks them
+against a real run, and checks that the document is current. After changing a model::
+
+    python -m evaluation.report.outputs_doc          # rewrite docs/outputs.md
+    python -m evaluation.report.outputs_doc --check  # exit 1 when it is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "outputs.md"
+
+# Keys of the files written as plain mappings: {file: {key: meaning}}.
+PLAIN_KEYS: dict[str, dict[str, str]] = {
+    "manifest.json": {
+        "name": "the experiment's name",
+        "run_dir": "the run folder",
+        "created": "when the run started (ISO 8601)",
+        "scanrag_version": "version of scanrag that wrote the run",
+        "config_hash": "hash of the resolved config",
+        "environment": "Python, platform, git commit and library versions at the start",
+        "environment_now": "the same, at the latest resume (only after a resume)",
+        "models": "agent models, judge model per role (and, where recorded, model entries)",
+        "render_dpi": "page rendering resolution",
+        "page_caps": "the page caps in force",
+        "budget": "the run's budget",
+        "executor": "local or ray",
+        "seed": "the runner's seed",
+        "cells": "one entry per grid cell: run_key, strategy, label, params (as configured), "
+        "retriever, models (role → model), describe (resolved parameters), prompt_hashes",
+        "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors",
+        "retrievers": "per retriever alias: type, params and the index's own manifest",
+        "documents": "every ingested PDF: path, id, sha256, pages, ocr_pages",
+        "sessions": "one entry per session (start, resume) with what it did",
+        "warnings": "warnings recorded across sessions (prompt changes on resume...)",
+    },
+    "summary.json": {
+        "name": "the experiment's name",
+        "run_dir": "the run folder",
+        "complete": "every planned item ran and was scored",
+        "stop_reason": "why the run stopped early (budget, disk full...), or null",
+        "resume": "the command that finishes the run, or null",
+        "counts": "samples, cells, planned, trajectories, scored, score_rows, score_pending",
+        "datasets": "per dataset: name, samples, rows_dropped, input_errors",
+        "cells": "per grid cell: the keys of summary.json cells below",
+        "metrics": "per grid cell: every metric value (<scorer>.<metric>)",
+        "headline": "per grid cell: the headline metric values",
+        "scoring": "the evaluation summary (Summary below: intervals, n, errors, tables)",
+        "usage": "run and score usage per stage, with totals",
+        "sessions": "the manifest's sessions",
+    },
+    "summary.json cells": {
+        "strategy": "the strategy",
+        "retriever": "the retriever alias, or null",
+        "models": "model per agent role",
+        "items": "trajectories written",
+        "status": "trajectories per status (ok or an error kind)",
+        "seconds_per_item": "wall seconds per item, queueing included",
+        "model_seconds_per_item": "seconds in model calls per item (null: calls not timed)",
+        "wait_seconds_per_item": "seconds waiting around model calls per item (queue, cache)",
+        "usage": "the cell's total usage",
+        "usd_per_item": "USD per item",
+    },
+    "datasets.json": {
+        "name": "the dataset's name in the config",
+        "source": "the file (or generator) it was read from",
+        "loader": "the loader used",
+        "pdf_dir": "the folder of its PDFs",
+        "allow_outside_pdf_dir": "whether documents may resolve outside pdf_dir (opt-in)",
+        "report": "rows read, rows kept, dropped rows with reasons (and loader notes)",
+        "sample_ids": "ids of the samples run",
+        "input_errors": "sample id → why it cannot run (missing PDF...)",
+    },
+}
+
+
+def _run_files() -> list[tuple[str, str, list[type[BaseModel]]]]:
+    """``(file, what it holds, models of its rows)`` for every file of a run folder."""
+    from evaluation.retrieval_eval import RetrievalEvaluation
+    from evaluation.schemas import ScoreRow, Summary
+    from scanrag.config import ExperimentConfig
+    from scanrag.rundir import RunDir
+    from scanrag.schemas import Sample, Trajectory
+
+    return [
+        (RunDir.CONFIG, "the validated experiment config, secrets masked", [ExperimentConfig]),
+        (RunDir.MANIFEST, "what produced the run (keys below)", []),
+        (RunDir.SAMPLES, "every sample of every dataset, one JSON object a line", [Sample]),
+        (RunDir.DATASETS, "a list, one entry per dataset (keys below)", []),
+        (
+            RunDir.TRAJECTORIES,
+            "one row per (grid cell, sample), appended as items finish; a "
+            "re-run item appends a new row and readers keep the last",
+            [Trajectory],
+        ),
+        (
+            RunDir.SCORES,
+            "one row per (grid cell, sample, scorer); the last row per key wins",
+            [ScoreRow],
+        ),
+        (
+            RunDir.SUMMARY,
+            "counts, status, usage and metrics, rebuilt from the rows on disk "
+            "(keys below; its scoring entry is a Summary)",
+            [Summary],
+        ),
+        (
+            RunDir.RETRIEVAL,
+            "optional: `scanrag retrieve eval --json` output, drawn in the report's recall@k plot",
+            [RetrievalEvaluation],
+        ),
+        (f"{RunDir.INDEXES}/<alias>/", "saved retriever indexes, reused on resume", []),
+        (f"{RunDir.CHECKPOINTS}/", "LangGraph checkpoints of strategies that keep them", []),
+        (f"{RunDir.REPORT}/", "the HTML report (`scanrag report`; files below)", []),
+        (f"{RunDir.EXPORTS}/", "`scanrag export` tables (columns below)", []),
+    ]
+
+
+# --------------------------------------------------------------------------- schema → text
+
+
+def _ref(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _type(schema: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        target = defs.get(_ref(schema["$ref"]), {})
+        if "enum" in target:  # enums inline: their values are the type
+            return " \\| ".join(json.dumps(v) for v in target["enum"])
+        name = _ref(schema["$ref"])
+        return f"[{name}](#{name.lower()})"
+    if "anyOf" in schema:
+        return " \\| ".join(_type(s, defs) for s in schema["anyOf"])
+    if "allOf" in schema and len(schema["allOf"]) == 1:
+        return _type(schema["allOf"][0], defs)
+    if "enum" in schema:
+        return " \\| ".join(json.dumps(v) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    kind = schema.get("type")
+    if kind == "array":
+        if "prefixItems" in schema:
+            return "[" + ", ".join(_type(s, defs) for s in schema["prefixItems"]) + "]"
+        return f"list[{_type(schema.get('items') or {}, defs)}]"
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            return f"dict[str, {_type(extra, defs)}]"
+        return "object"
+    names = {
+        "string": "str",
+        "integer": "int",
+        "number": "float",
+        "boolean": "bool",
+        "null": "null",
+    }
+    if isinstance(kind, list):
+        return " \\| ".join(names.get(k, str(k)) for k in kind)
+    return names.get(str(kind), "any") if kind else "any"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def _model_table(name: str, schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    intro = (schema.get("description") or "").split("\n\n")[0]
+    lines = [f"### {name}", ""]
+    if intro:
+        lines += [_cell(intro), ""]
+    lines += ["| field | type | meaning |", "|---|---|---|"]
+    required = set(schema.get("required") or [])
+    for field, prop in (schema.get("properties") or {}).items():
+        meaning = prop.get("description") or ""
+        if prop.get("readOnly"):
+            meaning = "(computed) " + meaning
+        if field not in required and "default" in prop and not prop.get("readOnly"):
+            default = json.dumps(prop["default"], ensure_ascii=False)
+            meaning = (meaning + f" Default: `{default}`.").strip()
+        lines.append(f"| `{field}` | {_type(prop, defs)} | {_cell(meaning)} |")
+    return [*lines, ""]
+
+
+def model_sections(models: Iterable[type[BaseModel]], seen: set[str]) -> list[str]:
+    """One table per model and per model it nests (each once, enums inline)."""
+    lines: list[str] = []
+    for model in models:
+        schema = model.model_json_schema(mode="serialization")
+        defs = schema.get("$defs", {})
+        for name, sub in [(model.__name__, schema), *sorted(defs.items())]:
+            if name in seen or "properties" not in sub:
+                continue
+            seen.add(name)
+            lines += _model_table(name, sub, defs)
+    return lines
+
+
+def _keys_table(title: str, keys: dict[str, str]) -> list[str]:
+    lines = [f"### {title}", "", "| key | meaning |", "|---|---|"]
+    lines += [f"| `{k}` | {_cell(v)} |" for k, v in keys.items()]
+    return [*lines, ""]
+
+
+# --------------------------------------------------------------------------- the document
+
+
+def render() -> str:
+    from evaluation.report.export import ITEM_COLUMNS, LONG_FIRST, LONG_LAST
+    from evaluation.report.table import ComparisonTable
+
+    files = _run_files()
+    lines = [
+        "# Outputs: the files of a run folder and what every field means",
+        "",
+        "<!-- generated by `python -m evaluation.report.outputs_doc`; do not edit by hand -->",
+        "",
+        "`scanrag run` writes `runs/<YYYYmmdd-HHMMSS>_<name>/`. Every file is JSON, JSON",
+        "lines or YAML, written atomically and scrubbed of secrets; `scanrag report` and",
+        "`scanrag export` only read it. The [pandas recipe](#pandas-recipe) at the end loads",
+        "each of them.",
+        "",
+        "| file | holds | row schema |",
+        "|---|---|---|",
+    ]
+    for name, what, models in files:
+        anchors = ", ".join(f"[{m.__name__}](#{m.__name__.lower()})" for m in models) or "—"
+        lines.append(f"| `{name}` | {_cell(what)} | {anchors} |")
+    lines += [
+        "",
+        "Item outcomes: a trajectory whose `status` is not `ok` ended in an error of that",
+        "kind (`model_error`, `unparsed`, `truncated`, `input_error`, `retriever_error`,",
+        "`budget_exhausted`, `internal_error`, or a newer one); it is still scored, its",
+        "missing outputs counting as wrong in every metric over all items, and every score row",
+        "repeats it as `item_status`. `ScoreRow.outcome` and the exports' `outcome` column say",
+        "correct / wrong / unanswered / error; `MetricSummary.errors` how many of a metric's",
+        "`n` items were errors.",
+        "",
+        "## Files written as plain mappings",
+        "",
+    ]
+    for title, keys in PLAIN_KEYS.items():
+        lines += _keys_table(f"`{title}`", keys)
+    lines += ["## Row schemas", ""]
+    seen: set[str] = set()
+    for _, _, models in files:
+        lines += model_sections(models, seen)
+    lines += [
+        "## Report folder (`scanrag report`)",
+        "",
+        "| file | holds |",
+        "|---|---|",
+        "| `index.html` | runs, comparison, plots, the question list (filter, sort, search) |",
+        "| `comparison.md`, `comparison.csv` | one row per grid cell; the CSV has the columns "
+        "of the wide export below |",
+        "| `comparison.json` | the [ComparisonTable](#comparisontable) |",
+        "| `items_long.csv` | the long export below |",
+        "| `plots/*.png` | cost_latency, breakdowns, layout, funnel, recall_at_k, "
+        "oracle_ablation |",
+        "| `q/qNNNN.html`, `img/` | one viewer page per question and its page images |",
+        "",
+        *model_sections([ComparisonTable], seen),
+        "## Exports (`scanrag export RUN_DIR --format csv|parquet`)",
+        "",
+        "Both tables start with the columns that say what a grid cell is: `run`, `cell`,",
+        "`run_key`, `dataset`, `strategy`, `retriever`, `retriever_type`, `param.<name>` (each",
+        "strategy parameter the config sets), `retriever.<name>` (the retriever's configured",
+        "parameters), `model.<role>` (and `model.<role>.<key>` for a model entry's settings",
+        "where the manifest records them), `judge.<role>`. Absent values are empty cells.",
+        "",
+        "`items_long` — one row per item × grid cell × scorer × metric, columns "
+        + ", ".join(f"`{c}`" for c in dict.fromkeys([*LONG_FIRST, *ITEM_COLUMNS, *LONG_LAST]))
+        + ". The `trajectory` scorer holds the item's own `usd`, `prompt_tokens`,",
+        "`completion_tokens`, `calls`, `wall_s`, `model_s` and `wait_s`.",
+        "",
+        "`comparison` — one row per grid cell: `label`, the cell columns, `baseline` (1 for the",
+        "baseline cell), `n_correct`, `n_wrong`, `n_unanswered`, `n_error`, `n_unscored`,",
+        "`errors.<kind>` per error kind, then per headline metric `<metric>`, `.low`, `.high`,",
+        "`.n`, `.errors`, `.diff` and `.p_value` (against the baseline), then `items`,",
+        "`usd_per_q`, `tokens_per_q`, `model_seconds_per_q`, `wait_seconds_per_q`,",
+        "`seconds_per_q` (wall) and `judge_usd_per_q`.",
+        "",
+        "## Pandas recipe",
+        "",
+        "```python",
+        *PANDAS_RECIPE.strip("\n").splitlines(),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+PANDAS_RECIPE = """
+import json
+
+import pandas as pd
+
+run = "runs/20250101-120000_quickstart"  # a run folder; `scanrag export` it first
+
+# Rows as written: one trajectory per (grid cell, sample); a re-run item appends a row.
+traj = pd.read_json(f"{run}/trajectories.jsonl", lines=True)
+traj = traj.drop_duplicates(["run_key", "sample_id"], keep="last")
+print(traj.groupby(["run_key", "status"]).size())  # errors by kind per cell
+
+scores = pd.read_json(f"{run}/scores.jsonl", lines=True)
+scores = scores.drop_duplicates(["run_key", "sample_id", "scorer"], keep="last")
+answer = scores[scores.scorer == "answer_rules"].copy()
+answer["correct"] = answer.metrics.map(lambda m: m.get("correct"))
+per_cell = answer.groupby("run_key").agg(
+    accuracy=("correct", "mean"),  # over all items: errors count as wrong
+    items=("sample_id", "size"),
+    errors=("item_status", lambda s: int((s != "ok").sum())),
+)
+print(per_cell)
+print(answer.groupby(["run_key", "outcome"]).size().unstack(fill_value=0))
+
+summary = json.load(open(f"{run}/summary.json"))
+metric = summary["scoring"]["groups"][per_cell.index[0]]["metrics"]["answer_rules.accuracy"]
+print(metric["value"], metric["low"], metric["high"], metric["n"], metric["errors"])
+
+# The tidy exports: every item × cell × metric, and one row per cell.
+long = pd.read_csv(f"{run}/exports/items_long.csv")
+acc = long[(long.scorer == "answer_rules") & (long.metric == "correct")]
+print(acc.pivot_table(index="doc_type", columns="cell", values="value", aggfunc="mean"))
+cost = long[(long.scorer == "trajectory") & (long.metric == "usd")]
+print(cost.groupby("model.reader").value.mean())
+wide = pd.read_csv(f"{run}/exports/comparison.csv")
+print(wide[["cell", "dataset", "model.reader", "retriever", "n_error"]])
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="write (or --check) docs/outputs.md")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+    parser.add_argument("--out", type=Path, default=DOC)
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        if current != text:
+            print(f"{args.out} is stale: run python -m evaluation.report.outputs_doc")
+            return 1
+        return 0
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""How a run went, item by item: the failure report on stderr and the exit code it implies.
+
+Every item whose status is not ``ok`` counts as failed here (model, input, retriever and
+internal errors, unparsed or truncated replies, budget stops). At the end of ``scanrag run``
+the report lists them by status, with the first message of each status, so a dead endpoint
+never passes for a weak model. Exit codes (after the stop reasons of :class:`RunResult`):
+
+- ``5`` (:data:`ALL_FAILED_EXIT`): every item of at least one grid cell failed;
+- ``6`` (:data:`THRESHOLD_EXIT`): more than ``runner.fail_threshold`` of the run's items failed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ALL_FAILED_EXIT = 5
+THRESHOLD_EXIT = 6
+MESSAGE_CHARS = 300
+
+
+@dataclass
+class Outcome:
+    """Counts of the run's items by status, and what they imply for the exit code."""
+
+    total: int = 0
+    failed: Counter[str] = field(default_factory=Counter)
+    first_message: dict[str, str] = field(default_factory=dict)
+    all_failed_cells: list[str] = field(default_factory=list)
+    threshold: float | None = None
+
+    @property
+    def n_failed(self) -> int:
+        return sum(self.failed.values())
+
+    @property
+    def failed_share(self) -> float:
+        return self.n_failed / self.total if self.total else 0.0
+
+    @property
+    def over_threshold(self) -> bool:
+        return self.threshold is not None and self.failed_share > self.threshold
+
+    def exit_code(self) -> int:
+        """0, :data:`ALL_FAILED_EXIT` or :data:`THRESHOLD_EXIT` (the first that applies)."""
+        if self.all_failed_cells:
+            return ALL_FAILED_EXIT
+        return THRESHOLD_EXIT if self.over_threshold else 0
+
+    def lines(self) -> list[str]:
+        """The stderr report; empty when every item is ok."""
+        if not self.n_failed:
+            return []
+        out = [f"not ok: {self.n_failed} of {self.total} item(s)"]
+        for status, count in sorted(self.failed.items(), key=lambda kv: (-kv[1], kv[0])):
+            message = self.first_message.get(status)
+            out.append(f"  {status}: {count}" + (f"; first: {message}" if message else ""))
+        if self.all_failed_cells:
+            cells = ", ".join(self.all_failed_cells)
+            out.append(f"every item failed in: {cells} (exit code {ALL_FAILED_EXIT})")
+        elif self.over_threshold:
+            out.append(
+                f"{self.failed_share:.0%} of the items failed, above runner.fail_threshold="
+                f"{self.threshold:g} (exit code {THRESHOLD_EXIT})"
+            )
+        return out
+
+
+def _message(row: Mapping[str, Any]) -> str:
+    errors = row.get("errors") or []
+    text = str(errors[0]) if errors else ""
+    text = " ".join(text.split())
+    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
+
+
+def run_outcome(
+    rows: Iterable[Mapping[str, Any]], run_keys: Sequence[str], threshold: float | None = None
+) -> Outcome:
+    """The outcome of trajectory ``rows`` (the last row per item wins) for the cells
+    ``run_keys``; rows of other cells are ignored."""
+    wanted = set(run_keys)
+    latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for row in rows:
+        key = (str(row.get("run_key")), str(row.get("sample_id")))
+        if key[0] in wanted:
+            latest[key] = row
+    outcome = Outcome(total=len(latest), threshold=threshold)
+    per_cell: dict[str, list[bool]] = {}
+    for (run_key, _), row in latest.items():
+        status = str(row.get("status") or "ok")
+        ok = status == "ok"
+        per_cell.setdefault(run_key, []).append(ok)
+        if ok:
+            continue
+        outcome.failed[status] += 1
+        if status not in outcome.first_message and (message := _message(row)):
+            outcome.first_message[status] = message
+    outcome.all_failed_cells = [
+        key for key in run_keys if per_cell.get(key) and not any(per_cell[key])
+    ]
+    return outcome
+
+
+__all__ = ["ALL_FAILED_EXIT", "THRESHOLD_EXIT", "Outcome", "run_outcome"]
