@@ -3,8 +3,11 @@
 Output parsing (both paths fill the same trajectory fields):
     ``agents.citations.parse_citations`` — free text in the citation grammar of spec §1;
     ``agents.structured.parse_structured`` — JSON replies (``ReaderOutput``, ``schema_for``);
-    ``agents.evidence`` — ``ParsedOutput``, ``ParseContext``, ``apply_output``.
-Reader input and calls: ``agents.context`` (page markers, modalities, composite images),
+    ``agents.evidence`` — ``ParsedOutput``, ``ParseContext``, ``apply_output``;
+    ``agents.reply`` — how a reply ended: parse status, ``truncated`` and ``unparsed``.
+JSON scanning, yes/no words and text coercion are the kernel's (``scanrag.parsing``).
+Reader input and calls: ``agents.context`` (page markers and blocks that page text cannot
+close, modalities, composite images),
 ``agents.reader.read_pages`` (context-window fallbacks). Node logic per strategy:
 ``agents.baseline`` (full_doc, topk_rag, oracles), ``agents.agentic``, ``agents.scan``;
 routing decisions are pure functions in ``agents.routing``. Prompts: ``agents.prompts``.

@@ -1,12 +1,15 @@
 """Reader input: pages as text, images or both, behind explicit page markers.
 
-Every page opens with ``=== Page 12 (printed: 10) ===`` (global 1-based page, then the printed
-label), prefixed with the document name when a prompt holds several documents. Text pages list
-their layout blocks with boxes (``[box: x1, y1, x2, y2] text``) so a text-only reader can cite
-regions. When a model accepts fewer images than there are pages, consecutive page images are
-stacked into composite images (recorded in ``ReaderInput.composites``). Token counts are
-estimates (characters / 4 plus a fixed cost per image), good enough to decide a fallback
-before the provider refuses a prompt.
+Every page opens with ``=== Page 12 (printed: 10) === [id 3f9a2c1b7d4e]`` (global 1-based page,
+then the printed label), prefixed with the document name when a prompt holds several documents,
+and its text ends with ``=== end of page 12 === [id 3f9a2c1b7d4e]``. Page text is untrusted: the
+id is derived from all the page text of the call (:mod:`scanrag.untrusted`), so no line of a PDF
+can close its page early or pass for another page's marker, and the same pages always give the
+same prompt. Text pages list their layout blocks with boxes (``[box: x1, y1, x2, y2] text``) so
+a text-only reader can cite regions. When a model accepts fewer images than there are pages,
+consecutive page images are stacked into composite images (recorded in
+``ReaderInput.composites``). Token counts are estimates (characters / 4 plus a fixed cost per
+image), good enough to decide a fallback before the provider refuses a prompt.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from scanrag.hashing import stable_hash
 from scanrag.llm.types import ContentPart, ImagePart, TextPart
 from scanrag.protocols import PageRenderer
 from scanrag.schemas import Document, Page
+from scanrag.untrusted import boundary, fence, open_line, safe_label
 
 Modality = Literal["text", "image", "both"]
 MODALITIES: tuple[str, ...] = ("text", "image", "both")
@@ -64,10 +68,22 @@ class ReaderInput:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def page_marker(page: Page, doc_name: str | None = None) -> str:
+def page_label(page: Page, doc_name: str | None = None) -> str:
+    """``Page 12 (printed: 10)``, with the document name first when given."""
     label = page.doc_page if page.doc_page and page.doc_page != "none" else "none"
     prefix = f"{doc_name} — " if doc_name else ""
-    return f"=== {prefix}Page {page.number} (printed: {label}) ==="
+    return safe_label(f"{prefix}Page {page.number} (printed: {label})")
+
+
+def page_marker(page: Page, doc_name: str | None = None, token: str | None = None) -> str:
+    """The line that opens a page; with ``token`` it carries the call's block id."""
+    label = page_label(page, doc_name)
+    return open_line(label, token) if token else f"=== {label} ==="
+
+
+def page_block(page: Page, text: str, token: str, doc_name: str | None = None) -> str:
+    """A page's text between its opening marker and its closing line."""
+    return fence(page_label(page, doc_name), text, token, end_label=f"page {page.number}")
 
 
 def _fmt(value: float) -> str:
@@ -165,16 +181,23 @@ def build_input(
     groups = _groups(len(image_idx), options.max_images)
     group_of = {image_idx[i]: g for g, rng in enumerate(groups) for i in rng}
     emitted: set[int] = set()
+    texts = [
+        None
+        if options.modality == "image" and path is not None
+        else page_text(page, options.max_chars_per_page, options.block_boxes)
+        for page, path in zip(pages, paths, strict=True)
+    ]
+    token = boundary(*(t for t in texts if t is not None))
     for i, (ref, page) in enumerate(zip(refs, pages, strict=True)):
-        marker = page_marker(page, ref.document.name if ref.show_doc else None)
+        doc_name = ref.document.name if ref.show_doc else None
         has_image = paths[i] is not None
-        if options.modality == "image" and has_image:
-            parts.append(TextPart(text=marker))
+        text = texts[i]
+        if text is None:
+            parts.append(TextPart(text=page_marker(page, doc_name, token)))
         else:
-            text = page_text(page, options.max_chars_per_page, options.block_boxes)
             if text.endswith(TRUNCATION_MARK):
                 truncated.append(page.number)
-            parts.append(TextPart(text=f"{marker}\n{text}"))
+            parts.append(TextPart(text=page_block(page, text, token, doc_name)))
         if not has_image:
             continue
         group = group_of[i]

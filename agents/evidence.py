@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agents.reply import settle
 from scanrag.schemas import (
     UNANSWERABLE,
     BBox,
@@ -34,7 +35,6 @@ from scanrag.schemas import (
     Fact,
     Region,
     ReportedIssue,
-    Status,
     Trajectory,
 )
 
@@ -301,7 +301,8 @@ class EvidenceBuilder:
 
 
 def apply_output(trajectory: Trajectory, parsed: ParsedOutput, raw: str) -> Trajectory:
-    """Copy a parsed reply into ``trajectory`` (raw text always kept); unusable → unparsed."""
+    """Copy a parsed reply into ``trajectory`` (raw text always kept); a reply cut before
+    any answer → truncated, an unusable one → unparsed."""
     trajectory.raw_output = raw
     trajectory.pages = list(parsed.pages)
     trajectory.regions = list(parsed.regions)
@@ -314,9 +315,7 @@ def apply_output(trajectory: Trajectory, parsed: ParsedOutput, raw: str) -> Traj
     trajectory.metadata["parser"] = parsed.parser
     if parsed.notes:
         trajectory.metadata["parse_notes"] = parsed.notes
-    if not parsed.usable and trajectory.status == Status.OK:
-        trajectory.fail(Status.UNPARSED, f"nothing usable in the reply ({parsed.parser} parser)")
-    return trajectory
+    return settle(trajectory, parsed)  # parse status; truncated / unparsed (agents.reply)
 
 
 def merge_citations(

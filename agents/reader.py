@@ -32,6 +32,7 @@ from agents.context import (
 from agents.evidence import ParseContext, ParsedOutput
 from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
+from agents.reply import note_finish
 from agents.structured import parse_structured, schema_for
 from scanrag.llm.types import ContentPart, ContextOverflowError, ModelError, TextPart
 from scanrag.protocols import StrategyContext
@@ -66,11 +67,13 @@ class ReadResult:
     error: str | None = None
 
 
-def parse_reply(text: str, output: str, context: ParseContext | None) -> ParsedOutput:
-    """Parse a reader reply on its output path (``json`` or the citation grammar)."""
-    if output == "json":
-        return parse_structured(text, context)
-    return parse_citations(text, context)
+def parse_reply(
+    text: str, output: str, context: ParseContext | None, finish_reason: str | None = None
+) -> ParsedOutput:
+    """Parse a reader reply on its output path (``json`` or the citation grammar) and note a
+    reply cut by the token limit (``finish_reason == "length"``)."""
+    parsed = parse_structured(text, context) if output == "json" else parse_citations(text, context)
+    return note_finish(parsed, finish_reason)
 
 
 def _shrink(
@@ -202,7 +205,7 @@ async def read_pages(
         if inp.truncated:
             data["truncated_pages"] = inp.truncated
         add_step(trajectory, step_kind, data, time.perf_counter() - started)
-        parsed = parse_reply(response.text, spec.output, parse_ctx)
+        parsed = parse_reply(response.text, spec.output, parse_ctx, response.finish_reason)
         return ReadResult(parsed, response.text, inp.pages)
     return _failed(trajectory, None, "context fallback gave up")  # pragma: no cover
 

@@ -5,15 +5,20 @@ The model returns one JSON object (``ReaderOutput``); each list item is validate
 so one bad box or page does not discard the rest. Facts and regions go through the same
 :class:`agents.evidence.EvidenceBuilder` as free-text citations, which is why both paths give
 identical trajectories for the same content. A reply that holds no JSON object falls back to
-the citation parser (tags and citations only, no bare-text answer); if that finds nothing
-either, the item is unparsed with its raw text kept.
+the citation parser (answer tag, "Answer:" line, citations); prose with none of those is kept
+whole as a ``bare_text`` answer, so a model that answers but ignores the format is not thrown
+away (``Trajectory.parse`` tells it from a clean parse, see :mod:`agents.reply`). A reply that
+is neither JSON nor prose (a broken ``{...``) is unparsed, its raw text kept.
+
+The schema a model is asked to follow (:func:`schema_for`) puts the answer first and bounds
+every list (``maxItems``), so a small model cannot spend its tokens counting page numbers.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -26,16 +31,34 @@ from agents.evidence import (
     format_citation,
     normalize_answer,
 )
-from agents.tags import canonical_text, verdict_word
+from agents.tags import canonical_text
+from scanrag.parsing import as_text, first_object, parse_verdict
 from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
 from scanrag.tasks import task_names, task_spec_or_default
 
 PARSER = "json"
 
+# The most items a reply's lists may hold (``maxItems`` in the schema; a grammar-constrained
+# model cannot go past it). Without a bound a small model can count pages 1, 2, 3, ... until
+# its token limit. Parsing itself accepts longer lists from unconstrained models.
+MAX_ITEMS = {"pages": 10, "regions": 10, "facts": 10, "issues": 8, "evidence_chain": 12}
+MAX_NESTED = {"pages": 6, "locations": 6, "reasoning_steps": 8}
+
+
+def _bounded(limit: int, description: str | None = None) -> Any:
+    """A list field whose schema says ``maxItems: limit`` (validation does not enforce it)."""
+    return Field(
+        default_factory=list, description=description, json_schema_extra={"maxItems": limit}
+    )
+
+
+# A box is four numbers; the schema says so, so a constrained model cannot run on.
+Box = Annotated[list[float], Field(json_schema_extra={"minItems": 4, "maxItems": 4})]
+
 
 class RegionOut(BaseModel):
     page: int = Field(description="Global 1-based page number.")
-    bbox: list[float] = Field(description="[x1, y1, x2, y2], fractions of the page, 0..1.")
+    bbox: Box = Field(description="[x1, y1, x2, y2], fractions of the page, 0..1.")
     element_type: str = Field(default="text", description="text, table, figure, chart, list ...")
     doc: str | None = Field(default=None, description="Document name, when several are given.")
 
@@ -50,7 +73,7 @@ class LocationOut(RegionOut):
 class FactOut(BaseModel):
     page: int
     text: str = Field(description="One factual statement read from the page.")
-    bbox: list[float] | None = None
+    bbox: Box | None = None
     doc_page: str | None = Field(default=None, description="Label printed on the page.")
     doc: str | None = None
 
@@ -58,9 +81,9 @@ class FactOut(BaseModel):
 class IssueOut(BaseModel):
     description: str
     family: str | None = None
-    pages: list[int] = Field(default_factory=list)
-    locations: list[LocationOut] = Field(default_factory=list)
-    reasoning_steps: list[str] = Field(default_factory=list)
+    pages: list[int] = _bounded(MAX_NESTED["pages"])
+    locations: list[LocationOut] = _bounded(MAX_NESTED["locations"])
+    reasoning_steps: list[str] = _bounded(MAX_NESTED["reasoning_steps"])
 
 
 class AnchorOut(BaseModel):
@@ -72,20 +95,21 @@ class AnchorOut(BaseModel):
 class ReaderOutput(BaseModel):
     """Everything a reader may return; each task asks for its own subset."""
 
-    pages: list[int] = Field(default_factory=list)
-    regions: list[RegionOut] = Field(default_factory=list)
-    facts: list[FactOut] = Field(default_factory=list)
     answer: str | None = None
-    issues: list[IssueOut] = Field(default_factory=list)
-    evidence_chain: list[AnchorOut] = Field(default_factory=list)
     verdict: bool | None = None
+    pages: list[int] = _bounded(MAX_ITEMS["pages"])
+    regions: list[RegionOut] = _bounded(MAX_ITEMS["regions"])
+    facts: list[FactOut] = _bounded(MAX_ITEMS["facts"])
+    issues: list[IssueOut] = _bounded(MAX_ITEMS["issues"])
+    evidence_chain: list[AnchorOut] = _bounded(MAX_ITEMS["evidence_chain"])
 
 
 # Fields a task's schema lists (first) and requires (second) come from the task table
 # (scanrag.tasks: TaskSpec.fields / .required); unknown tasks get the QA ones.
 # The listed order is the order of the reply's fields under constrained decoding (required
-# fields first): a short answer comes before the long fact lists, so a reply cut by the token
-# limit still carries it.
+# fields first): the answer (or the verdict) comes before every list, so a reply cut by the
+# token limit still carries it, and a required answer is a string (``null`` would let a small
+# model skip it).
 def task_fields(task: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     spec = task_spec_or_default(task)
     return spec.fields, spec.required
@@ -99,6 +123,9 @@ def schema_for(task: TaskType | str) -> dict[str, Any]:
     listed, required = task_fields(task)
     full = ReaderOutput.model_json_schema()
     properties = {name: full["properties"][name] for name in listed}
+    for name, kind in (("answer", "string"), ("verdict", "boolean")):
+        if name in required:
+            properties[name] = {"title": name.title(), "type": kind}
     all_defs = full.get("$defs", {})
     used: set[str] = set()
     pending = set(re.findall(r"#/\$defs/(\w+)", json.dumps(properties)))
@@ -132,7 +159,11 @@ def schema_sketch(schema: dict[str, Any]) -> str:
             return "|".join(render(option) for option in node["anyOf"])
         kind = node.get("type")
         if kind == "array":
-            return f"[{render(node.get('items', {}))}]"
+            items = f"[{render(node.get('items', {}))}]"
+            most = node.get("maxItems")
+            if most is None or most == node.get("minItems"):
+                return items
+            return f"{items} (max {most})"
         if kind == "object" or "properties" in node:
             required = set(node.get("required", []))
             fields = [
@@ -149,103 +180,8 @@ def schema_sketch(schema: dict[str, Any]) -> str:
 # The "[box: x1, y1, x2, y2]" marker the reader's page text puts before each block: small models
 # copy it into their fact text; the box belongs in ``bbox``, not in the statement.
 _BOX_MARKER = re.compile(r"^\s*\[box:[^\]]*\]\s*", re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json)?\s*([\s\S]*?)```", re.IGNORECASE)
-
-
-def extract_json(text: str) -> tuple[dict[str, Any] | None, bool]:
-    """The first JSON object in ``text`` and whether it had to be repaired (closed).
-
-    Objects are tried from the first ``{`` on. One that does not parse is closed where a token
-    limit cut it off before any later ``{`` is tried, so a truncated reply keeps its outer
-    object (answer and every complete fact) instead of yielding one of its nested objects.
-    """
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        for start in [i for i, ch in enumerate(candidate) if ch == "{"][:50]:
-            try:
-                value, _ = decoder.raw_decode(candidate, start)
-            except json.JSONDecodeError:
-                repaired = _repaired(candidate[start:])
-                if repaired is not None:
-                    return repaired, True
-                continue
-            if isinstance(value, dict):
-                return value, False
-    return None, False
-
-
-def _repaired(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(_close_truncated(text))
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _close_truncated(text: str) -> str:
-    """Close the strings, lists and objects a reply cut off by a token limit left open.
-
-    An element of a list that the cut went through (a fact whose text or box stops midway)
-    is dropped whole: the outermost open list keeps its complete elements only. A scalar value
-    of an object cut midway is kept as far as it goes when it is a string (the answer), and
-    dropped with its key when it is not (a number such as ``0.``).
-    """
-    stack: list[list[Any]] = []  # [closer, start offset, offset of its last own comma]
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            stack.append(["]" if ch == "[" else "}", i, None])
-        elif ch in "]}" and stack:
-            stack.pop()
-        elif ch == "," and stack:
-            stack[-1][2] = i
-    lists = [d for d, entry in enumerate(stack) if entry[0] == "]"]
-    if lists:
-        depth = lists[0]
-        _, start, comma = stack[depth]
-        last = text[(comma if comma is not None else start) + 1 :]
-        if depth < len(stack) - 1 or in_string or not _complete_scalar(last):
-            text = text[: comma if comma is not None else start + 1]
-            del stack[depth + 1 :]
-            in_string = False
-    out = text + ('"' if in_string else "")
-    if not in_string:
-        out = _drop_partial_value(out)
-    out = re.sub(r"[,:\s]*$", "", out)
-    if out.endswith('"') and stack[-1:] and stack[-1][0] == "}":
-        # A dangling key without its value: drop it.
-        out = re.sub(r'([{,])\s*"[^"]*"$', lambda m: "{" if m.group(1) == "{" else "", out)
-    return out + "".join(entry[0] for entry in reversed(stack))
-
-
-def _complete_scalar(text: str) -> bool:
-    """Whether ``text`` (the end of a list) is empty or one complete JSON scalar."""
-    stripped = text.strip()
-    if not stripped or stripped.startswith(('"', "{", "[")):
-        return True  # strings and containers are handled by the caller
-    try:
-        json.loads(stripped)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-def _drop_partial_value(text: str) -> str:
-    """Remove a number or literal cut midway after the last ``:`` (``"score": 0.``)."""
-    match = re.search(r":\s*([^\s\"\[\]{},:][^\"\[\]{},:]*)$", text)
-    if match and not _complete_scalar(match.group(1)):
-        return text[: match.start(1)]
-    return text
+# Moved to the kernel (``scanrag.parsing``); kept here for one release.
+extract_json = first_object
 
 
 def _validated(
@@ -331,13 +267,13 @@ def from_data(data: dict[str, Any], context: ParseContext | None = None) -> Pars
         for a in _good(_validated(data, "evidence_chain", AnchorOut, notes))
     ]
     answer = data.get("answer")
-    answer_text = None if answer is None else normalize_answer(_as_text(answer))
+    answer_text = None if answer is None else normalize_answer(as_text(answer, list_sep=", "))
     return builder.output(
         PARSER,
         answer=answer_text,
         issues=issues,
         evidence_chain=chain,
-        verdict=_verdict(data.get("verdict")),
+        verdict=parse_verdict(data.get("verdict")),
         notes=notes,
     )
 
@@ -394,27 +330,23 @@ def _pages(value: Any, notes: dict[str, Any]) -> list[int]:
     return pages
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return ", ".join(_as_text(v) for v in value)
-    return json.dumps(value) if isinstance(value, dict) else str(value)
-
-
-def _verdict(value: Any) -> bool | None:
-    if isinstance(value, bool) or value is None:
-        return value
-    return verdict_word(str(value))
+def _prose(text: str) -> bool:
+    """Whether ``text`` reads as prose rather than as a failed attempt at JSON."""
+    stripped = text.strip()
+    return bool(stripped) and not stripped.startswith(("{", "[", "```"))
 
 
 def parse_structured(text: str, context: ParseContext | None = None) -> ParsedOutput:
-    """Parse a JSON reply; without a JSON object, fall back to tags and citations."""
-    data, repaired = extract_json(text if isinstance(text, str) else str(text))
+    """Parse a JSON reply. Without a JSON object, fall back to tags and citations; prose that
+    has neither is kept whole as the answer (``notes["answer_source"] = "bare_text"``)."""
+    data, repaired = first_object(text if isinstance(text, str) else str(text))
     if data is None:
         fallback = parse_citations(text, context, allow_bare=False)
         fallback.notes["json_missing"] = True
         fallback.parser = f"{PARSER}->citations"
+        if fallback.answer is None and not fallback.citations and _prose(text):
+            fallback.answer = normalize_answer(text)
+            fallback.notes["answer_source"] = "bare_text"
         return fallback
     parsed = from_data(data, context)
     if repaired:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scanrag.parsing import verdicts
 from scanrag.schemas import EvidencePair, Region, ReportedIssue
 from scanrag.schemas.families import FAMILIES
 
@@ -32,8 +33,6 @@ _ATTR = re.compile(
 )
 _REASONING = re.compile(r"^\s*[*_]*reasoning[*_]*\s*:", re.I | re.M)
 _STEP_MARK = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|step\s*\d+\s*[:.)])\s*", re.I)
-_YES = frozenset({"yes", "true", "sufficient", "supported", "y"})
-_NO = frozenset({"no", "false", "insufficient", "unsupported", "n", "not"})
 
 
 @dataclass(frozen=True)
@@ -149,24 +148,15 @@ def parse_evidence(text: str, masked: str, spans: Sequence[CitedSpan]) -> list[E
 
 
 def parse_verdict(masked: str, text: str) -> bool | None:
+    """The decision of the last ``<verdict>`` tag (``masked`` locates it, ``text`` reads it)."""
     matches = list(_VERDICT.finditer(masked))
     if not matches:
         return None
-    return verdict_word(text[matches[-1].start(1) : matches[-1].end(1)])
+    return verdicts.parse_verdict(text[matches[-1].start(1) : matches[-1].end(1)])
 
 
-def verdict_word(value: str | None) -> bool | None:
-    """yes/no (and near synonyms) → bool; anything else → ``None``."""
-    if not value:
-        return None
-    words = re.findall(r"[a-z]+", value.lower())
-    if not words:
-        return None
-    if words[0] in _YES:
-        return True
-    if words[0] in _NO:
-        return False
-    return None
+# Moved to the kernel (``scanrag.parsing.parse_verdict``); kept here for one release.
+verdict_word = verdicts.parse_verdict
 
 
 def _int(value: str | None) -> int | None:

@@ -11,7 +11,6 @@ says ``judge_error`` or ``judge_parse_error`` and the caller excludes that part.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -20,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from evaluation.schemas import JudgeRecord
 from scanrag.llm.types import ChatModel, ChatRequest, Message
+from scanrag.parsing import json_values
 from scanrag.schemas import Usage
 
 T = TypeVar("T", bound=BaseModel)
@@ -124,82 +124,8 @@ class JudgeParseError(ValueError):
     """The judge's text holds no JSON value matching the expected schema."""
 
 
-def _fenced_blocks(text: str) -> list[str]:
-    blocks: list[str] = []
-    start = 0
-    while (open_at := text.find("```", start)) >= 0:
-        body_start = text.find("\n", open_at)
-        close_at = text.find("```", open_at + 3)
-        if close_at < 0:
-            break
-        if 0 <= body_start < close_at:
-            blocks.append(text[body_start + 1 : close_at])
-        else:  # ```{...}``` on one line
-            blocks.append(text[open_at + 3 : close_at])
-        start = close_at + 3
-    return blocks
-
-
-def _balanced_spans(text: str) -> list[str]:
-    """Every top-level ``{...}`` / ``[...]`` span, string literals respected."""
-    spans: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] not in "{[":
-            i += 1
-            continue
-        end = _match_bracket(text, i)
-        if end is None:
-            i += 1
-            continue
-        spans.append(text[i : end + 1])
-        i = end + 1
-    return spans
-
-
-def _match_bracket(text: str, start: int) -> int | None:
-    stack: list[str] = []
-    in_string = False
-    escaped = False
-    pairs = {"{": "}", "[": "]"}
-    for j in range(start, len(text)):
-        ch = text[j]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in pairs:
-            stack.append(pairs[ch])
-        elif ch in "}]":
-            if not stack or stack.pop() != ch:
-                return None
-            if not stack:
-                return j
-    return None
-
-
-def json_candidates(text: str) -> list[Any]:
-    """JSON values found in ``text``, most likely first: the whole text, fenced blocks, then
-    bracketed spans in order of appearance."""
-    found: list[Any] = []
-    pieces = [text.strip(), *(b.strip() for b in _fenced_blocks(text))]
-    pieces += _balanced_spans(text)
-    seen: set[str] = set()
-    for piece in pieces:
-        if not piece or piece in seen:
-            continue
-        seen.add(piece)
-        try:
-            found.append(json.loads(piece))
-        except json.JSONDecodeError:
-            continue
-    return found
+# Moved to the kernel (``scanrag.parsing.json_values``); kept here for one release.
+json_candidates = json_values
 
 
 def _coerce(value: Any, schema: type[T]) -> T:
@@ -223,7 +149,7 @@ def parse_json(
 ) -> tuple[T, Any]:
     """The first JSON value in ``text`` that validates against ``schema`` (and passes
     ``check``), with its raw JSON. Raises :class:`JudgeParseError` naming the problem."""
-    candidates = json_candidates(text)
+    candidates = json_values(text)
     if not candidates:
         raise JudgeParseError("no JSON value found in the reply")
     problem = ""

@@ -33,6 +33,7 @@ from evaluation.scholscan_formula import (
     scholscan_score,
     score_components,
 )
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory
 
 __all__ = [
@@ -55,7 +56,7 @@ def gold_has_error(sample: Sample) -> bool:
         if key in sample.metadata and sample.metadata[key] is not None:
             value = sample.metadata[key]
             if isinstance(value, str):
-                return value.strip().lower() in {"1", "true", "yes"}
+                return parse_verdict(value, strict=True) is True
             return bool(value)
     return bool(sample.gold_errors) or bool((sample.gold_explanation or "").strip())
 

@@ -34,8 +34,8 @@ from evaluation.sinbench_metrics import (
     anchor_keys,
     candidate_pairs,
     chain_metrics,
-    parse_verdict,
 )
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import EvidencePair, Sample, Trajectory
 
 EVIDENCE_TASKS = ("find", "chain_qa", "summary")

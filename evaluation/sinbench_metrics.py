@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
+from scanrag.parsing import parse_verdict as parse_verdict  # moved; alias for one release
+
 TAU = 2 / 3
 MAX_GRADE = 3
 
@@ -219,25 +221,3 @@ def chain_metrics(
         n_gold=n_gold,
         assignment=assignment,
     )
-
-
-# -- verify ----------------------------------------------------------------------------------
-
-_YES = {"yes", "true", "sufficient", "supported", "valid", "1"}
-_NO = {"no", "false", "insufficient", "unsupported", "invalid", "0"}
-
-
-def parse_verdict(value: object) -> bool | None:
-    """Read a yes/no decision from a bool or from the first word of a text; ``None`` if unclear."""
-    if isinstance(value, bool):
-        return value
-    if not isinstance(value, str):
-        return None
-    words = re.findall(r"[a-z0-9]+", value.lower())
-    if not words:
-        return None
-    if words[0] in _YES:
-        return True
-    if words[0] in _NO:
-        return False
-    return None

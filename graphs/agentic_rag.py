@@ -17,7 +17,7 @@ trajectory without any model call.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 from agents import agentic, routing
 from agents.agentic import AgentParams
 from agents.prompts import agentic as agentic_prompts
-from agents.scope import ItemContext
+from agents.scope import ItemContext, ReaderParams
 from agents.state import StrategyState
 from graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
 from scanrag.hashing import stable_hash
@@ -79,6 +79,7 @@ class AgenticRagStrategy(GraphStrategy):
     answer or its budget is spent; checkpointed and resumable."""
 
     name: ClassVar[str] = "agentic_rag"
+    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, AgentParams)
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar, TypeAlias
 
@@ -34,6 +34,7 @@ from agents.prompts.reader import reader_prompt
 from agents.scope import ItemContext, ReaderParams, Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ModelError
+from scanrag.params import ParamProblemsError, field_problems
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Sample, Status, Trajectory
 
@@ -145,10 +146,16 @@ class GraphStrategy:
     failure-proof ``run``.
 
     A subclass implements :meth:`build` (the graph for its parameters, from node logic in
-    ``agents``); :attr:`graph` compiles it once per instance.
+    ``agents``); :attr:`graph` compiles it once per instance. A subclass's constructor takes
+    its own keyword parameters and passes the rest (``**reader``) on to this one
+    (``forwards_kwargs``: a config's parameters are checked against both, see
+    :mod:`scanrag.params`); the rules on their values live in the parameter classes listed in
+    ``param_classes``, which the constructors build and :meth:`check_params` tries.
     """
 
     name: ClassVar[str] = "graph"
+    forwards_kwargs: ClassVar[bool] = True
+    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams,)
 
     def __init__(
         self,
@@ -174,6 +181,14 @@ class GraphStrategy:
             block_boxes=block_boxes,
             temperature=temperature,
         )
+
+    @classmethod
+    def check_params(cls, arguments: Mapping[str, Any]) -> None:
+        """Raise :class:`~scanrag.params.ParamProblemsError` naming every value a parameter class
+        refuses (ranges, choices); a run's preflight calls it without building anything."""
+        problems = [p for kind in cls.param_classes for p in field_problems(kind, arguments)]
+        if problems:
+            raise ParamProblemsError(problems)
 
     # -- description -------------------------------------------------------------------------
 

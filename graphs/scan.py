@@ -9,6 +9,7 @@ reduce node folds them into the item's trajectory in window order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
@@ -59,6 +60,7 @@ class ScanStrategy(GraphStrategy):
     """Reads the document window by window (map), then answers from the notes (reduce)."""
 
     name: ClassVar[str] = "scan"
+    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, scan.ScanParams)
 
     def __init__(
         self,

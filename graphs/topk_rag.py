@@ -8,26 +8,41 @@ drops the worst-ranked pages first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
 from agents import baseline
+from agents.scope import ReaderParams
 from graphs.base import Builder, GraphStrategy, linear_graph
+
+
+@dataclass(frozen=True)
+class TopKParams:
+    """How many pages to retrieve and in which order to read them."""
+
+    k: int = 5
+    order: str = "rank"
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1, got {self.k}")
+        if self.order not in baseline.ORDERS:
+            raise ValueError(f"order must be one of {baseline.ORDERS}, got {self.order!r}")
 
 
 class TopKRagStrategy(GraphStrategy):
     """Retrieves ``k`` pages for the question and reads them in ``order`` (rank or page)."""
 
     name: ClassVar[str] = "topk_rag"
+    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, TopKParams)
 
     def __init__(self, *, k: int = 5, order: str = "rank", **reader: Any) -> None:
         super().__init__(**reader)
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        if order not in baseline.ORDERS:
-            raise ValueError(f"order must be one of {baseline.ORDERS}, got {order!r}")
-        self.k = k
-        self.order: baseline.Order = order  # type: ignore[assignment]
+        checked = TopKParams(k=k, order=order)
+        self.k = checked.k
+        self.order: baseline.Order = checked.order  # type: ignore[assignment]
 
     def params(self) -> dict[str, Any]:
         """``k``, ``order`` and the reader parameters."""

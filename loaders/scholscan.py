@@ -49,6 +49,7 @@ from scanrag.datasets.sources import (
     read_records,
     resolve_file,
 )
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import GoldError, Sample
 from scanrag.schemas.families import FAMILIES, family_code
 
@@ -100,7 +101,7 @@ def _exists(value: Any) -> bool | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return value.strip().lower() in {"1", "true", "yes"}
+        return parse_verdict(value, strict=True) is True
     return bool(value)
 
 

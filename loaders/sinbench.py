@@ -41,6 +41,7 @@ from scanrag.datasets.sources import (
     new_sample,
     read_records,
 )
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import EvidencePair, Sample
 
 # SIN-Bench's task names → task types of the task table (scanrag.tasks).
@@ -58,8 +59,6 @@ SUMMARY_QUESTION = (
 _OWN = frozenset(
     {"task", "task_id", "paper_id", "question", "answer", "evidence", "summary", "image_dir"}
 )
-_TRUE = frozenset({"true", "yes", "1", "sufficient"})
-_FALSE = frozenset({"false", "no", "0", "insufficient"})
 
 
 def _chain(value: Any, field: str) -> list[EvidencePair]:
@@ -80,11 +79,9 @@ def _chain(value: Any, field: str) -> list[EvidencePair]:
 
 
 def _verdict(answer: Any) -> bool:
-    text = as_text(answer).strip().strip(".").lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
+    verdict = parse_verdict(as_text(answer), strict=True)
+    if verdict is not None:
+        return verdict
     raise RowError(f"VER answer must be True or False, got {answer!r}")
 
 

@@ -33,7 +33,10 @@ class TaskSpec(BaseModel):
     name: str
     description: str = ""
     prompt: str
-    fields: tuple[str, ...] = Field(description="Reply fields a JSON reader lists, in order.")
+    fields: tuple[str, ...] = Field(
+        description="Reply fields a JSON reader lists, in order: the answer (or verdict) first, "
+        "so a reply cut by the token limit still carries it."
+    )
     required: tuple[str, ...] = Field(description="Reply fields a JSON reader must give.")
     given: tuple[str, ...] = Field(
         default=(), description='Extra item input: "candidate" (an answer and chain to check).'
@@ -63,8 +66,8 @@ QA = TaskSpec(
     name="qa",
     description="DocScope / MMLongBench-Doc style question answering",
     prompt="qa",
-    fields=("pages", "answer", "facts", "regions"),
-    required=("pages", "answer", "facts"),
+    fields=("answer", "pages", "facts", "regions"),
+    required=("answer", "pages", "facts"),
     # mmlongbench scores only samples with a MMLongBench-Doc answer format (no rows else)
     scorers=(*_DOCSCOPE_SCORERS, "faithfulness", "mmlongbench"),
 )
@@ -72,23 +75,23 @@ ERROR_DETECTION = TaskSpec(
     name="error_detection",
     description="ScholScan target-free error finding",
     prompt="error_detection",
-    fields=("issues", "pages", "facts", "answer"),
-    required=("issues", "answer"),
+    fields=("answer", "issues", "pages", "facts"),
+    required=("answer", "issues"),
     scorers=("scholscan",),
 )
 FIND = TaskSpec(
     name="find",
     description="SIN-Bench: build the evidence chain for a query",
     prompt="find",
-    fields=("evidence_chain", "pages", "facts", "answer"),
-    required=("evidence_chain",),
+    fields=("answer", "evidence_chain", "pages", "facts"),
+    required=("answer", "evidence_chain"),
     scorers=("sinbench",),
 )
 VERIFY = TaskSpec(
     name="verify",
     description="SIN-Bench: is a chain sufficient for an answer",
     prompt="verify",
-    fields=("verdict", "evidence_chain", "answer"),
+    fields=("verdict", "answer", "evidence_chain"),
     required=("verdict",),
     given=("candidate",),
     scorers=("sinbench",),

@@ -23,7 +23,7 @@ _MAP_ISSUES = f"""You see only a few pages of a longer document; other readers c
 Look for errors on these pages that the question asks about and report each candidate in the
 format below, even if you are not certain. If these pages show no error, write {NOTHING}."""
 
-_MAP_JSON_TAIL = f"""Leave "answer" empty (null) unless these pages alone settle the question;
+_MAP_JSON_TAIL = f"""Leave "answer" empty ("") unless these pages alone settle the question;
 if nothing here helps, return empty lists. ({NOTHING} is not needed in JSON.)"""
 
 

@@ -35,6 +35,7 @@ from evaluation.docscope.profiles import (
 )
 from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory
 
 ROLE = "answer"
@@ -46,6 +47,9 @@ def says_unanswerable(answer: str | None) -> bool:
     return bool(answer and _UNANSWERABLE.match(answer.strip()))
 
 
+_YES, _NO = ("consistent",), ("inconsistent", "not_consistent")
+
+
 class AnswerJudgment(BaseModel):
     consistent: bool
     reason: str = ""
@@ -54,11 +58,8 @@ class AnswerJudgment(BaseModel):
     @classmethod
     def _boolean(cls, value: object) -> object:
         if isinstance(value, str):
-            text = value.strip().lower()
-            if text in {"true", "yes", "consistent", "correct"}:
-                return True
-            if text in {"false", "no", "inconsistent", "not_consistent", "incorrect"}:
-                return False
+            decision = parse_verdict(value, strict=True, yes=_YES, no=_NO)
+            return value if decision is None else decision
         return value
 
 

@@ -63,21 +63,21 @@ def group_cost(group: Group) -> GroupCost:
     n = len(trajectories)
     if n == 0:
         return GroupCost()
-    usage = Usage()
+    usage = Usage.sum(traj.total_usage for traj in trajectories)
     seconds = 0.0
     model: float | None = 0.0
     wait: float | None = 0.0
     for traj in trajectories:
-        usage = usage.add(traj.total_usage)
         wall, model_s, wait_s = item_seconds(traj)
         seconds += wall
         model = None if model is None or model_s is None else model + model_s
         wait = None if wait is None or wait_s is None else wait + (wait_s or 0.0)
-    judge = Usage()
-    for by_sample in group.rows.values():
-        for row in by_sample.values():
-            for stage_usage in row.usage.values():
-                judge = judge.add(stage_usage)
+    judge = Usage.sum(
+        stage_usage
+        for by_sample in group.rows.values()
+        for row in by_sample.values()
+        for stage_usage in row.usage.values()
+    )
     return GroupCost(
         items=n,
         ok=sum(1 for t in trajectories if t.status == "ok"),

@@ -161,6 +161,15 @@ def _status(traj: Trajectory, outcome: Outcome) -> str:
     )
 
 
+def item_warnings(traj: Trajectory) -> str:
+    """The warnings the runner recorded for the item (``metadata["warnings"]``, e.g. a PDF
+    MuPDF had to repair), one per line; ``""`` when none."""
+    warnings = traj.metadata.get("warnings") or []
+    if isinstance(warnings, str):
+        warnings = [warnings]
+    return "<br>".join(esc(w) for w in warnings)
+
+
 def group_section(
     group: Group,
     sample: Sample,
@@ -175,10 +184,14 @@ def group_section(
     facts = [
         ("outcome", _status(traj, outcome)),
         ("answer", esc(traj.answer) if traj.answer else '<span class="na">(none)</span>'),
+        ("reply read as", esc(traj.parse or "none")),
         ("predicted pages", esc(", ".join(map(str, traj.pages)) or "none")),
         ("regions / facts", esc(f"{len(traj.regions)} / {len(traj.facts)}")),
         ("time and cost", esc(_spend(traj))),
     ]
+    warnings = item_warnings(traj)
+    if warnings:
+        facts.append(("warnings", warnings))
     header = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     return (
         f'<section class="group" id="cell-{esc(group.label)}"><h3>{esc(group.label)}</h3>'

@@ -105,7 +105,8 @@ class ExperimentConfig(StrictModel):
         self.model_entries()  # one ref, one entry
         return self
 
-    def _model_uses(self) -> list[tuple[str, str | ModelEntry]]:
+    def model_uses(self) -> list[tuple[str, str | ModelEntry]]:
+        """(config key, model string or entry) of every role that names a model."""
         uses: list[tuple[str, str | ModelEntry]] = []
         for section, roles in (("agents", self.models.agents), ("judges", self.models.judges)):
             uses += [(f"models.{section}.{role}", value) for role, value in roles.items()]
@@ -118,7 +119,7 @@ class ExperimentConfig(StrictModel):
     def model_entries(self) -> dict[str, ModelEntry]:
         """ref → model entry for every entry the config defines or uses (what the gateway
         needs to resolve the refs roles carry); bare model strings need none."""
-        return collect_entries(self.models.entries, self._model_uses())
+        return collect_entries(self.models.entries, self.model_uses())
 
     def cells(self) -> list[RunCell]:
         """The grid: strategy × retriever alias × swept model roles, in config order."""

@@ -48,6 +48,13 @@ log = logging.getLogger(__name__)
 # The PDF header may sit anywhere in the first 1024 bytes (ISO 32000-1, 7.5.2 note).
 _HEADER_WINDOW = 1024
 
+REPAIRED_WARNING = (
+    "the file is damaged (e.g. a broken or missing cross-reference table) and MuPDF repaired "
+    "it when opening it; text or pages may be missing"
+)
+"""``Document.metadata["warning"]`` of a PDF MuPDF had to repair (``metadata["repaired"]`` is
+``"true"``); the runner copies document warnings into each item's trajectory."""
+
 
 class IngestFailure(BaseModel):
     """One file of a batch that could not be ingested."""
@@ -121,6 +128,7 @@ def _metadata(fz_doc: Any) -> tuple[str | None, dict[str, str]]:
     meta = {key: str(value) for key, value in raw.items() if value}
     if fz_doc.is_repaired:
         meta["repaired"] = "true"
+        meta["warning"] = REPAIRED_WARNING
     title = (raw.get("title") or "").strip() or None
     return title, meta
 

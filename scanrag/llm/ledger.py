@@ -72,10 +72,7 @@ class UsageLedger:
 
     def total(self) -> Usage:
         with self._lock:
-            total = Usage()
-            for usage in self._by_stage.values():
-                total = total.add(usage)
-            return total
+            return Usage.sum(self._by_stage.values())
 
     def records(self) -> list[CallRecord]:
         with self._lock:

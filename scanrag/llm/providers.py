@@ -57,6 +57,12 @@ def register_provider(prefix: str, factory: Callable[[], Provider]) -> None:
         _INSTANCES.pop(prefix, None)
 
 
+def provider_prefixes() -> list[str]:
+    """The prefixes routed to a provider of their own (the rest go to litellm)."""
+    with _LOCK:
+        return sorted(p for p in _FACTORIES if p != DEFAULT)
+
+
 def provider_for(model: str) -> Provider:
     prefix = prefix_of(model)
     key = prefix if prefix in _FACTORIES else DEFAULT

@@ -98,5 +98,10 @@ def get_scripted(name: str) -> ScriptedModel:
         raise ModelError(f"scripted/{name}", msg) from None
 
 
+def scripted_names() -> list[str]:
+    """The names registered with :func:`register_scripted`."""
+    return sorted(_SCRIPTED)
+
+
 def clear_scripted() -> None:
     _SCRIPTED.clear()

@@ -51,15 +51,17 @@ def start_run(
     """Create ``<runs_dir>/<timestamp>_<name>/`` and run the experiment in it.
 
     ``llm`` replaces the gateway client (tests pass a ``ScriptedModel``). Strategy and
-    retriever parameters, dataset paths and loader options are checked, and the datasets loaded
-    and checked, before the run folder is created (:mod:`scanrag.runner.preflight`).
+    retriever parameters, dataset paths and loader options, model names and
+    ``runner.per_provider`` keys are checked, and the datasets loaded and checked, before the
+    run folder is created (:mod:`scanrag.runner.preflight`); every problem is listed at once.
     """
     if not isinstance(config, ExperimentConfig):
         config = load_config(config, overrides, limit=limit, model=model)
     elif list(overrides) or limit is not None or model is not None:
         raise ValueError("overrides/limit/model apply to a config file, not a loaded config")
+    # loads and checks every dataset once; the models of roles ``llm`` serves are not checked
+    datasets = preflight(config, agent_models=llm is None, judge_models=(judge_llm or llm) is None)
     strategies: dict[str, Strategy] = build_strategies(config.cells())
-    datasets = preflight(config)  # loads and checks every dataset once
     run_dir = RunDir.create(config.runner.runs_dir, config.name)
     run_dir.write_config(config)
     if log is not None:

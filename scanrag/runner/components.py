@@ -188,21 +188,24 @@ def _create_retriever(config: ExperimentConfig, alias: str, samples: Sequence[Sa
 
 
 def build_strategies(cells: Sequence[RunCell]) -> dict[str, Strategy]:
-    """One strategy instance per grid cell; bad parameters are a setup error naming it."""
+    """One strategy instance per grid cell; a strategy that cannot be built is a setup error
+    (all of them listed in one), after preflight checked their parameters."""
     strategies: dict[str, Strategy] = {}
+    failed: dict[str, str] = {}
     for cell in cells:
+        spec = cell.strategy
+        if spec.key in failed:
+            continue
         try:
-            strategies[cell.run_key] = STRATEGIES.create(cell.strategy.name, **cell.strategy.params)
-        except TypeError as exc:
-            raise SetupError(
-                f"strategy {cell.strategy.key!r} ({cell.strategy.name}): bad params "
-                f"{sorted(cell.strategy.params)}: {exc}"
-            ) from exc
+            strategies[cell.run_key] = STRATEGIES.create(spec.name, **spec.params)
         except Exception as exc:
-            raise SetupError(
-                f"strategy {cell.strategy.key!r} ({cell.strategy.name}) cannot be created: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+            failed[spec.key] = (
+                f"strategy {spec.key!r} ({spec.name}) cannot be created with params "
+                f"{sorted(spec.params)}: {type(exc).__name__}: {exc}"
+            )
+    if failed:
+        lines = "\n".join(f"  {line}" for line in failed.values())
+        raise SetupError(f"the run cannot start:\n{lines}")
     return strategies
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from scanrag.llm.types import ModelError
 from scanrag.protocols import Strategy, StrategyContext
 from scanrag.runner.usage import MeteredModel, UsageTally
-from scanrag.schemas import Sample, Status, Trajectory
+from scanrag.schemas import Document, Sample, Status, Trajectory
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,30 @@ def base_trajectory(item: WorkItem) -> Trajectory:
     )
 
 
-def finish(item: WorkItem, trajectory: Trajectory, seconds: float, tally: UsageTally) -> Trajectory:
-    """Stamp the runner's bookkeeping onto a trajectory."""
+def document_warnings(documents: Mapping[str, Document]) -> list[str]:
+    """``"<document name>: <warning>"`` for each document ingestion warned about (a PDF that
+    MuPDF repaired when opening it: ``metadata["warning"]``, or only ``repaired`` in documents
+    cached before warnings were recorded)."""
+    out = []
+    for name, document in sorted(documents.items()):
+        meta = document.metadata
+        warning = meta.get("warning") or (
+            "repaired by MuPDF when opened" if meta.get("repaired") == "true" else None
+        )
+        if warning:
+            out.append(f"{name}: {warning}")
+    return out
+
+
+def finish(
+    item: WorkItem,
+    trajectory: Trajectory,
+    seconds: float,
+    tally: UsageTally,
+    documents: Mapping[str, Document] | None = None,
+) -> Trajectory:
+    """Stamp the runner's bookkeeping onto a trajectory (with the warnings about the item's
+    ``documents`` in ``metadata["warnings"]``)."""
     trajectory.run_key = item.run_key
     trajectory.sample_id = item.sample.id
     if not trajectory.models:
@@ -59,6 +82,10 @@ def finish(item: WorkItem, trajectory: Trajectory, seconds: float, tally: UsageT
     trajectory.metadata.setdefault("dataset", item.dataset)
     if item.retriever is not None:
         trajectory.metadata.setdefault("retriever", item.retriever)
+    warnings = document_warnings(documents or {})
+    if warnings:
+        known = list(trajectory.metadata.get("warnings") or [])
+        trajectory.metadata["warnings"] = [*known, *(w for w in warnings if w not in known)]
     return trajectory
 
 
@@ -96,7 +123,8 @@ async def execute_item(
             Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
         )
         trajectory.metadata["traceback"] = _short_traceback(exc)
-    return finish(item, trajectory, time.perf_counter() - started, tally), tally
+    seconds = time.perf_counter() - started
+    return finish(item, trajectory, seconds, tally, ctx.documents), tally
 
 
 def _short_traceback(exc: BaseException, limit: int = 6) -> str:

@@ -1,14 +1,18 @@
 """Checks that a config can start, made before its run folder is created.
 
-Strategy parameters are checked by building the strategies (cheap). Retriever parameters
-(names, annotated types and each retriever's ``check_params`` rules, through composites and
-config aliases; see ``scanrag.retriever_specs``) and dataset loader options are checked against
-their factories without building anything (a retriever may load a model; a loader with an
-``option_problems`` method, such as the synthetic one, checks its own). Dataset paths must
-exist, and every dataset is then loaded once (:func:`scanrag.runner.datasets.load_checked`): an
-empty file, a file whose rows the loader all drops, ``ids`` that match nothing, or a dataset none
-of whose samples has usable PDFs stops the run. Every problem is reported at once, each under
-its config key, and the loaded datasets go on to the run.
+Strategy and retriever parameters (names, annotated types and each class's ``check_params``
+rules; retrievers through composites and config aliases, see ``scanrag.retriever_specs``) and
+dataset loader options are checked against their factories without building anything (a
+retriever may load a model; a loader with an ``option_problems`` method, such as the synthetic
+one, checks its own). Dataset paths must exist, and every dataset is then loaded once
+(:func:`scanrag.runner.datasets.load_checked`): an empty file, a file whose rows the loader all
+drops, ``ids`` that match nothing, or a dataset none of whose samples has usable PDFs stops the
+run. Every model a role of the run uses must be servable (:mod:`scanrag.llm.checks`: a
+registered scripted model, an embedded model whose weights are installed, a provider litellm
+knows), judges only when the run scores and only the roles its scorers use besides the ones
+the config names; every ``runner.per_provider`` key must name a concurrency group. Every
+problem is reported at once, each under its config key, and the loaded datasets go on to the
+run.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import DatasetSpec, ExperimentConfig
-from scanrag.registry import LOADERS, RegistryError, UnknownNameError
+from scanrag.config import DEFAULT_MODEL, DatasetSpec, ExperimentConfig
+from scanrag.config.models import ref_of
+from scanrag.llm.checks import ModelChecker
+from scanrag.llm.endpoints import ModelEntry
+from scanrag.params import param_problems
+from scanrag.registry import LOADERS, SCORERS, STRATEGIES, RegistryError, UnknownNameError
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.runner.components import LoadedDataset, SetupError
 from scanrag.runner.datasets import SYNTHETIC_LOADER, load_checked, synthetic_options
@@ -28,11 +36,24 @@ from scanrag.runner.datasets import SYNTHETIC_LOADER, load_checked, synthetic_op
 INJECTED = frozenset({"samples"})
 
 
-def preflight(config: ExperimentConfig) -> list[LoadedDataset]:
+def preflight(
+    config: ExperimentConfig, *, agent_models: bool = True, judge_models: bool = True
+) -> list[LoadedDataset]:
     """Raise :class:`SetupError` listing every problem that would stop the run later; return
-    the datasets, loaded once (``start_run`` hands them to the runner)."""
+    the datasets, loaded once (``start_run`` hands them to the runner).
+
+    ``agent_models`` / ``judge_models``: whether to check the models of the agent / judge
+    roles (not when the caller serves them with a client of its own).
+    """
+    checker = ModelChecker()
     datasets, dataset_problems = _dataset_problems(config)
-    problems = [*_retriever_problems(config), *dataset_problems]
+    problems = [
+        *dataset_problems,
+        *_retriever_problems(config),
+        *_strategy_problems(config),
+        *_model_problems(config, checker, agent_models, judge_models, datasets),
+        *_per_provider_problems(config, checker),
+    ]
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
         raise SetupError(f"the run cannot start:\n{lines}")
@@ -43,6 +64,88 @@ def _retriever_problems(config: ExperimentConfig) -> list[str]:
     """Every retriever alias against its real constructor, recursively through composites
     (alias references, cycles, names, types, the retriever's own cheap rules); no model loads."""
     return RetrieverSpecs(config.retrievers).problems(skip=sorted(INJECTED))
+
+
+def _strategy_problems(config: ExperimentConfig) -> list[str]:
+    """Every strategy's parameters against its constructor (names, annotated types, its
+    ``check_params`` rules), without building it."""
+    problems = []
+    for i, spec in enumerate(config.strategies):
+        try:
+            factory = STRATEGIES.get(spec.name)
+        except (UnknownNameError, RegistryError) as exc:
+            problems.append(f"strategies.{i}.name: {exc}")
+            continue
+        for name, message in param_problems(factory, spec.params):
+            at = f"strategies.{i}.params" + (f".{name}" if name else "")
+            problems.append(f"{at}: {message}")
+    return problems
+
+
+def _model_problems(
+    config: ExperimentConfig,
+    checker: ModelChecker,
+    agents: bool,
+    judges: bool,
+    datasets: list[LoadedDataset],
+) -> list[str]:
+    """Every model a role of the run will call, each under the key that names it."""
+    entries = config.model_entries()
+    called = {model for cell in config.cells() for model in cell.models.values()}
+    uses = []
+    for key, value in config.model_uses():
+        if key.startswith("models.judges."):
+            if judges and config.scoring.enabled:
+                uses.append((key, value))
+        elif agents and ref_of(value) in called:  # not a role the grid always overrides
+            uses.append((key, value))
+    if judges and config.scoring.enabled and "default" not in config.models.judges:
+        roles = _default_judge_roles(config, datasets)
+        if roles:
+            key = f"models.judges.default (not set: {DEFAULT_MODEL} judges {', '.join(roles)})"
+            uses.append((key, DEFAULT_MODEL))
+    problems = []
+    for key, value in uses:
+        entry = _entry(value, entries)
+        problem = checker.problem(entry)
+        if problem:
+            label = entry.model if entry.ref == entry.model else f"{entry.ref} ({entry.model})"
+            problems.append(f"{key}: {label}: {problem}")
+    return problems
+
+
+def _entry(value: str | ModelEntry, entries: Mapping[str, ModelEntry]) -> ModelEntry:
+    if isinstance(value, ModelEntry):
+        return value
+    return entries.get(value) or ModelEntry(model=value)
+
+
+def _default_judge_roles(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
+    """The judge roles of the run's scorers that no ``models.judges`` entry names (the default
+    judge takes them); ``[]`` when the scorers cannot be resolved here (scoring reports it)."""
+    names = config.scoring.scorers
+    try:
+        if names is None:
+            from scanrag.runner.scoring import backend
+
+            tasks = sorted({s.task for d in datasets for s in d.samples})
+            names = backend().default_scorers(tasks)
+        roles = {role for n in names for role in getattr(SCORERS.get(n), "roles", ())}
+    except Exception:  # no scoring backend, a scorer that fails to load: not a model problem
+        return []
+    return sorted(roles - set(config.models.judges))
+
+
+def _per_provider_problems(config: ExperimentConfig, checker: ModelChecker) -> list[str]:
+    """``runner.per_provider`` keys that name no concurrency group the gateway uses."""
+    keys = list(config.runner.per_provider)
+    if not keys:
+        return []
+    entries = config.model_entries()
+    models = [_entry(value, entries) for _, value in config.model_uses()]
+    in_use = {checker.group(m) for m in models if checker.problem(m) is None}
+    found = checker.per_provider_problems(keys, in_use)
+    return [f"runner.per_provider.{key}: {message}" for key, message in found.items()]
 
 
 def _dataset_problems(config: ExperimentConfig) -> tuple[list[LoadedDataset], list[str]]:

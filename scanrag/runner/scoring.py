@@ -245,10 +245,7 @@ def _score(
 
 
 def _sum(usage: Mapping[str, Any]) -> Usage:
-    total = Usage()
-    for value in usage.values():
-        total = total.add(value if isinstance(value, Usage) else Usage.model_validate(value))
-    return total
+    return Usage.sum(usage.values())
 
 
 def summarize_rows(

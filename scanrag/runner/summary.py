@@ -29,8 +29,7 @@ def usage_of_rows(rows: Iterable[dict[str, Any]]) -> Usage:
         if "calls" in usage and not isinstance(usage.get("calls"), dict):
             total = total.add(Usage.model_validate(usage))
             continue
-        for stage_usage in usage_from_json(usage).values():
-            total = total.add(stage_usage)
+        total = total.add(Usage.sum(usage_from_json(usage).values()))
     return total
 
 
@@ -44,10 +43,7 @@ def _usage_by_stage(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
             for stage, stage_usage in usage_from_json(usage).items():
                 stages[stage] = stages[stage].add(stage_usage)
     data = {k: v.model_dump() for k, v in sorted(stages.items())}
-    total = Usage()
-    for v in stages.values():
-        total = total.add(v)
-    data["total"] = total.model_dump()
+    data["total"] = Usage.sum(stages.values()).model_dump()
     return data
 
 

@@ -56,10 +56,7 @@ class UsageTally:
 
     def total(self) -> Usage:
         with self._lock:
-            total = Usage()
-            for usage in self.by_stage.values():
-                total = total.add(usage)
-            return total
+            return Usage.sum(self.by_stage.values())
 
     def snapshot(self) -> dict[str, Usage]:
         with self._lock:

@@ -7,6 +7,7 @@ usage per stage, timings and a status. Its schema is versioned by ``TRAJECTORY_S
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, Field, field_validator
 from scanrag.schemas.geometry import Fact, Region
 from scanrag.schemas.sample import EvidencePair
 
-TRAJECTORY_SCHEMA = "1.0"
+TRAJECTORY_SCHEMA = "1.1"
 
 
 class Status(StrEnum):
@@ -23,11 +24,29 @@ class Status(StrEnum):
 
     OK = "ok"
     UNPARSED = "unparsed"  # the model answered but nothing usable could be parsed
+    TRUNCATED = "truncated"  # the reply hit the token limit before it gave an answer
     MODEL_ERROR = "model_error"  # the provider failed after retries
     INPUT_ERROR = "input_error"  # bad sample or document (missing PDF, pages out of range)
     RETRIEVER_ERROR = "retriever_error"
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL_ERROR = "internal_error"
+
+
+class ParseStatus(StrEnum):
+    """How the final reply was read (``Trajectory.parse``), next to the item's ``status``.
+
+    ``clean``: in the requested format. ``repaired``: a JSON object cut by the token limit (or
+    with a stray trailing comma) was closed and read. ``fallback``: the JSON path got a
+    free-text reply and read it with the citation grammar (answer tag or "Answer:" line).
+    ``bare_text``: the reply ignored the format; its prose as a whole is the answer.
+    ``none``: nothing usable was read.
+    """
+
+    CLEAN = "clean"
+    REPAIRED = "repaired"
+    FALLBACK = "fallback"
+    BARE_TEXT = "bare_text"
+    NONE = "none"
 
 
 class Usage(BaseModel):
@@ -47,6 +66,14 @@ class Usage(BaseModel):
             cost_usd=self.cost_usd + other.cost_usd,
             cached_calls=self.cached_calls + other.cached_calls,
         )
+
+    @classmethod
+    def sum(cls, items: Iterable[Usage | Mapping[str, Any]]) -> Usage:
+        """The total of ``items``: usages, or their JSON mappings (as read from a row)."""
+        total = cls()
+        for item in items:
+            total = total.add(item if isinstance(item, Usage) else cls.model_validate(item))
+        return total
 
     @property
     def total_tokens(self) -> int:
@@ -183,6 +210,9 @@ class Trajectory(BaseModel):
     models: dict[str, str] = Field(default_factory=dict, description="Model per role.")
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     status: Status = Status.OK
+    parse: ParseStatus | None = Field(
+        default=None, description="How the final reply was read; None when nothing was read."
+    )
     errors: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -199,10 +229,7 @@ class Trajectory(BaseModel):
 
     @property
     def total_usage(self) -> Usage:
-        total = Usage()
-        for stage_usage in self.usage.values():
-            total = total.add(stage_usage)
-        return total
+        return Usage.sum(self.usage.values())
 
     def add_usage(self, stage: str, usage: Usage) -> None:
         self.usage[stage] = self.usage.get(stage, Usage()).add(usage)

@@ -56,7 +56,7 @@ async def test_json_output_sends_the_schema(kit: SimpleNamespace) -> None:
     result = await coro
     assert result.parsed is not None and result.parsed.answer == "10"
     assert model.requests[0].json_schema is not None
-    assert model.requests[0].json_schema["required"] == ["pages", "answer", "facts"]
+    assert model.requests[0].json_schema["required"] == ["answer", "pages", "facts"]
 
 
 async def test_overflow_triggers_truncation_and_retry(kit: SimpleNamespace) -> None:

@@ -1,8 +1,9 @@
 """End to end with the real local model (smollm2-135m) on a tiny synthetic corpus.
 
 Every strategy runs through the real gateway, the real BM25 retriever and ingested PDFs. The
-135M model answers poorly, so the assertions are about the pipeline: the trajectory is ok or
-unparsed (never an error), the raw reply is kept, the calls, stages and model are recorded.
+135M model answers poorly, so the assertions are about the pipeline: the trajectory is ok,
+unparsed or truncated (never an error), the raw reply is kept, the calls, stages and model are
+recorded.
 Prompts are kept small (capped pages and characters, short replies) to keep this quick on CPU.
 """
 
@@ -79,7 +80,7 @@ async def test_strategy_with_the_local_model(
     )
     strategy = STRATEGIES.create(name, **SMALL, **params)
     trajectory = await strategy.run(sample, ctx)
-    assert trajectory.status in (Status.OK, Status.UNPARSED), trajectory.errors
+    assert trajectory.status in (Status.OK, Status.UNPARSED, Status.TRUNCATED), trajectory.errors
     assert trajectory.raw_output
     assert sorted(trajectory.usage) == sorted(stages)
     assert all(u.calls >= 1 and u.prompt_tokens > 0 for u in trajectory.usage.values())

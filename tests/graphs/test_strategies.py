@@ -36,6 +36,44 @@ def test_entry_point_builds_a_strategy(name: str) -> None:
     assert all(len(h) == 16 for h in described["prompt_hashes"].values())
 
 
+# One bad value per parameter class, with the key it is reported under.
+BAD = {
+    "full_doc": {"max_tokens": 0},
+    "topk_rag": {"k": 0, "order": "random", "modality": "audio"},
+    "agentic_rag": {"pages_per_step": 0, "max_searches": 0, "output": "xml"},
+    "scan": {"window": 0, "cited_docs_in": "nowhere", "page_cap": 0},
+    "oracle_pages": {"max_images": 0},
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_preflight_checks_name_every_bad_value_and_the_constructor_agrees(name: str) -> None:
+    from scanrag.params import param_problems
+
+    factory = STRATEGIES.get(name)
+    assert param_problems(factory, {}) == []
+    problems = param_problems(factory, BAD[name])
+    assert sorted(n or "" for n, _ in problems) == sorted(BAD[name])
+    assert all(not message.startswith(n or "") for n, message in problems)
+    for key, value in BAD[name].items():  # the same rule stops the constructor
+        with pytest.raises(ValueError, match=key):
+            STRATEGIES.create(name, **{key: value})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameter_typos_and_types_are_caught_through_the_reader_parameters(name: str) -> None:
+    from scanrag.params import param_problems
+
+    factory = STRATEGIES.get(name)
+    unknown, wrong_type = param_problems(factory, {"max_tokenz": 9, "temperature": "hot"})
+    assert unknown[0] is None and "unexpected keyword argument 'max_tokenz'" in unknown[1]
+    assert unknown[1].endswith(
+        "output, modality, page_cap, max_images, max_chars_per_page, max_tokens, "
+        "context_tokens, block_boxes, temperature"
+    )
+    assert wrong_type == ("temperature", "Input should be a valid number, got 'hot'")
+
+
 def test_constructor_params_reach_describe() -> None:
     strategy = STRATEGIES.create(
         "topk_rag", k=7, order="page", modality="both", page_cap=9, output="json"
@@ -120,7 +158,7 @@ async def test_json_path_for_error_detection(
     strategy = STRATEGIES.create(name, output="json")
     trajectory = await strategy.run(sample, _context(kit, model, tmp_path))
     assert [(i.family, i.pages) for i in trajectory.issues] == [("CF", [3])]
-    assert model.requests[0].json_schema["required"] == ["issues", "answer"]
+    assert model.requests[0].json_schema["required"] == ["answer", "issues"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from scanrag.params import param_problems
+from scanrag.params import ParamProblemsError, field_problems, param_problems
 from scanrag.protocols import PageRenderer
 
 
@@ -94,3 +95,86 @@ def test_required_positional_and_skipped_arguments() -> None:
 
 def test_factories_without_a_signature_are_not_checked() -> None:
     assert param_problems(dict, {"anything": 1}) == []
+
+
+# -- constructors that forward **kwargs, several named problems, parameter classes ---------------
+
+
+class Base:
+    forwards_kwargs = True
+
+    def __init__(self, *, depth: int = 1, label: str = "x") -> None:
+        self.depth, self.label = depth, label
+
+
+class Child(Base):
+    def __init__(self, *, width: int = 2, **rest: Any) -> None:
+        super().__init__(**rest)
+
+
+class Opaque:
+    def __init__(self, **anything: Any) -> None: ...
+
+
+def test_forwarded_keywords_are_checked_against_the_base_constructor() -> None:
+    assert param_problems(Child, {"width": 3, "depth": 2, "label": "y"}) == []
+    problems = param_problems(Child, {"dpeth": 2, "label": 5})
+    assert problems[0] == (
+        None,
+        "got an unexpected keyword argument 'dpeth'; accepted: width, depth, label",
+    )
+    assert problems[1] == ("label", "Input should be a valid string, got 5")
+    assert param_problems(Opaque, {"dpeth": 2}) == []  # no forwarding declared: open-ended
+
+
+@dataclass(frozen=True)
+class Window:
+    size: int = 2
+    stride: int | None = None
+    mode: str = "map"
+
+    def __post_init__(self) -> None:
+        if self.size < 1:
+            raise ValueError(f"size must be >= 1, got {self.size}")
+        if self.mode not in ("map", "reduce"):
+            raise ValueError(f"mode must be map or reduce, got {self.mode!r}")
+        if self.stride is not None and self.stride > self.size:
+            raise ValueError("stride must not exceed size")
+
+
+def test_field_problems_names_every_bad_value_then_checks_them_together() -> None:
+    assert field_problems(Window, {"size": 0, "mode": "scan", "other": 1}) == [
+        ("size", "must be >= 1, got 0"),
+        ("mode", "must be map or reduce, got 'scan'"),
+    ]
+    assert field_problems(Window, {"size": 1, "stride": 2}) == [
+        (None, "stride must not exceed size")
+    ]
+    assert field_problems(Window, {"size": 3, "stride": 3}) == []  # stride > default size
+    assert field_problems(Window, {"size": 3, "stride": 3, "mode": "scan"}) == [
+        ("mode", "must be map or reduce, got 'scan'")
+    ]
+    assert field_problems(Window, {"size": 0, "stride": 3}) == [
+        ("size", "must be >= 1, got 0"),
+        ("stride", "must not exceed size"),
+    ]
+
+
+class Checked(Child):
+    @classmethod
+    def check_params(cls, arguments: Mapping[str, Any]) -> None:
+        problems = field_problems(Window, {"size": arguments["width"]})
+        if arguments["depth"] > 5:
+            problems.append(("depth", "at most 5"))
+        if problems:
+            raise ParamProblemsError(problems)
+
+
+def test_check_params_may_name_several_parameters() -> None:
+    assert param_problems(Checked, {"width": 0, "depth": 9}) == [
+        ("size", "must be >= 1, got 0"),
+        ("depth", "at most 5"),
+    ]
+    assert str(ParamProblemsError([("depth", "at most 5"), (None, "size too big")])) == (
+        "depth: at most 5; size too big"
+    )

@@ -15,6 +15,7 @@ from evaluation.documents import DocumentSource
 from evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
+from scanrag.untrusted import read_quoted
 
 PAGE_W, PAGE_H = 300.0, 400.0
 
@@ -144,9 +145,8 @@ def official_judge(request: ChatRequest) -> str:
         )
         return json.dumps({"items": items})
     if request.stage == "judge.fact":
-        ids = re.findall(r"^id=(\S+) :: ", text, flags=re.M) or re.findall(
-            r"^(f\d+): ", text, flags=re.M
-        )
+        quoted = read_quoted(text).get("Reference facts (judge each one)")
+        ids = re.findall(r"^id=(\S+) :: ", text, flags=re.M) or list(quoted or {})
         labels = ["consistent"] * len(ids)
         if plants:
             labels[-1] = "not_consistent"
@@ -156,9 +156,9 @@ def official_judge(request: ChatRequest) -> str:
     if request.stage == "judge.answer":
         if plants:
             return '{"consistent": "yes", "reason": "same total"}'
-        gold = re.search(r"^Reference answer: (.*)$", text, flags=re.M)
-        system = text.split("System answer:", 1)[1] if "System answer:" in text else ""
-        ok = gold is not None and gold.group(1).strip() in system
+        inputs = read_quoted(text)  # the judge's inputs are quoted JSON fields
+        gold, system = inputs.get("Reference answer"), inputs.get("System answer", "")
+        ok = gold is not None and gold.strip() in system
         return json.dumps({"consistent": ok, "reason": "compared"})
     raise AssertionError(f"unexpected judge stage {request.stage}")
 

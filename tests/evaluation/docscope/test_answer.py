@@ -40,8 +40,8 @@ async def test_judge_paths_and_accuracies(make_sample, make_traj, make_ctx) -> N
     assert len(ctx.llm.requests) == 4  # rules decide refusals, empties and unanswerable gold
     request = ctx.llm.requests[0]
     assert request.prompt_hash == docscope_answer.PROMPT_HASH
-    assert "Reference answer: 12 million" in request.messages[-1].text
-    assert "System answer: $12M" in request.messages[-1].text
+    assert 'Reference answer: "12 million"' in request.messages[-1].text
+    assert 'System answer: "$12M"' in request.messages[-1].text
     assert right.metrics["correct"] == 1.0 and wrong.metrics["correct"] == 0.0
     assert failed.status == "judge_parse_error" and failed.metrics["correct"] is None
     assert refused.details["method"] == "refused" and refused.metrics["correct"] == 0.0

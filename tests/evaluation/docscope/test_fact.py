@@ -58,7 +58,8 @@ async def test_page_without_citation_needs_no_call(make_sample, make_traj, make_
     row = await FactScorer().score(traj, sample, judge=ctx)
     assert len(ctx.llm.requests) == 1
     text = ctx.llm.requests[0].messages[-1].text
-    assert "f1: Revenue was 12 in 2020." in text and "e1: Revenue reached 12 in 2020." in text
+    assert '"f1": "Revenue was 12 in 2020."' in text
+    assert '"e1": "Revenue reached 12 in 2020."' in text
     assert ctx.llm.requests[0].prompt_hash == docscope_fact.PROMPT_HASH
     assert row.counts["facts"] == 3 and row.counts["consistent"] == 1
     assert row.counts["facts_no_citation"] == 1 and row.counts["pages_no_citation"] == 1

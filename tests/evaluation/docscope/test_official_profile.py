@@ -281,7 +281,7 @@ async def test_answer_judge_is_always_called(make_sample, make_traj, make_ctx) -
         raw_output="<answer>Unanswerable</answer>", metadata={"parser": "citations"}
     )
     row = await AnswerScorer(profile="official").score(refused, unanswerable, judge=ctx)
-    assert "Reference answer: Unanswerable" in ctx.llm.requests[1].messages[-1].text
+    assert 'Reference answer: "Unanswerable"' in ctx.llm.requests[1].messages[-1].text
     assert row.status == "judge_parse_error" and len(ctx.llm.requests) == 2  # no second try
 
 

@@ -20,11 +20,10 @@ from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.stage import score_run, summarize
 from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
+from scanrag.untrusted import read_quoted
 
 SCORERS = ["pages", "region", "region_geometry", "fact", "answer", "answer_rules", "layout"]
 _GOLD = re.compile(r"^(GOLD\[\d+\]): element=\S+, box=(\[[^\]]*\])", re.MULTILINE)
-_FACT = re.compile(r"^(f\d+): (.*)$", re.MULTILINE)
-_UNIT = re.compile(r"^e\d+: (.*)$", re.MULTILINE)
 
 
 def judge_reply(request: ChatRequest) -> str:
@@ -37,11 +36,12 @@ def judge_reply(request: ChatRequest) -> str:
         ]
         return json.dumps({"items": items})
     if request.stage == "judge.fact":
-        facts_part, units_part = text.split("Evidence units cited", 1)
-        units = set(_UNIT.findall(units_part))
+        inputs = read_quoted(text)
+        facts = next(v for k, v in inputs.items() if k.startswith("Reference facts"))
+        units = set(next(v for k, v in inputs.items() if k.startswith("Evidence units")).values())
         items = [
             {"id": fid, "label": "consistent" if fact in units else "not_consistent"}
-            for fid, fact in _FACT.findall(facts_part)
+            for fid, fact in facts.items()
         ]
         return json.dumps({"items": items})
     gold = re.search(r"Reference answer: (.*)", text).group(1)  # type: ignore[union-attr]

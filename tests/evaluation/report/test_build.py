@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from evaluation.report import ReportOptions, build_report
-from evaluation.report.viewer import judge_reasons
+from evaluation.report.viewer import item_warnings, judge_reasons
+from scanrag.schemas import Trajectory
 
 SECRET = "hunter2-very-secret-value"
 PLOTS = ("cost_latency", "breakdowns", "layout", "funnel", "recall_at_k", "oracle_ablation")
@@ -125,6 +126,23 @@ def test_judge_reasons_are_found_in_nested_replies() -> None:
         "consistent=False: wrong year"
     ]
     assert judge_reasons("plain text") == []
+
+
+def test_item_warnings_reach_the_question_pages_escaped(run_copy: Path, tmp_path: Path) -> None:
+    path = run_copy / "trajectories.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row.setdefault("metadata", {})["warnings"] = ["doc <b>1</b>.pdf: repaired by MuPDF"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    options = ReportOptions(n_resamples=100, max_questions=1, max_pages=1)
+    out = tmp_path / "rep"
+    build_report([run_copy], out, options=options)
+    pages = [p.read_text(encoding="utf-8") for p in out.rglob("*.html") if p.parent != out]
+    shown = [p for p in pages if "<th>warnings</th>" in p]
+    assert shown and all("doc &lt;b&gt;1&lt;/b&gt;.pdf: repaired by MuPDF" in p for p in shown)
+    assert (
+        item_warnings(Trajectory.model_validate(rows[0]).model_copy(update={"metadata": {}})) == ""
+    )
 
 
 def test_a_run_without_scores_still_reports(run_copy: Path, tmp_path: Path) -> None:

@@ -22,9 +22,7 @@ import runner_fakes as rf  # noqa: E402
 def _fake_model_registered() -> None:
     """Other test packages clear the scripted registry; the demo runs reach the fake model by
     name through the gateway, so put it back (without it every item is a model_error)."""
-    from scanrag.llm import register_scripted
-
-    register_scripted("fake-echo", rf.MODEL)
+    rf.register_models()
 
 
 def args(**values: object) -> argparse.Namespace:

