@@ -310,6 +310,10 @@ class OnnxEncoder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.inter_op_num_threads = 1
+        # Idle intra-op threads sleep instead of spinning: on a few shared cores the spinning
+        # threads steal time from the work (measured 1.12x -> 1.28x fp32, 1.87x -> 2.14x int8
+        # over torch on 2 busy cores).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = int(threads)
         self.path, self.layout = path, layout
