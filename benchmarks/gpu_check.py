@@ -103,10 +103,19 @@ def dense(docs: list[Document]) -> dict[str, Any]:
         "encoder_device": chosen.devices.encoder,
         "faiss_gpu": chosen.devices.faiss_gpu,
         "faiss_dist": faiss_dist(),
-        "encoder_param_device": str(next(chosen.encoder.parameters()).device),
+        "backend": chosen.backend,
+        "encoder_param_device": _param_device(chosen.encoder),
         "build_s": build_s,
         **compare_hits(chosen, cpu),
     }
+
+
+def _param_device(encoder: Any) -> str:
+    """Where a torch encoder's weights sit; ONNX Runtime sessions (the CPU default) run on the
+    CPU execution provider."""
+    if hasattr(encoder, "parameters"):
+        return str(next(encoder.parameters()).device)
+    return "cpu (onnxruntime)"
 
 
 def colpali(docs: list[Document], family: str) -> dict[str, Any]:

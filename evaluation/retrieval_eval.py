@@ -9,6 +9,12 @@ evaluated aliases first, as in a run config. A retriever whose factory takes a `
 argument (the oracle) receives the dataset's samples. A composite reuses components already
 built in the same evaluation instead of indexing the corpus twice; its build time then
 includes theirs.
+
+Every run keeps, per question, the pages it returned and the rank of the first gold page
+(``per_question``), so two runs can be compared question by question. When the questions come
+from several sources (``sample_groups``: a ``source`` or ``dataset`` metadata field, else the
+prefix of loader ids such as ``financebench/...``), ``by_group`` holds the macro metrics per
+source as well.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from evaluation.retrieval import evaluate_retrieval
+from evaluation.retrieval import RetrievalReport, evaluate_retrieval
 from scanrag.config import RetrieverSpec
 from scanrag.hashing import stable_hash
 from scanrag.protocols import Retriever
@@ -31,6 +37,22 @@ from scanrag.retriever_specs import RetrieverSpecs, accepts, component_params
 from scanrag.schemas import Document, Sample
 
 log = logging.getLogger(__name__)
+
+
+class QuestionRank(BaseModel):
+    """One question's result for one retriever."""
+
+    retrieved: list[int] = Field(description="Pages returned, best first (up to the largest k).")
+    first_gold_rank: int | None = Field(
+        description="1-based rank of the first gold page among them; None if none was returned."
+    )
+
+
+class QuestionInfo(BaseModel):
+    """What a question is scored against."""
+
+    gold: list[int]
+    groups: list[str] = Field(default_factory=list, description="Its sources (see by_group).")
 
 
 class RetrieverRun(BaseModel):
@@ -46,6 +68,13 @@ class RetrieverRun(BaseModel):
     latency_p95_ms: float = 0.0
     macro: dict[str, float] = Field(default_factory=dict)
     micro: dict[str, float] = Field(default_factory=dict)
+    by_group: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Macro metrics per source, when the questions come from several sources.",
+    )
+    per_question: dict[str, QuestionRank] = Field(
+        default_factory=dict, description="Scored questions by id."
+    )
     rankings: dict[str, list[int]] = Field(default_factory=dict, exclude=True)
 
 
@@ -59,12 +88,68 @@ class RetrievalEvaluation(BaseModel):
     n_without_gold: int
     n_skipped: int = Field(default=0, description="Questions whose document could not be read.")
     skipped: list[str] = Field(default_factory=list)
+    group_by: str | None = Field(default=None, description="The metadata field grouped on.")
+    groups: dict[str, int] = Field(
+        default_factory=dict, description="Scored questions per source (several sources only)."
+    )
+    questions: dict[str, QuestionInfo] = Field(
+        default_factory=dict, description="Scored questions: gold pages and sources."
+    )
     retrievers: dict[str, RetrieverRun] = Field(default_factory=dict)
     failed: dict[str, str] = Field(
         default_factory=dict,
         description="Retrievers that could not be built or queried (bad model name or "
         "parameter...), with the error; the others are still evaluated.",
     )
+
+
+def sample_groups(sample: Sample, by: str = "source") -> list[str]:
+    """The groups ``sample`` belongs to for per-source figures.
+
+    ``metadata[by]`` when present (a list puts the question in each of its groups: ``by =
+    "evidence_sources"`` groups MMLongBench-Doc questions by evidence modality). For ``by =
+    "source"`` a missing field falls back to ``metadata["dataset"]``, then to the prefix of an id
+    such as ``financebench/financebench_id_04735`` (the benchmark loaders' ids).
+    """
+    value = sample.metadata.get(by)
+    if value is None and by == "source":
+        value = sample.metadata.get("dataset")
+        if value is None and "/" in sample.id:
+            value = sample.id.split("/", 1)[0]
+    if value is None or value == "":
+        return []
+    if isinstance(value, list | tuple | set):
+        return sorted({str(v) for v in value})
+    return [str(value)]
+
+
+def group_metrics(
+    report: RetrievalReport, groups: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, float]]:
+    """Macro averages of ``report``'s per-question metrics within each group of question ids."""
+    members: dict[str, list[str]] = {}
+    for qid, names in groups.items():
+        for name in names:
+            members.setdefault(name, []).append(qid)
+    by_id = {q.id: q.metrics for q in report.per_question}
+    out = {}
+    for name, ids in sorted(members.items()):
+        scored = [by_id[i] for i in ids if i in by_id]
+        if scored:
+            out[name] = {m: sum(q[m] for q in scored) / len(scored) for m in scored[0]}
+    return out
+
+
+def question_ranks(report: RetrievalReport) -> dict[str, QuestionRank]:
+    """Per scored question: the pages returned and the rank of the first gold page."""
+    out = {}
+    for q in report.per_question:
+        gold = set(q.gold)
+        first = next((i for i, page in enumerate(q.retrieved, 1) if page in gold), None)
+        out[q.id] = QuestionRank(
+            retrieved=[int(str(p)) for p in q.retrieved], first_gold_rank=first
+        )
+    return out
 
 
 def alias_specs(names: Sequence[str], params: Mapping[str, Mapping[str, Any]]) -> RetrieverSpecs:
@@ -134,13 +219,15 @@ def evaluate_retrievers(
     cache_dir: Path | None = None,
     dataset: str = "",
     keep: dict[str, Retriever] | None = None,
+    group_by: str | None = "source",
 ) -> RetrievalEvaluation:
     """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
 
     Each question searches only its primary document. Questions whose document is missing from
     ``documents`` are skipped and listed; a retriever that raises while building or searching
     is listed in ``failed`` with its error and the others go on. ``keep``, when given,
-    receives the built retrievers.
+    receives the built retrievers. ``group_by`` names the field ``sample_groups`` reads for
+    per-source figures (``None``: none); they are reported when there are two groups or more.
     """
     params = params or {}
     specs = alias_specs(names, params)
@@ -158,11 +245,23 @@ def evaluate_retrievers(
         n_skipped=len(skipped),
         skipped=skipped,
     )
+    membership = {s.id: sample_groups(s, group_by) if group_by else [] for s in usable}
+    scored_gold = {s.id: sorted(set(s.gold_pages)) for s in usable if s.gold_pages}
+    counts: dict[str, int] = {}
+    for qid in scored_gold:
+        for group in membership[qid]:
+            counts[group] = counts.get(group, 0) + 1
+    several = len(counts) > 1
+    result.group_by = group_by
+    result.groups = dict(sorted(counts.items())) if several else {}
+    result.questions = {
+        qid: QuestionInfo(gold=gold, groups=membership[qid]) for qid, gold in scored_gold.items()
+    }
     for name in names:
         own = dict(params.get(name, {}))
         try:
             retriever, seconds, cached = _build(name, specs, corpus, usable, built, cache_dir)
-            run = _query(name, retriever, usable, documents, max(ks))
+            run = query_samples(name, retriever, usable, documents, max(ks))
         except Exception as exc:  # one broken retriever must not stop the comparison
             result.failed[name] = f"{type(exc).__name__}: {exc}"
             log.warning("retriever %s failed: %s", name, result.failed[name])
@@ -175,18 +274,23 @@ def evaluate_retrievers(
         run.params = {k: v for k, v in own.items() if k != "samples"}
         run.pages = sum(len(d.pages) for d in corpus)
         run.macro, run.micro = report.macro, report.micro
+        run.per_question = question_ranks(report)
+        if several:
+            run.by_group = group_metrics(report, membership)
         result.retrievers[name] = run
         result.n_scored, result.n_without_gold = report.n_scored, report.n_without_gold
     return result
 
 
-def _query(
+def query_samples(
     name: str,
     retriever: Retriever,
     samples: Sequence[Sample],
     documents: Mapping[str, Document],
     k: int,
 ) -> RetrieverRun:
+    """Search every sample's primary document for its question (top ``k``); the run holds
+    the rankings (``rankings``) and the latencies, not yet the metrics."""
     latencies, rankings = [], {}
     for sample in samples:
         scope = [documents[sample.primary_doc].id]

@@ -2,6 +2,7 @@
 
     scanrag retrieve eval --dataset PATH.jsonl [--pdf-dir DIR] --retrievers bm25,dense,hybrid
                           --k 1,3,5,10 [--json] [--cache-dir DIR] [--set dense.model=NAME]
+                          [--by source|FIELD]
 
 Each name in ``--retrievers`` is a registered retriever, or an alias whose registered type is
 set with ``--set NAME.type=TYPE``; ``--set`` parameters apply to that name, also where a
@@ -11,8 +12,13 @@ ignored here). Every PDF is ingested into the page store (under ``--cache-dir`` 
 together with the built indexes, else in a temporary folder; pages are read on demand), each
 retriever indexes all documents once, and each question searches its own document. The
 table has one row per retriever: Recall, Precision, Hit, MRR and nDCG at each k (values for
-the ks in order, separated by "/"), index build seconds and query latency p50/p95.
-``--json`` prints the same numbers as one JSON object.
+the ks in order, separated by "/"), index build seconds and query latency p50/p95. When the
+questions come from several sources (a file mixing mmlb and financebench rows, say: see
+``evaluation.retrieval_eval.sample_groups``), one more table per retriever gives the figures
+per source; ``--by FIELD`` groups on another metadata field instead (``--by
+evidence_sources``: per evidence modality). ``--json`` prints the same numbers as one JSON
+object, with each question's returned pages and first gold rank per retriever
+(``per_question``), so two runs can be compared question by question.
 """
 
 from __future__ import annotations
@@ -48,6 +54,12 @@ def register(subparsers: Any) -> None:
     )
     ev.add_argument("--ocr", choices=("auto", "never", "force"), default="auto")
     ev.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    ev.add_argument(
+        "--by",
+        default="source",
+        metavar="FIELD",
+        help="metadata field for per-source figures (default: source, else the id prefix)",
+    )
     ev.set_defaults(func=run_eval)
     parser.set_defaults(func=lambda args: _usage(parser))
 
@@ -120,6 +132,7 @@ def run_eval(args: argparse.Namespace) -> int:
             params=settings,
             cache_dir=args.cache_dir,
             dataset=str(args.dataset),
+            group_by=args.by or None,
         )
     payload = result.model_dump(mode="json")
     payload["dropped_rows"] = len(dataset.report.dropped)
@@ -176,4 +189,28 @@ def _print_table(payload: dict[str, Any]) -> None:
         table.add_row(
             name, *cells, build, f"{run['latency_p50_ms']:.1f}", f"{run['latency_p95_ms']:.1f}"
         )
-    Console(width=max(120, 24 + 8 * len(ks) * len(_METRICS))).print(table)
+    console = Console(width=max(120, 24 + 8 * len(ks) * len(_METRICS)))
+    console.print(table)
+    if payload.get("groups"):
+        console.print(_group_table(payload))
+
+
+def _group_table(payload: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    ks = payload["ks"]
+    suffix = "/".join(map(str, ks))
+    table = Table(title=f"per {payload['group_by']} (questions scored per group)")
+    table.add_column("retriever")
+    table.add_column(payload["group_by"])
+    table.add_column("n", justify="right")
+    for _, short in _METRICS:
+        table.add_column(f"{short}@{suffix}", justify="right")
+    for name, run in payload["retrievers"].items():
+        for group, figures in run["by_group"].items():
+            cells = [
+                "/".join(f"{figures.get(f'{metric}@{k}', 0.0):.3f}" for k in ks)
+                for metric, _ in _METRICS
+            ]
+            table.add_row(name, group, str(payload["groups"].get(group, 0)), *cells)
+    return table

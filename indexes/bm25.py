@@ -13,6 +13,12 @@ Incremental ``add`` rebuilds the BM25 statistics over all pages: a new document 
 every document frequency and ``avgdl``, so the scores of pages already indexed change too, and
 ``BM25Okapi`` computes these once at construction. Tokens are kept, so a rebuild only counts.
 
+What a page contributes is ``page_text`` (``indexes.pagetext``: by default its heading, text and
+table text) cut into terms by ``tokenizer`` (``indexes.tokenize``: by default numbers kept
+whole, English stopwords dropped, Snowball stems, bigrams). Questions pass through
+``query_mode`` first (``indexes.queries``: by default instruction sentences are stripped and
+financial statement names expanded to their printed titles), then the same tokenizer.
+
 Empty pages are indexed as empty term lists and score 0. A store whose pages hold no terms at
 all, or a query with no known terms, scores every page 0 (ties then rank by document id, page).
 """
@@ -32,6 +38,8 @@ from pydantic import ValidationError
 
 from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
 from indexes.errors import CorruptIndexError
+from indexes.pagetext import PageText, check_page_text, page_texts
+from indexes.queries import QueryMode, apply_query_mode, check_query_mode
 from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
@@ -41,14 +49,18 @@ Bm25Part = tuple[list[list[str]], list[dict[str, int]], dict[str, int]]
 
 
 def tokenize_pages(
-    tokenizer: TokenizerConfig, documents: Iterable[Document]
+    tokenizer: TokenizerConfig, documents: Iterable[Document], composition: str = "text"
 ) -> Iterator[list[str]]:
-    """Each page's terms, document after document, reading one page text at a time. Terms are
-    interned: a corpus repeats a few thousand words millions of times, and the index then
-    holds one string per word instead of one per occurrence."""
+    """Each page's terms, document after document, with page texts composed as
+    ``composition`` says (plain text is read one page text at a time; a composition reads one
+    document's pages). Terms are interned: a corpus repeats a few thousand words millions of
+    times, and the index then holds one string per word instead of one per occurrence."""
     intern = sys.intern
     for document in documents:
-        for text in document.page_texts():
+        texts = (
+            document.page_texts() if composition == "text" else page_texts(document, composition)
+        )
+        for text in texts:
             yield list(map(intern, tokenizer(text)))
 
 
@@ -72,7 +84,10 @@ class BM25Index(PageIndex):
     ``k1`` (term-frequency saturation, > 0), ``b`` (length normalization, 0..1) and ``epsilon``
     (floor for negative idf, as a fraction of the mean idf) are rank-bm25's parameters;
     ``tokenizer`` is a ``TokenizerConfig`` or its fields as a dict (``lowercase``, ``pattern``,
-    ``stopwords``, ``min_length``).
+    ``numbers``, ``stopwords``, ``min_length``, ``stem``, ``bigrams``; fields left out keep
+    their defaults). ``page_text`` composes the indexed text of a page (``heading+text+tables``,
+    ``heading+text``, ``text+tables``, ``text``); ``query_mode`` prepares questions (``raw``,
+    ``strip``, ``stmt``, ``strip+stmt``; only affects searching, not the stored index).
     """
 
     kind = "bm25"
@@ -83,11 +98,15 @@ class BM25Index(PageIndex):
         b: float = 0.75,
         epsilon: float = 0.25,
         tokenizer: TokenizerConfig | dict[str, Any] | None = None,
+        page_text: PageText = "heading+text+tables",
+        query_mode: QueryMode = "strip+stmt",
     ) -> None:
         super().__init__()
-        self.check_params({"k1": k1, "b": b})
+        self.check_params({"k1": k1, "b": b, "page_text": page_text, "query_mode": query_mode})
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.tokenizer = _tokenizer(tokenizer)
+        self.page_text: PageText = page_text
+        self.query_mode: QueryMode = query_mode
         self._tokens: list[list[str]] = []
         self._bm25: Any = None
 
@@ -100,6 +119,10 @@ class BM25Index(PageIndex):
             raise ValueError(f"b must lie in [0, 1], got {b}")
         if "tokenizer" in arguments:
             _tokenizer(arguments["tokenizer"])
+        if "page_text" in arguments:
+            check_page_text(arguments["page_text"])
+        if "query_mode" in arguments:
+            check_query_mode(arguments["query_mode"])
 
     def params(self) -> dict[str, Any]:
         return {
@@ -107,10 +130,15 @@ class BM25Index(PageIndex):
             "b": self.b,
             "epsilon": self.epsilon,
             "tokenizer": self.tokenizer.model_dump(mode="json"),
+            "page_text": self.page_text,
         }
 
+    def manifest_extra(self) -> dict[str, Any]:
+        return {"query_mode": self.query_mode}
+
     def libraries(self) -> dict[str, str]:
-        return library_versions("rank-bm25")
+        extra = ("PyStemmer",) if self.tokenizer.stem else ()
+        return library_versions("rank-bm25", *extra)
 
     def _build(self, corpus: list[list[str]]) -> Any:
         if not any(corpus):  # rank-bm25 divides by the vocabulary size
@@ -120,7 +148,7 @@ class BM25Index(PageIndex):
         return BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon)
 
     def _index(self, documents: list[Document]) -> None:
-        new = list(tokenize_pages(self.tokenizer, documents))
+        new = list(tokenize_pages(self.tokenizer, documents, self.page_text))
         corpus = self._tokens + new
         self._bm25 = self._build(corpus)
         self._tokens = corpus
@@ -128,7 +156,7 @@ class BM25Index(PageIndex):
     def _build_part(self, documents: list[Document]) -> Bm25Part:
         """Terms, term counts per page and page counts per term (first seen first): the work
         rank-bm25 does per page, done for one slice of the corpus."""
-        tokens = list(tokenize_pages(self.tokenizer, documents))
+        tokens = list(tokenize_pages(self.tokenizer, documents, self.page_text))
         counts = [dict(Counter(page)) for page in tokens]
         pages_with: dict[str, int] = {}
         for page_counts in counts:
@@ -170,7 +198,7 @@ class BM25Index(PageIndex):
         all_rows = np.arange(self.page_count, dtype=np.int64) if rows is None else rows
         found = []
         for query in queries:
-            terms = self.tokenizer(query)
+            terms = self.tokenizer(apply_query_mode(query, self.query_mode))
             if self._bm25 is None or not terms:
                 scores = np.zeros(all_rows.size)
             elif rows is None:

@@ -11,11 +11,20 @@ exactly with one matrix product, which for a few documents is faster than any FA
 and exact even when the store is IVF or HNSW.
 
 Encoding runs on CUDA when torch sees a GPU and FAISS searches on the GPU when faiss-gpu is
-installed (see ``indexes.encoders.select_devices``); otherwise both run on the CPU.
+installed (see ``indexes.encoders.select_devices``); otherwise both run on the CPU. ``backend``
+chooses the encoder runtime: ``torch`` (sentence-transformers), ``onnx`` (an ONNX Runtime export
+of the same model, fused fp32: the same vectors, faster on a CPU), ``onnx-int8`` (dynamic int8
+quantisation: faster again, vectors within ~0.01 cosine) or ``auto`` (torch on CUDA, else
+``indexes.encoders.CPU_BACKEND``). The backend that ran is recorded in the manifest (``extra``);
+it is not one of the checked parameters, since torch and fp32 ONNX give the same vectors.
+
+Questions pass through ``query_mode`` (``indexes.queries``) before encoding: by default
+instruction sentences ("Round your answer to two decimal places.") are stripped.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -24,20 +33,25 @@ import numpy as np
 
 from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
 from indexes.encoders import (
+    BACKENDS,
     DEFAULT_MODEL,
+    Backend,
     Pooling,
     faiss_dist,
     load_encoder,
     model_fingerprint,
     preset_for,
+    resolve_backend,
     resolve_model,
     select_devices,
     token_windows,
 )
-from indexes.errors import CorruptIndexError
+from indexes.errors import CorruptIndexError, ModelLoadError
+from indexes.queries import QueryMode, apply_query_mode, check_query_mode
 from indexes.vector_store import FaissKind, VectorStore, check_store_settings
 from scanrag.schemas import Document
 
+log = logging.getLogger(__name__)
 Aggregation = Literal["max", "mean", "sum"]
 VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_rows.npy"
 
@@ -54,8 +68,10 @@ class DenseIndex(PageIndex):
     (auto/mean/cls) and ``normalize`` default to the model's preset. ``faiss_index``
     (flat/ivf/hnsw) with ``nlist``, ``nprobe``, ``hnsw_m`` and ``ef_search`` choose the FAISS
     store; ``chunk_tokens`` (default: the encoder's window) and ``chunk_overlap`` cut long pages
-    into windows whose scores ``aggregation`` (max/mean/sum) combines per page. ``device`` and
-    ``batch_size`` only affect speed.
+    into windows whose scores ``aggregation`` (max/mean/sum) combines per page.
+    ``query_mode`` prepares questions (raw/strip/stmt/strip+stmt). ``device``, ``batch_size``
+    and ``backend`` (auto/torch/onnx/onnx-int8) only affect speed (int8 also the vectors,
+    slightly).
     """
 
     kind = "dense"
@@ -78,10 +94,14 @@ class DenseIndex(PageIndex):
         ef_search: int = 128,
         device: str | None = None,
         batch_size: int = 32,
+        backend: Backend = "auto",
+        query_mode: QueryMode = "strip",
     ) -> None:
         super().__init__()
         self.check_params(
             {
+                "backend": backend,
+                "query_mode": query_mode,
                 "aggregation": aggregation,
                 "faiss_index": faiss_index,
                 "nlist": nlist,
@@ -104,8 +124,10 @@ class DenseIndex(PageIndex):
         self.chunk_tokens, self.chunk_overlap = chunk_tokens, chunk_overlap
         self.aggregation: Aggregation = aggregation
         self.batch_size = batch_size
+        self.query_mode: QueryMode = query_mode
         self.devices = select_devices(device)
-        self.encoder = load_encoder(model, self.devices.encoder, self.pooling)
+        self.backend_requested: Backend = backend
+        self.backend, self.encoder = self._load_encoder(backend)
         self.window = self._window()
         self._revision = model_fingerprint(model)
         self.store = self._new_store(self._dim())
@@ -131,8 +153,26 @@ class DenseIndex(PageIndex):
                 f"chunk_overlap must lie in [0, chunk_tokens), got overlap {overlap} with "
                 f"chunk_tokens {chunk_tokens}"
             )
+        if arguments.get("backend", "auto") not in BACKENDS:
+            raise ValueError(f"unknown backend {arguments['backend']!r}; use {', '.join(BACKENDS)}")
+        check_query_mode(arguments.get("query_mode", "raw"))
         if "model" in arguments:
             resolve_model(arguments["model"])  # a missing local folder or bundled package
+
+    def _load_encoder(self, backend: str) -> tuple[str, Any]:
+        """(backend that runs, encoder); ``auto`` falls back to torch when the model has no
+        ONNX export here (an unsupported pooling, say)."""
+        device = self.devices.encoder
+        resolved = resolve_backend(backend, device, self.model)
+        if resolved != "torch" and device.startswith("cuda"):
+            log.warning("backend %s runs on the CPU; device %s is not used", resolved, device)
+        try:
+            return resolved, load_encoder(self.model, device, self.pooling, resolved)
+        except ModelLoadError as exc:
+            if backend != "auto" or resolved == "torch":
+                raise
+            log.warning("ONNX backend unavailable for %s (%s); using torch", self.model, exc)
+            return "torch", load_encoder(self.model, device, self.pooling, "torch")
 
     # -- configuration ----------------------------------------------------------------------
     def _window(self) -> int:
@@ -185,10 +225,20 @@ class DenseIndex(PageIndex):
         return self.model, self._revision
 
     def libraries(self) -> dict[str, str]:
-        return library_versions("sentence-transformers", "transformers", "torch", faiss_dist())
+        runtime = ("onnxruntime", "onnx") if self.backend != "torch" else ()
+        return library_versions(
+            "sentence-transformers", "transformers", "torch", faiss_dist(), *runtime
+        )
 
     def manifest_extra(self) -> dict[str, Any]:
-        return {"dim": self.store.dim, "chunks": len(self.store), "window_tokens": self.window}
+        return {
+            "dim": self.store.dim,
+            "chunks": len(self.store),
+            "window_tokens": self.window,
+            "backend": self.backend,
+            "backend_requested": self.backend_requested,
+            "query_mode": self.query_mode,
+        }
 
     # -- indexing ---------------------------------------------------------------------------
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -278,7 +328,9 @@ class DenseIndex(PageIndex):
 
     # -- searching --------------------------------------------------------------------------
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
-        qv = self._encode([self.query_prefix + q for q in queries])
+        qv = self._encode(
+            [self.query_prefix + apply_query_mode(q, self.query_mode) for q in queries]
+        )
         if rows is None and self.aggregation == "max":
             return self._faiss_top(qv, k)
         return self._exact(qv, rows)
@@ -340,6 +392,15 @@ class DenseIndex(PageIndex):
         np.save(directory / CHUNKS_FILE, self._chunk_rows, allow_pickle=False)
 
     def _load_payload(self, directory: Path, manifest: IndexManifest) -> None:
+        saved = manifest.extra.get("backend", "torch")
+        if (saved == "onnx-int8") != (self.backend == "onnx-int8"):
+            log.warning(
+                "%s: vectors were encoded with backend %s, queries now use %s (int8 and fp32 "
+                "vectors differ slightly)",
+                directory,
+                saved,
+                self.backend,
+            )
         dim = int(manifest.extra.get("dim", -1))
         if dim != self.store.dim:
             raise CorruptIndexError(

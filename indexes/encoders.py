@@ -1,6 +1,10 @@
 """Text encoders for the dense index: model presets, loading, fingerprints, devices, chunking.
 
-Any sentence-transformers model name or local directory works. ``PRESETS`` records what a known
+Any sentence-transformers model name or local directory works. Encoding runs through
+sentence-transformers (``torch`` backend) or, on the CPU, an ONNX Runtime session of the same
+model exported here (``onnx``: fused fp32, the same vectors; ``onnx-int8``: dynamic int8
+quantisation, faster, within ~0.01 cosine); ``auto`` picks torch on CUDA and ONNX on the CPU
+(see ``resolve_backend`` and ``indexes.onnx_encoder``). ``PRESETS`` records what a known
 model needs beyond its name: query/passage prefixes (BGE English v1.5 wants an instruction in
 front of queries, E5 wants ``query: `` / ``passage: ``), the pooling to build when the model has
 no sentence-transformers config (Contriever: mean pooling over a plain ``AutoModel``), and
@@ -25,6 +29,10 @@ from indexes.errors import ModelLoadError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_ALIASES = frozenset({DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"})
 Pooling = Literal["auto", "mean", "cls"]
+Backend = Literal["auto", "torch", "onnx", "onnx-int8"]
+BACKENDS: tuple[str, ...] = ("auto", "torch", "onnx", "onnx-int8")
+# What ``auto`` runs on a CPU (chosen in benchmarks/retrieval.py: lossless, faster than torch).
+CPU_BACKEND: Backend = "onnx"
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 
 
@@ -158,19 +166,43 @@ def select_devices(device: str | None = None) -> DeviceChoice:
     return DeviceChoice(encoder=encoder, faiss_gpu=encoder.startswith("cuda") and gpus > 0)
 
 
-_ENCODERS: dict[tuple[str, str, str], Any] = {}
+def resolve_backend(backend: str, device: str, model: str) -> str:
+    """The backend that actually encodes: ``auto`` → ``torch`` on CUDA or when ONNX Runtime (or
+    a local copy of the model) is missing, else ``CPU_BACKEND``. Explicit choices stay."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; use {', '.join(BACKENDS)}")
+    if backend != "auto":
+        return backend
+    if device.startswith("cuda"):
+        return "torch"
+    from indexes.onnx_encoder import onnx_available
+
+    if not onnx_available() or not resolve_model(model)[1]:
+        return "torch"
+    return CPU_BACKEND
 
 
-def load_encoder(model: str, device: str, pooling: Pooling = "auto") -> Any:
-    """Load (once per process) a ``SentenceTransformer`` for ``model`` on ``device``."""
-    key = (model, device, pooling)
+_ENCODERS: dict[tuple[str, str, str, str], Any] = {}
+
+
+def load_encoder(model: str, device: str, pooling: Pooling = "auto", backend: str = "torch") -> Any:
+    """Load (once per process) the encoder of ``model``: a ``SentenceTransformer`` on
+    ``device`` for the ``torch`` backend, an ``indexes.onnx_encoder.OnnxEncoder`` (CPU) for
+    ``onnx`` / ``onnx-int8`` (``auto`` is resolved first, see ``resolve_backend``)."""
+    backend = resolve_backend(backend, device, model)
+    key = (model, device if backend == "torch" else "cpu", pooling, backend)
     if key in _ENCODERS:
         return _ENCODERS[key]
     target, local = resolve_model(model)
     # A local folder (the bundled model included) loads with local_files_only: the hub stays
     # usable for other models in this process, and nothing here reaches for it.
     try:
-        encoder = _build(target, local, device, pooling)
+        if backend == "torch":
+            encoder = _build(target, local, device, pooling)
+        else:
+            encoder = _build_onnx(model, target, local, pooling, backend)
+    except ModelLoadError:
+        raise
     except Exception as exc:  # re-raised with the model's name
         hint = ""
         if not local and os.environ.get("HF_HUB_OFFLINE") == "1":
@@ -181,6 +213,22 @@ def load_encoder(model: str, device: str, pooling: Pooling = "auto") -> Any:
         raise ModelLoadError(f"cannot load encoder model {model!r}: {exc}{hint}") from exc
     _ENCODERS[key] = encoder
     return encoder
+
+
+def _build_onnx(model: str, target: str, local: bool, pooling: Pooling, backend: str) -> Any:
+    from indexes.onnx_encoder import load_onnx_encoder, onnx_available
+
+    if not onnx_available():
+        raise ModelLoadError(
+            f"backend {backend!r} needs onnxruntime and onnx (pip install 'scanrag[dense]')"
+        )
+    if not local:
+        raise ModelLoadError(
+            f"backend {backend!r} exports a local model folder; {model!r} is a hub name: use "
+            "backend 'torch' or a local directory"
+        )
+    variant: Literal["fp32", "int8"] = "int8" if backend == "onnx-int8" else "fp32"
+    return load_onnx_encoder(target, model_fingerprint(model), variant, pooling)
 
 
 def _build(target: str, local: bool, device: str, pooling: Pooling) -> Any:

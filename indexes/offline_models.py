@@ -1,4 +1,4 @@
-"""Tiny models built offline once per process tree and cached in a folder (tests, benchmarks).
+"""Models built offline once and cached in a folder: tiny test models, ONNX exports.
 
 The folder name carries a hash of the building module's source, the versions of the libraries
 that shape the saved files and the seed, so an upgrade builds a fresh model instead of reusing
@@ -27,15 +27,20 @@ def cached_build(
     marker: str,
     build: Callable[[Path], Any],
     root: str | Path | None = None,
+    prefix: str = "scanrag-tiny",
+    key_parts: Sequence[str] = (),
 ) -> Path:
-    """The folder ``<root>/scanrag-tiny-<name>-<hash>``, running ``build(folder)`` the first
-    time; ``marker`` is a file the finished build always contains."""
+    """The folder ``<root>/<prefix>-<name>-<hash>``, running ``build(folder)`` the first
+    time; ``marker`` is a file the finished build always contains. ``key_parts`` are extra
+    strings the hash covers (a model fingerprint, say)."""
     key = hashlib.sha256(Path(source).read_bytes())
     for dist in distributions:
         key.update(metadata.version(dist).encode())
     key.update(str(seed).encode())
+    for part in key_parts:
+        key.update(b"\0" + part.encode())
     base = Path(root) if root is not None else Path(tempfile.gettempdir())
-    target = base / f"scanrag-tiny-{name}-{key.hexdigest()[:12]}"
+    target = base / f"{prefix}-{name}-{key.hexdigest()[:12]}"
     if (target / marker).is_file():
         return target
     base.mkdir(parents=True, exist_ok=True)

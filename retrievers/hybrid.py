@@ -1,13 +1,10 @@
-"""The ``hybrid`` retriever: reciprocal rank fusion (RRF) over any retrievers.
+"""The ``hybrid`` retriever: fusion of the page rankings of any retrievers.
 
-Each component retriever ranks the pages in scope (its top ``depth``); a page's fused score is
-
-    score(p) = sum_i  w_i / (k_rrf + rank_i(p))
-
-over the components that returned ``p`` (rank 1 = best; a component that did not return the
-page adds nothing). Weights default to 1 and ``k_rrf`` to 60. Ties rank by document id, then
-page, and scores are compared after rounding to 12 decimals so that equal sums reached in a
-different order cannot flip a tie.
+Each component retriever ranks the pages in scope (its top ``depth``) and a fusion rule
+(``retrievers.fusion``) combines the lists. The default, ``minmax``, rescales each list's scores
+to [0, 1] and adds them with equal weights: unlike reciprocal rank fusion (``rrf``, kept as an
+option) it keeps how far ahead a component's best page is, which is what lets the hybrid beat
+both its components on mmlb-dev and financebench-dev (docs/retrievers.md has the figures).
 """
 
 from __future__ import annotations
@@ -19,45 +16,25 @@ from typing import Any, Self
 
 from indexes.base import check_search_args
 from indexes.errors import CorruptIndexError, IndexMismatchError
+from retrievers.fusion import FUSIONS, Fusion, fuse, rrf_fuse
 from scanrag.protocols import Retriever
 from scanrag.retriever_specs import component_entry, create_retriever
 from scanrag.schemas import Document, PageHit
+
+__all__ = ["HybridRetriever", "rrf_fuse"]
 
 Component = str | Mapping[str, Any] | Retriever
 HYBRID_FILE = "hybrid.json"
 
 
-def rrf_fuse(
-    rankings: Sequence[Sequence[PageHit]], weights: Sequence[float], k_rrf: float, k: int
-) -> list[PageHit]:
-    """Fuse ranked hit lists; returns the best ``k`` as new hits with ranks 1..n.
-
-    A fused hit keeps the region proposals its components attached to that page (ColPali's
-    boxes, say), in component order, without duplicates.
-    """
-    scores: dict[tuple[str, int], float] = {}
-    regions: dict[tuple[str, int], list[Any]] = {}
-    for hits, weight in zip(rankings, weights, strict=True):
-        for hit in hits:
-            key = (hit.doc_id, hit.page)
-            scores[key] = scores.get(key, 0.0) + weight / (k_rrf + hit.rank)
-            kept = regions.setdefault(key, [])
-            kept.extend(r for r in hit.regions if r not in kept)
-    ordered = sorted(scores.items(), key=lambda item: (-round(item[1], 12), item[0]))
-    return [
-        PageHit(doc_id=doc_id, page=page, score=score, rank=rank, regions=regions[(doc_id, page)])
-        for rank, ((doc_id, page), score) in enumerate(ordered[:k], start=1)
-    ]
-
-
 class HybridRetriever:
-    """Reciprocal rank fusion of ``retrievers``.
+    """Fusion of ``retrievers``.
 
     ``retrievers`` holds registered names (``"bm25"``), ``{"name": ..., **params}`` mappings or
     retriever instances (in a config also aliases: see ``scanrag.retriever_specs``);
-    ``weights`` one non-negative weight per component (default all 1); ``k_rrf`` the RRF
-    constant; ``depth`` how many hits each component contributes (at least ``k`` are always
-    requested).
+    ``fusion`` the rule (``minmax``, ``z`` or ``rrf``); ``weights`` one non-negative weight per
+    component (default all 1); ``k_rrf`` the RRF constant (``rrf`` only); ``depth`` how many
+    hits each component contributes (at least ``k`` are always requested).
     """
 
     name = "hybrid"
@@ -70,9 +47,16 @@ class HybridRetriever:
         weights: Sequence[float] | None = None,
         k_rrf: float = 60.0,
         depth: int = 100,
+        fusion: Fusion = "minmax",
     ) -> None:
         self.check_params(
-            {"retrievers": retrievers, "weights": weights, "k_rrf": k_rrf, "depth": depth}
+            {
+                "retrievers": retrievers,
+                "weights": weights,
+                "k_rrf": k_rrf,
+                "depth": depth,
+                "fusion": fusion,
+            }
         )
         self.components: list[Retriever] = [_build(c) for c in retrievers]
         # The fused list covers min(k, scope) pages when any component does (the oracle,
@@ -80,10 +64,15 @@ class HybridRetriever:
         self.exhaustive = any(getattr(c, "exhaustive", True) for c in self.components)
         self.weights = [float(w) for w in weights or [1.0] * len(retrievers)]
         self.k_rrf, self.depth = float(k_rrf), int(depth)
+        self.fusion: Fusion = fusion
 
     @staticmethod
     def check_params(arguments: Mapping[str, Any]) -> None:
-        """The fusion settings: components, one weight per component, ``k_rrf``, ``depth``."""
+        """The fusion settings: components, one weight per component, the rule, ``k_rrf``,
+        ``depth``."""
+        fusion = arguments.get("fusion", "minmax")
+        if fusion not in FUSIONS:
+            raise ValueError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
         retrievers = arguments.get("retrievers", ("bm25", "dense"))
         weights = arguments.get("weights")
         if not retrievers:
@@ -115,13 +104,20 @@ class HybridRetriever:
         depth = max(self.depth, int(k))
         per_component = [c.search_batch(queries, depth, doc_ids) for c in self.components]
         return [
-            rrf_fuse([ranked[i] for ranked in per_component], self.weights, self.k_rrf, int(k))
+            fuse(
+                [ranked[i] for ranked in per_component],
+                self.weights,
+                self.fusion,
+                int(k),
+                self.k_rrf,
+            )
             for i in range(len(queries))
         ]
 
     def describe(self) -> dict[str, Any]:
         return {
             "retrievers": [c.name for c in self.components],
+            "fusion": self.fusion,
             "weights": self.weights,
             "k_rrf": self.k_rrf,
             "depth": self.depth,

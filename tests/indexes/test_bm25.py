@@ -71,11 +71,11 @@ def test_scoped_scores_use_store_statistics(corpus):
 
 def test_tokenizer_options_change_terms(make_document):
     document = make_document("t.pdf", ["The THE the cat", "dog", "bird"])
-    default = BM25Index()
-    default.add([document])
+    plain = BM25Index(tokenizer=TokenizerConfig.plain())
+    plain.add([document])
     stop = BM25Index(tokenizer={"stopwords": "english"})
     stop.add([document])
-    assert default.search("the", 2)[0].score > 0
+    assert plain.search("the", 2)[0].score > 0
     assert all(h.score == 0 for h in stop.search("the", 2))
     assert stop.params()["tokenizer"]["stopwords"] == "english"
 
@@ -98,3 +98,74 @@ def test_save_load_round_trip(tmp_path, corpus):
     assert loaded.document_ids == index.document_ids
     for query in ("revenue", "light"):
         assert loaded.search(query, 10) == index.search(query, 10)
+
+
+def test_query_mode_strips_answer_instructions(make_document):
+    filler = ["Cats sleep.", "Dogs bark.", "Birds sing.", "Fish swim."]
+    document = make_document(
+        "q.pdf", ["Round answers to two decimal places.", "Revenue grew.", *filler]
+    )
+    question = "What was the revenue? Round your answer to two decimal places."
+    raw = BM25Index(query_mode="raw")
+    raw.add([document])
+    assert raw.search(question, 1)[0].page == 1  # the instruction words win
+    stripped = BM25Index()  # default: strip+stmt
+    stripped.add([document])
+    assert stripped.search(question, 1)[0].page == 2
+    assert stripped.manifest()["extra"]["query_mode"] == "strip+stmt"
+
+
+def test_page_heading_is_indexed_as_a_field():
+    from scanrag.schemas import BBox, Block, Document, Page
+
+    def page(number: int, title: str, body: str) -> Page:
+        block = Block(kind="text", bbox=BBox(x1=0.1, y1=0.05, x2=0.9, y2=0.1), text=title)
+        return Page(number=number, width=612, height=792, text=f"{title}\n{body}", blocks=[block])
+
+    document = Document(
+        id="f",
+        name="f.pdf",
+        sha256="1" * 64,
+        num_pages=6,
+        pages=[
+            page(1, "Balance sheets", "cash 10 debt 4 balance sheet items"),
+            page(2, "Notes", "the balance sheet lists cash; see the balance sheet"),
+            *(page(n, f"Other {n}", "unrelated words here") for n in range(3, 7)),
+        ],
+    )
+    plain = BM25Index(page_text="text")
+    plain.add([document])
+    heading = BM25Index(page_text="heading+text")
+    heading.add([document])
+    assert plain.search("balance sheet", 1)[0].page == 2
+    assert heading.search("balance sheet", 1)[0].page == 1
+    assert heading.params()["page_text"] == "heading+text"
+
+
+def test_saved_index_checks_page_text(tmp_path, corpus):
+    from indexes.errors import IndexMismatchError
+
+    index = BM25Index(page_text="text")
+    index.add(corpus)
+    index.save(tmp_path / "b")
+    again = BM25Index(page_text="text", query_mode="raw").load(tmp_path / "b", corpus)
+    assert again.search("revenue", 3) == BM25Index(page_text="text", query_mode="raw").load(
+        tmp_path / "b"
+    ).search("revenue", 3)
+    with pytest.raises(IndexMismatchError, match="page_text"):
+        BM25Index().load(tmp_path / "b")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"page_text": "tables"}, "unknown page_text"),
+        ({"query_mode": "expand"}, "unknown query_mode"),
+        ({"tokenizer": {"stemming": True}}, "tokenizer"),
+    ],
+)
+def test_bad_parameters_rejected(params, message):
+    with pytest.raises(ValueError, match=message):
+        BM25Index(**params)
+    with pytest.raises(ValueError, match=message):
+        BM25Index.check_params(params)

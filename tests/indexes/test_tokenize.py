@@ -1,14 +1,20 @@
-"""The BM25 tokenizer."""
+"""The BM25 tokenizer: each option, their order, and a golden file of the default."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from indexes.tokenize import ENGLISH_STOPWORDS, TokenizerConfig
 
+from .conftest import GOLDEN
 
-def test_default_lowercases_unicode_words():
-    assert TokenizerConfig()("Café-au-lait, ZÜRICH 2024!") == [
+GOLDEN_FILE = GOLDEN / "tokenizer.json"
+
+
+def test_plain_lowercases_unicode_words():
+    assert TokenizerConfig.plain()("Café-au-lait, ZÜRICH 2024!") == [
         "café",
         "au",
         "lait",
@@ -17,21 +23,55 @@ def test_default_lowercases_unicode_words():
     ]
 
 
-def test_no_stemming():
-    assert TokenizerConfig()("tables table") == ["tables", "table"]
+def test_plain_has_no_stemming():
+    assert TokenizerConfig.plain()("tables table") == ["tables", "table"]
 
 
-def test_options():
-    assert TokenizerConfig(lowercase=False)("The Cat") == ["The", "Cat"]
-    assert TokenizerConfig(stopwords="english")("the cat is here") == ["cat"]
-    assert TokenizerConfig(stopwords=("Cat",))("the cat") == ["the"]
-    assert TokenizerConfig(min_length=3)("a an ant") == ["ant"]
-    assert TokenizerConfig(pattern=r"[a-z]+")("abc123def") == ["abc", "def"]
+def test_default_steps_in_order():
+    # stopwords go before stemming and bigrams: "the" never pairs with a neighbour
+    assert TokenizerConfig()("The Balance Sheets of 2015") == [
+        "balanc",
+        "sheet",
+        "2015",
+        "balanc_sheet",
+        "sheet_2015",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "text", "tokens"),
+    [
+        ({"numbers": True}, "cash 1,117,400 and 3.5%", ["cash", "1117400", "and", "3.5"]),
+        ({}, "cash 1,117,400 and 3.5%", ["cash", "1", "117", "400", "and", "3", "5"]),
+        ({"stopwords": "english"}, "the cat is here", ["cat"]),
+        ({"stem": True}, "liabilities liability operations", ["liabil", "liabil", "oper"]),
+        ({"bigrams": True}, "cash flow statement", ["cash", "flow", "statement", "cash_flow",
+                                                    "flow_statement"]),
+        ({"bigrams": True}, "one", ["one"]),
+    ],
+)  # fmt: skip
+def test_each_option_alone(changes, text, tokens):
+    assert TokenizerConfig.plain(**changes)(text) == tokens
+
+
+def test_other_options():
+    assert TokenizerConfig.plain(lowercase=False)("The Cat") == ["The", "Cat"]
+    assert TokenizerConfig.plain(stopwords=("Cat",))("the cat") == ["the"]
+    assert TokenizerConfig.plain(min_length=3)("a an ant") == ["ant"]
+    assert TokenizerConfig.plain(pattern=r"[a-z]+")("abc123def") == ["abc", "def"]
     assert "the" in ENGLISH_STOPWORDS
 
 
+def test_numbers_rule_goes_before_a_custom_pattern():
+    assert TokenizerConfig.plain(numbers=True, pattern=r"[a-z]+")("x 12,000 y") == [
+        "x",
+        "12000",
+        "y",
+    ]
+
+
 def test_capturing_group_pattern_returns_whole_match():
-    assert TokenizerConfig(pattern=r"(a)b")("abab") == ["ab", "ab"]
+    assert TokenizerConfig.plain(pattern=r"(a)b")("abab") == ["ab", "ab"]
 
 
 @pytest.mark.parametrize("pattern", ["(", "a*"])
@@ -42,4 +82,13 @@ def test_bad_patterns_rejected(pattern):
 
 def test_unknown_option_rejected():
     with pytest.raises(ValueError):
-        TokenizerConfig.model_validate({"stem": True})
+        TokenizerConfig.model_validate({"stemming": True})
+
+
+def test_default_tokens_match_golden_file():
+    """Any change to the default tokenizer changes every BM25 index: it must be deliberate."""
+    golden = json.loads(GOLDEN_FILE.read_text(encoding="utf-8"))
+    tokenizer = TokenizerConfig()
+    assert tokenizer.model_dump(mode="json") == golden["config"]
+    for case in golden["cases"]:
+        assert tokenizer(case["text"]) == case["tokens"], case["text"]

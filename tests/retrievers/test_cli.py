@@ -134,3 +134,26 @@ def test_an_alias_with_a_type_is_evaluated_and_resolved_in_hybrid(capsys, datase
     data = json.loads(out)
     assert list(data["retrievers"]) == ["tf", "hybrid"] and not data["failed"]
     assert data["retrievers"]["tf"]["params"] == {"type": "example_tfidf"}
+
+
+def test_mixed_sources_print_a_breakdown_and_json_has_question_ranks(capsys, tmp_path, pdf_dir):
+    rows = [
+        {"id": "mmlb/1", "doc": "energy.pdf", "question": "How do green plants turn sunlight "
+         "into energy?", "evidence_pages": [1]},
+        {"id": "fb/1", "doc": "finance.pdf", "question": "By how much did revenue grow in "
+         "Europe?", "evidence_pages": [1]},
+        {"id": "fb/2", "doc": "space.pdf", "question": "What did the telescope observe?",
+         "evidence_pages": [2]},
+    ]  # fmt: skip
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    base = ["--dataset", str(path), "--pdf-dir", str(pdf_dir), "--retrievers", "bm25,oracle"]
+    code, out, _ = _run(capsys, *base, "--k", "1,3")
+    assert code == 0 and "per source" in out and "mmlb" in out and "fb" in out
+    code, out, _ = _run(capsys, *base, "--json")
+    data = json.loads(out)
+    assert data["groups"] == {"fb": 2, "mmlb": 1}
+    assert data["retrievers"]["oracle"]["per_question"]["fb/2"]["first_gold_rank"] == 1
+    assert set(data["retrievers"]["bm25"]["by_group"]) == {"fb", "mmlb"}
+    code, out, _ = _run(capsys, *base, "--json", "--by", "none_such_field")
+    assert json.loads(out)["groups"] == {}

@@ -1,8 +1,11 @@
-"""Evaluating retrievers on samples: scoping, skipping, component reuse."""
+"""Evaluating retrievers on samples: scoping, skipping, component reuse, per-source figures,
+per-question ranks."""
 
 from __future__ import annotations
 
-from evaluation.retrieval_eval import evaluate_retrievers
+import pytest
+
+from evaluation.retrieval_eval import evaluate_retrievers, sample_groups
 from scanrag.schemas import Sample
 
 
@@ -69,3 +72,58 @@ def test_aliases_in_a_cycle_fail_that_retriever_only(samples, by_name):
     )
     assert list(result.retrievers) == ["bm25"]
     assert "cycle: hybrid → hybrid" in result.failed["hybrid"]
+
+
+def _mixed(samples: list[Sample]) -> list[Sample]:
+    """The contract questions under benchmark-style ids from two sources, plus one question
+    with an explicit ``source`` field."""
+    first, second, third = samples
+    return [
+        first.model_copy(update={"id": "mmlongbench-doc/0001"}),
+        second.model_copy(update={"id": "financebench/fb_01"}),
+        third.model_copy(update={"id": "x3", "metadata": {"source": "financebench"}}),
+    ]
+
+
+def test_sample_groups_rules():
+    sample = Sample(id="financebench/1", doc_ids=["a.pdf"], question="q")
+    assert sample_groups(sample) == ["financebench"]
+    assert sample_groups(sample.model_copy(update={"metadata": {"dataset": "fb"}})) == ["fb"]
+    tagged = sample.model_copy(update={"metadata": {"evidence_sources": ["Table", "Chart"]}})
+    assert sample_groups(tagged, "evidence_sources") == ["Chart", "Table"]
+    assert sample_groups(Sample(id="7", doc_ids=["a.pdf"], question="q")) == []
+    assert sample_groups(sample, "doc_type") == []
+
+
+def test_per_source_figures_when_sources_mix(samples, by_name):
+    result = evaluate_retrievers(_mixed(samples), by_name, ["oracle", "bm25"], ks=[1, 3])
+    assert result.group_by == "source"
+    assert result.groups == {"financebench": 2, "mmlongbench-doc": 1}
+    assert result.questions["financebench/fb_01"].groups == ["financebench"]
+    for run in result.retrievers.values():
+        assert set(run.by_group) == {"financebench", "mmlongbench-doc"}
+        pooled = (run.by_group["financebench"]["recall@3"] * 2
+                  + run.by_group["mmlongbench-doc"]["recall@3"]) / 3  # fmt: skip
+        assert pooled == pytest.approx(run.macro["recall@3"])
+    assert result.retrievers["oracle"].by_group["financebench"]["recall@1"] == 1.0
+
+
+def test_one_source_gives_no_breakdown(samples, by_name):
+    result = evaluate_retrievers(samples, by_name, ["bm25"], ks=[1])
+    assert result.groups == {} and result.retrievers["bm25"].by_group == {}
+
+
+def test_per_question_ranks(samples, by_name):
+    result = evaluate_retrievers(samples, by_name, ["oracle", "bm25"], ks=[1, 3])
+    for sample in samples:
+        gold = set(sample.gold_pages)
+        oracle = result.retrievers["oracle"].per_question[sample.id]
+        assert oracle.first_gold_rank == 1 and oracle.retrieved[0] in gold
+        ours = result.retrievers["bm25"].per_question[sample.id]
+        assert len(ours.retrieved) <= 3
+        expected = next((i for i, p in enumerate(ours.retrieved, 1) if p in gold), None)
+        assert ours.first_gold_rank == expected
+        assert result.questions[sample.id].gold == sorted(gold)
+    dumped = result.model_dump(mode="json")
+    assert "rankings" not in dumped["retrievers"]["bm25"]
+    assert dumped["retrievers"]["bm25"]["per_question"][samples[0].id]["retrieved"]

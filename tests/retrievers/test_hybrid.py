@@ -1,10 +1,11 @@
-"""Reciprocal rank fusion, checked by hand."""
+"""The hybrid retriever: reciprocal rank and score-aware fusion, checked by hand."""
 
 from __future__ import annotations
 
 import pytest
 
 from indexes.bm25 import BM25Index
+from retrievers.fusion import fuse, normalised_scores
 from retrievers.hybrid import HybridRetriever, rrf_fuse
 from scanrag.schemas import BBox, PageHit, Region
 
@@ -78,7 +79,7 @@ def test_k_rrf_and_cut():
 def test_retriever_asks_components_for_depth_and_fuses():
     a = Fixed("a", [("d", 1), ("d", 2), ("d", 3), ("d", 4)])
     b = Fixed("b", [("d", 4), ("d", 3)])
-    hybrid = HybridRetriever([a, b], weights=[1, 3], k_rrf=10, depth=3)
+    hybrid = HybridRetriever([a, b], weights=[1, 3], k_rrf=10, depth=3, fusion="rrf")
     hits = hybrid.search("q", 2)
     assert a.asked == [3] and b.asked == [3]
     # d4: 3/11 = 0.2727 (a's depth-3 list does not reach it); d3: 1/13 + 3/12 = 0.3269
@@ -138,3 +139,51 @@ def test_save_load_round_trip(tmp_path, corpus):
 def test_component_without_save_is_reported(tmp_path):
     with pytest.raises(TypeError, match="no save"):
         HybridRetriever([Fixed("a", [])]).save(tmp_path / "h")
+
+
+def _scored(*entries: tuple[str, int, float]) -> list[PageHit]:
+    return [PageHit(doc_id=d, page=p, score=s, rank=r) for r, (d, p, s) in enumerate(entries, 1)]
+
+
+def test_minmax_fusion_by_hand():
+    lexical = _scored(("d", 1, 10.0), ("d", 2, 6.0), ("d", 3, 2.0))  # → 1, 0.5, 0
+    semantic = _scored(("d", 3, 0.9), ("d", 4, 0.5), ("d", 1, 0.4))  # → 1, 0.2, 0
+    fused = fuse([lexical, semantic], [1.0, 1.0], "minmax", k=10)
+    # d1: 1 + 0 = 1; d3: 0 + 1 = 1; d2: 0.5 + 0 (missing: the list's minimum); d4: 0 + 0.2
+    assert [(h.page, round(h.score, 12)) for h in fused] == [(1, 1.0), (3, 1.0), (2, 0.5),
+                                                             (4, 0.2)]  # fmt: skip
+    weighted = fuse([lexical, semantic], [0.4, 0.6], "minmax", k=2)
+    assert [(h.page, round(h.score, 12)) for h in weighted] == [(3, 0.6), (1, 0.4)]
+
+
+def test_rrf_ignores_score_margins_minmax_keeps_them():
+    """One retriever is sure (its top page far ahead), the other hesitates: rank fusion
+    cannot tell, score fusion follows the confident one."""
+    sure = _scored(("d", 1, 30.0), ("d", 2, 1.0), ("d", 3, 0.0))
+    unsure = _scored(("d", 2, 0.51), ("d", 1, 0.50), ("d", 3, 0.0))
+    assert fuse([sure, unsure], [1, 1], "rrf", k=1)[0].page == 1  # tie → page order
+    assert fuse([unsure, sure], [1, 1], "minmax", k=1)[0].page == 1
+    z = fuse([sure, unsure], [1, 1], "z", k=3)
+    assert z[0].page == 1 and z[0].score > z[1].score
+
+
+def test_z_fusion_by_hand():
+    hits = _scored(("d", 1, 3.0), ("d", 2, 1.0))  # mean 2, std 1 → +1, -1
+    fused = fuse([hits, _scored(("d", 3, 5.0))], [1.0, 1.0], "z", k=10)
+    # the one-hit list has std 0: it adds 0; d3 is missing from the first list → its minimum
+    assert [(h.page, h.score) for h in fused] == [(1, 1.0), (2, -1.0), (3, -1.0)]
+    assert normalised_scores([], "z") == ({}, 0.0)
+
+
+def test_flat_lists_add_nothing():
+    flat = _scored(("d", 1, 0.0), ("d", 2, 0.0))
+    other = _scored(("d", 2, 2.0), ("d", 1, 1.0))
+    assert [h.page for h in fuse([flat, other], [5.0, 1.0], "minmax", k=2)] == [2, 1]
+
+
+def test_hybrid_defaults_to_minmax_and_records_the_rule():
+    a = Fixed("a", [("d", 1), ("d", 2)])
+    hybrid = HybridRetriever([a, Fixed("b", [("d", 2)])])
+    assert hybrid.fusion == "minmax" and hybrid.describe()["fusion"] == "minmax"
+    with pytest.raises(ValueError, match="unknown fusion 'max'; use one of minmax, z, rrf"):
+        HybridRetriever([a], fusion="max")  # type: ignore[arg-type]
