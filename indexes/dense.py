@@ -13,8 +13,8 @@ and exact even when the store is IVF or HNSW.
 Encoding runs on CUDA when torch sees a GPU and FAISS searches on the GPU when faiss-gpu is
 installed (see ``indexes.encoders.select_devices``); otherwise both run on the CPU. ``backend``
 chooses the encoder runtime: ``torch`` (sentence-transformers), ``onnx`` (an ONNX Runtime export
-of the same model, fused fp32: the same vectors, faster on a CPU), ``onnx-int8`` (dynamic int8
-quantisation: faster again, vectors within ~0.01 cosine) or ``auto`` (torch on CUDA, else
+of the same model, fused fp32: the same vectors), ``onnx-int8`` (dynamic int8
+quantisation: faster on a CPU, vectors within ~0.01 cosine) or ``auto`` (torch on CUDA, else
 ``indexes.encoders.CPU_BACKEND``). The backend that ran is recorded in the manifest (``extra``);
 it is not one of the checked parameters, since torch and fp32 ONNX give the same vectors.
 

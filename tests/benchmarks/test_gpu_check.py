@@ -32,8 +32,8 @@ def test_every_section_runs_and_agrees_on_the_cpu(tmp_path, capsys):
     assert report["environment"]["cuda"] is False
     dense = report["dense"]
     assert dense["encoder_device"] == "cpu" and dense["faiss_gpu"] is False
-    # backend auto: ONNX Runtime on a CPU-only machine, the torch path stays for CUDA
-    assert dense["backend"] == "onnx" and dense["encoder_param_device"] == "cpu (onnxruntime)"
+    # backend auto: torch on a CPU-only machine too (fp32 ONNX measured slower)
+    assert dense["backend"] == "torch" and dense["encoder_param_device"] == "cpu"
     assert dense["top5_same"] is True and dense["max_score_diff"] == 0.0
     for family in ("colpali_colqwen2", "colpali_colpali"):
         section = report[family]

@@ -113,8 +113,10 @@ def test_auto_falls_back_to_torch_when_onnx_cannot_load(tiny, monkeypatch):
     def refuse(*args, **kwargs):
         raise ModelLoadError("no export for this model")
 
+    monkeypatch.setattr(encoders, "CPU_BACKEND", "onnx")  # a CPU default of ONNX, were it chosen
     monkeypatch.setattr(encoders, "_build_onnx", refuse)
     monkeypatch.setattr(encoders, "_ENCODERS", {})
+    assert encoders.resolve_backend("auto", "cpu", tiny) == "onnx"
     assert DenseIndex(tiny, device="cpu").backend == "torch"
     with pytest.raises(ModelLoadError, match="no export"):
         DenseIndex(tiny, backend="onnx", device="cpu")
