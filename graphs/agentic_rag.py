@@ -17,10 +17,8 @@ trajectory without any model call.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
@@ -33,6 +31,7 @@ from agents.prompts import agentic as agentic_prompts
 from agents.scope import ItemContext, ReaderParams
 from agents.state import StrategyState
 from graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
+from graphs.checkpoints import shared_checkpointer
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ModelError
 from scanrag.protocols import StrategyContext
@@ -170,7 +169,9 @@ class AgenticRagStrategy(GraphStrategy):
             "configurable": {"thread_id": self.thread_id(item.sample.id, item.ctx)},
             "recursion_limit": limit,
         }
-        async with _checkpointer(item.ctx.checkpoint_dir) as saver:
+        directory = item.ctx.checkpoint_dir
+        path = None if directory is None else directory / CHECKPOINT_FILE
+        async with shared_checkpointer(path) as saver:
             graph = self.graph if saver is None else _with_checkpointer(self.graph, saver)
             resumed_at: list[str] = []
             if saver is not None:
@@ -214,16 +215,3 @@ async def _last_trajectory(
         if snapshot.values.get("trajectory"):
             return Trajectory.model_validate(snapshot.values["trajectory"])
     return failed
-
-
-@asynccontextmanager
-async def _checkpointer(directory: Path | None) -> AsyncIterator[Any]:
-    if directory is None:
-        yield None
-        return
-    import aiosqlite
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    directory.mkdir(parents=True, exist_ok=True)
-    async with aiosqlite.connect(str(directory / CHECKPOINT_FILE), timeout=60) as conn:
-        yield AsyncSqliteSaver(conn)
