@@ -1,7 +1,7 @@
 """Retrieval benchmark on mmlb-dev, financebench-dev and their union: ablations, defaults, speed.
 
     .venv/bin/python benchmarks/retrieval.py [--sets mmlb,fb] [--cache-dir DIR] [--json OUT]
-        [--backends onnx,onnx-int8] [--skip-speed] [--skip-quality]
+        [--backends onnx,onnx-int8,torch-bf16] [--skip-speed] [--skip-quality]
 
 Quality: every question searches its own document (per-document scope); R@1/3/5/10, MRR@5 and
 nDCG@5 (macro means over the answerable questions with gold pages, ``evaluation.retrieval``)
@@ -369,8 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".scanrag_cache")
     parser.add_argument("--sets", default="mmlb,fb", help="comma-separated: mmlb, fb")
-    parser.add_argument("--backends", default="onnx,onnx-int8", help="besides torch")
-    parser.add_argument("--default-backend", default="onnx", help="dense backend of the defaults")
+    parser.add_argument("--backends", default="onnx,onnx-int8,torch-bf16", help="besides torch")
+    parser.add_argument("--default-backend", default="torch", help="dense backend of the defaults")
     parser.add_argument("--speed-docs", default=",".join(SPEED_DOCS))
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-speed", action="store_true")

@@ -3,9 +3,13 @@
 Any sentence-transformers model name or local directory works. Encoding runs through
 sentence-transformers (``torch`` backend) or, on the CPU, an ONNX Runtime session of the same
 model exported here (``onnx``: fused fp32, the same vectors; ``onnx-int8``: dynamic int8
-quantisation, faster, within ~0.01 cosine); ``auto`` picks torch, on CUDA and on the CPU alike,
-because on a quiet 2-core CPU fp32 ONNX measured slower than torch (0.81×) and int8 changes the
-vectors (see ``resolve_backend``, ``indexes.onnx_encoder`` and docs/retrievers.md).
+quantisation, faster, within ~0.01 cosine). ``torch-bf16`` runs sentence-transformers with
+bfloat16 weights: on a CPU with native bf16 matrix units (Intel AMX) it builds ~3× faster than
+fp32 with vectors within 1e-4 cosine; it is an explicit choice, since its vectors depend on the
+hardware and on batch shapes in the fourth decimal. ``auto`` picks fp32 torch, on CUDA and on
+the CPU alike: lossless and the same on every machine, and on a quiet 2-core CPU fp32 ONNX
+measured slower than torch (0.81×) while int8 changes the vectors (see ``resolve_backend``,
+``indexes.onnx_encoder`` and docs/retrievers.md).
 ``PRESETS`` records what a known model needs beyond its name: query/passage prefixes (BGE
 English v1.5 wants an instruction in front of queries, E5 wants ``query: `` / ``passage: ``),
 the pooling to build when the model has no sentence-transformers config (Contriever: mean
@@ -20,6 +24,7 @@ or a local cache; when neither has the model, ``ModelLoadError`` names it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,14 +33,20 @@ from typing import Any, Literal
 
 from indexes.errors import ModelLoadError
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_ALIASES = frozenset({DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"})
 Pooling = Literal["auto", "mean", "cls"]
-Backend = Literal["auto", "torch", "onnx", "onnx-int8"]
-BACKENDS: tuple[str, ...] = ("auto", "torch", "onnx", "onnx-int8")
-# What ``auto`` runs on a CPU. benchmarks/retrieval.py on a quiet 2-core machine: fp32 ONNX 0.81×
-# torch, int8 1.39× (vectors within ~0.01 cosine), so the lossless default stays torch.
+Backend = Literal["auto", "torch", "torch-bf16", "onnx", "onnx-int8"]
+BACKENDS: tuple[str, ...] = ("auto", "torch", "torch-bf16", "onnx", "onnx-int8")
+# What ``auto`` runs on a CPU without native bf16. benchmarks/retrieval.py on a quiet 2-core
+# machine: fp32 ONNX 0.81× torch, int8 1.39× (vectors within ~0.01 cosine), so it stays torch.
 CPU_BACKEND: Backend = "torch"
+# CPU flags of native bf16 matrix units: ``torch-bf16`` measured 2.9-3.0× fp32 torch there
+# (cosine to fp32 vectors >= 0.9999); without them bf16 is emulated and slower (a warning says so).
+BF16_CPU_FLAGS = frozenset({"amx_bf16"})
+CPUINFO = Path("/proc/cpuinfo")
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 
 
@@ -169,6 +180,19 @@ def select_devices(device: str | None = None) -> DeviceChoice:
     return DeviceChoice(encoder=encoder, faiss_gpu=encoder.startswith("cuda") and gpus > 0)
 
 
+def native_bf16() -> bool:
+    """Whether this CPU has native bf16 matrix units (an ``amx_bf16`` flag in /proc/cpuinfo;
+    elsewhere, or when the file cannot be read, ``False``)."""
+    try:
+        text = CPUINFO.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return bool(BF16_CPU_FLAGS & set(line.partition(":")[2].split()))
+    return False
+
+
 def resolve_backend(backend: str, device: str, model: str) -> str:
     """The backend that actually encodes: ``auto`` → ``torch`` on CUDA or when ONNX Runtime (or
     a local copy of the model) is missing, else ``CPU_BACKEND``. Explicit choices stay."""
@@ -190,18 +214,22 @@ _ENCODERS: dict[tuple[str, str, str, str], Any] = {}
 
 def load_encoder(model: str, device: str, pooling: Pooling = "auto", backend: str = "torch") -> Any:
     """Load (once per process) the encoder of ``model``: a ``SentenceTransformer`` on
-    ``device`` for the ``torch`` backend, an ``indexes.onnx_encoder.OnnxEncoder`` (CPU) for
-    ``onnx`` / ``onnx-int8`` (``auto`` is resolved first, see ``resolve_backend``)."""
+    ``device`` for the ``torch`` backends (``torch-bf16``: cast to bfloat16), an
+    ``indexes.onnx_encoder.OnnxEncoder`` (CPU) for ``onnx`` / ``onnx-int8`` (``auto`` is resolved
+    first, see ``resolve_backend``)."""
     backend = resolve_backend(backend, device, model)
-    key = (model, device if backend == "torch" else "cpu", pooling, backend)
+    on_torch = backend.startswith("torch")
+    key = (model, device if on_torch else "cpu", pooling, backend)
     if key in _ENCODERS:
         return _ENCODERS[key]
     target, local = resolve_model(model)
     # A local folder (the bundled model included) loads with local_files_only: the hub stays
     # usable for other models in this process, and nothing here reaches for it.
     try:
-        if backend == "torch":
+        if on_torch:
             encoder = _build(target, local, device, pooling)
+            if backend == "torch-bf16":
+                encoder = _to_bf16(encoder, device)
         else:
             encoder = _build_onnx(model, target, local, pooling, backend)
     except ModelLoadError:
@@ -232,6 +260,19 @@ def _build_onnx(model: str, target: str, local: bool, pooling: Pooling, backend:
         )
     variant: Literal["fp32", "int8"] = "int8" if backend == "onnx-int8" else "fp32"
     return load_onnx_encoder(target, model_fingerprint(model), variant, pooling)
+
+
+def _to_bf16(encoder: Any, device: str) -> Any:
+    """The encoder with bfloat16 weights; ``encode`` still returns float32 arrays."""
+    import torch
+
+    if device == "cpu" and not native_bf16():
+        log.warning(
+            "backend torch-bf16: this CPU has no native bf16 matrix units (%s); bf16 is "
+            "emulated and likely slower than backend 'torch'",
+            ", ".join(sorted(BF16_CPU_FLAGS)),
+        )
+    return encoder.to(torch.bfloat16)
 
 
 def _build(target: str, local: bool, device: str, pooling: Pooling) -> Any:

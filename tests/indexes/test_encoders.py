@@ -6,6 +6,7 @@ import faiss
 import pytest
 import torch
 
+from indexes import encoders
 from indexes.encoders import (
     DEFAULT_MODEL,
     PRESETS,
@@ -133,3 +134,46 @@ def test_token_windows_last_piece_may_be_short():
 def test_token_windows_bad_settings(window, overlap):
     with pytest.raises(ValueError):
         token_windows(["a"], WhitespaceTokenizer(), window, overlap)
+
+
+# -- the bf16 backend -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "native"),
+    [
+        ("fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile amx_int8", True),
+        ("fpu avx2 avx512f avx512_vnni", False),
+        ("fpu avx2 avx512_bf16", False),  # bf16 dot products, no matrix units: not measured
+    ],
+)
+def test_native_bf16_reads_the_cpu_flags(tmp_path, monkeypatch, flags, native):
+    info = tmp_path / "cpuinfo"
+    info.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: {flags}\n\n")
+    monkeypatch.setattr(encoders, "CPUINFO", info)
+    assert encoders.native_bf16() is native
+
+
+def test_native_bf16_without_cpuinfo(tmp_path, monkeypatch):
+    monkeypatch.setattr(encoders, "CPUINFO", tmp_path / "missing")
+    assert encoders.native_bf16() is False
+
+
+def test_bf16_is_an_explicit_choice_never_auto(monkeypatch):
+    monkeypatch.setattr(encoders, "native_bf16", lambda: True)
+    assert encoders.resolve_backend("torch-bf16", "cpu", DEFAULT_MODEL) == "torch-bf16"
+    assert encoders.resolve_backend("auto", "cpu", DEFAULT_MODEL) == encoders.CPU_BACKEND
+    assert encoders.resolve_backend("auto", "cuda", DEFAULT_MODEL) == "torch"
+
+
+def test_bf16_on_a_cpu_without_it_warns(monkeypatch, caplog):
+    monkeypatch.setattr(encoders, "native_bf16", lambda: False)
+    layer = torch.nn.Linear(4, 4)
+    with caplog.at_level("WARNING", logger="indexes.encoders"):
+        cast = encoders._to_bf16(layer, "cpu")
+    assert cast.weight.dtype == torch.bfloat16
+    assert "emulated" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="indexes.encoders"):
+        encoders._to_bf16(torch.nn.Linear(4, 4), "cuda")  # GPUs: no CPU flag to check
+    assert caplog.text == ""

@@ -127,3 +127,22 @@ def test_bad_backend_rejected_before_loading():
         DenseIndex.check_params({"backend": "tensorrt"})
     with pytest.raises(ValueError, match="unknown query_mode"):
         DenseIndex.check_params({"query_mode": "expand"})
+
+
+def test_bf16_backend_vectors_match_fp32(tiny, make_document):
+    """``torch-bf16``: the same model in bfloat16 (float32 out), recorded in the manifest;
+    vectors within 1e-2 cosine of fp32 for the tiny model (MiniLM: >= 0.9999, see
+    benchmarks/retrieval.py), and an fp32 index searched with bf16 queries still ranks."""
+    docs = [make_document("e.pdf", ["Revenue grew in Europe.", "A galaxy far away."])]
+    bf16 = DenseIndex(tiny, backend="torch-bf16", device="cpu")
+    bf16.add(docs)
+    fp32 = DenseIndex(tiny, backend="torch", device="cpu")
+    fp32.add(docs)
+    assert bf16.store.vectors.dtype == np.float32
+    assert bf16.manifest()["extra"]["backend"] == "torch-bf16"
+    assert "onnxruntime" not in bf16.libraries()
+    cosine = (bf16.store.vectors * fp32.store.vectors).sum(1)
+    assert cosine.min() > 0.99
+    assert bf16.params() == fp32.params()
+    scope = [docs[0].id]
+    assert bf16.search("galaxy", 2, scope)[0].page == fp32.search("galaxy", 2, scope)[0].page
