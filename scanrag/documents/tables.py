@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Literal
 
 TableMode = Literal["fast", "full", "off"]
@@ -24,6 +24,8 @@ Table = tuple[tuple[float, float, float, float], list[int], str]
 _CELL_CHARS = 31  # mean characters per line (newline included) above which a block is prose
 _ROW_GAP = 2.5  # largest gap between table rows, in row heights
 _BNO = itemgetter(5)
+_TOP_LEFT = attrgetter("y1", "x1")
+_LEFT = attrgetter("x1")
 
 
 @dataclass(slots=True)
@@ -49,33 +51,47 @@ class _Shape:
     rows: list[list[str]] | None = None  # cell texts, one list per visual row
 
 
-def _side_by_side(a: _Line, b: _Line) -> bool:
-    overlap = min(a.y2, b.y2) - max(a.y1, b.y1)
-    return overlap >= 0.5 * min(a.y2 - a.y1, b.y2 - b.y1) > 0
-
-
 def _lines_of(raw_words: Sequence[tuple[Any, ...]], start: int, stop: int) -> list[_Line]:
-    lines: dict[int, _Line] = {}
+    """The text lines of words ``start..stop-1`` (one block's): box and words joined by
+    spaces, in the order the lines first appear."""
+    boxes: dict[int, list[float]] = {}
+    texts: dict[int, list[str]] = {}
     for w in raw_words[start:stop]:
-        line = lines.get(w[6])
-        if line is None:
-            lines[w[6]] = _Line(w[0], w[1], w[2], w[3], w[4])
-        else:
-            line.x1, line.y1 = min(line.x1, w[0]), min(line.y1, w[1])
-            line.x2, line.y2 = max(line.x2, w[2]), max(line.y2, w[3])
-            line.text = f"{line.text} {w[4]}"
-    return list(lines.values())
+        number = w[6]
+        box = boxes.get(number)
+        if box is None:
+            boxes[number] = [w[0], w[1], w[2], w[3]]
+            texts[number] = [w[4]]
+            continue
+        if w[0] < box[0]:
+            box[0] = w[0]
+        if w[1] < box[1]:
+            box[1] = w[1]
+        if w[2] > box[2]:
+            box[2] = w[2]
+        if w[3] > box[3]:
+            box[3] = w[3]
+        texts[number].append(w[4])
+    return [_Line(b[0], b[1], b[2], b[3], " ".join(texts[n])) for n, b in boxes.items()]
 
 
 def _group_rows(lines: list[_Line]) -> list[list[_Line]]:
+    """Lines grouped into visual rows, each ordered left to right: top to bottom, a line joins
+    the current row when it overlaps the row's first line vertically by at least half the
+    smaller of the two heights."""
     rows: list[list[_Line]] = []
-    for line in sorted(lines, key=lambda item: (item.y1, item.x1)):
-        if rows and _side_by_side(rows[-1][0], line):
-            rows[-1].append(line)
-        else:
-            rows.append([line])
+    head: _Line | None = None
+    for line in sorted(lines, key=_TOP_LEFT):
+        if head is not None:
+            overlap = min(head.y2, line.y2) - max(head.y1, line.y1)
+            if overlap >= 0.5 * min(head.y2 - head.y1, line.y2 - line.y1) > 0:
+                rows[-1].append(line)
+                continue
+        head = line
+        rows.append([line])
     for row in rows:
-        row.sort(key=lambda item: item.x1)
+        if len(row) > 1:
+            row.sort(key=_LEFT)
     return rows
 
 
