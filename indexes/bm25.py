@@ -11,7 +11,10 @@ documents: scoping only restricts which pages are scored.
 
 Incremental ``add`` rebuilds the BM25 statistics over all pages: a new document changes ``N``,
 every document frequency and ``avgdl``, so the scores of pages already indexed change too, and
-``BM25Okapi`` computes these once at construction. Tokens are kept, so a rebuild only counts.
+``BM25Okapi`` computes these once at construction. The index keeps each page's term counts (in
+first-seen order; ``BM25Okapi`` holds the same dicts as ``doc_freqs``) and the number of pages
+per term, so a rebuild only recomputes the idf: token lists are neither kept nor saved (a
+saved index holds the counts; indexes saved with token lists still load).
 
 What a page contributes is ``page_text`` (``indexes.pagetext``: by default its heading, text and
 table text) cut into terms by ``tokenizer`` (``indexes.tokenize``: by default numbers kept
@@ -43,9 +46,10 @@ from indexes.queries import QueryMode, apply_query_mode, check_query_mode
 from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
-TOKENS_FILE = "tokens.json.gz"
-# A slice's share of a sharded build: terms per page, term counts per page, pages per term.
-Bm25Part = tuple[list[list[str]], list[dict[str, int]], dict[str, int]]
+COUNTS_FILE = "counts.json.gz"
+TOKENS_FILE = "tokens.json.gz"  # what earlier versions saved: each page's terms, in order
+# A slice's share of a sharded build: term counts per page, page lengths, pages per term.
+Bm25Part = tuple[list[dict[str, int]], list[int], dict[str, int]]
 
 
 def tokenize_pages(
@@ -107,7 +111,9 @@ class BM25Index(PageIndex):
         self.tokenizer = _tokenizer(tokenizer)
         self.page_text: PageText = page_text
         self.query_mode: QueryMode = query_mode
-        self._tokens: list[list[str]] = []
+        self._counts: list[dict[str, int]] = []  # per page: term -> occurrences
+        self._lengths: list[int] = []  # per page: terms in all
+        self._pages_with: dict[str, int] = {}  # per term: pages holding it (first seen first)
         self._bm25: Any = None
 
     @classmethod
@@ -140,46 +146,48 @@ class BM25Index(PageIndex):
         extra = ("PyStemmer",) if self.tokenizer.stem else ()
         return library_versions("rank-bm25", *extra)
 
-    def _build(self, corpus: list[list[str]]) -> Any:
-        if not any(corpus):  # rank-bm25 divides by the vocabulary size
-            return None
-        from rank_bm25 import BM25Okapi
-
-        return BM25Okapi(corpus, k1=self.k1, b=self.b, epsilon=self.epsilon)
-
     def _index(self, documents: list[Document]) -> None:
-        new = list(tokenize_pages(self.tokenizer, documents, self.page_text))
-        corpus = self._tokens + new
-        self._bm25 = self._build(corpus)
-        self._tokens = corpus
+        counts, lengths, pages_with = _count(
+            tokenize_pages(self.tokenizer, documents, self.page_text)
+        )
+        self._extend(counts, lengths, [pages_with])
 
     def _build_part(self, documents: list[Document]) -> Bm25Part:
-        """Terms, term counts per page and page counts per term (first seen first): the work
+        """Term counts per page, page lengths and pages per term (first seen first): the work
         rank-bm25 does per page, done for one slice of the corpus."""
-        tokens = list(tokenize_pages(self.tokenizer, documents, self.page_text))
-        counts = [dict(Counter(page)) for page in tokens]
-        pages_with: dict[str, int] = {}
-        for page_counts in counts:
-            for term in page_counts:
-                pages_with[term] = pages_with.get(term, 0) + 1
-        return tokens, counts, pages_with
+        return _count(tokenize_pages(self.tokenizer, documents, self.page_text))
 
     def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
-        tokens = [page for part_tokens, _, _ in payloads for page in part_tokens]
-        counts = [page for _, part_counts, _ in payloads for page in part_counts]
-        pages_with: dict[str, int] = {}
-        for _, _, part_pages_with in payloads:  # slices in order: first-seen order is kept
-            for term, n in part_pages_with.items():
-                pages_with[term] = pages_with.get(term, 0) + n
-        self._bm25 = self._from_counts(counts, [len(page) for page in tokens], pages_with)
-        self._tokens = tokens
+        counts = [page for part_counts, _, _ in payloads for page in part_counts]
+        lengths = [n for _, part_lengths, _ in payloads for n in part_lengths]
+        self._extend(counts, lengths, [part[2] for part in payloads])
+
+    def _extend(
+        self,
+        counts: list[dict[str, int]],
+        lengths: list[int],
+        pages_with: list[dict[str, int]],
+    ) -> None:
+        """Append pages (their counts, lengths and pages-per-term tallies, in corpus order)
+        and rebuild the statistics; nothing changes if the rebuild fails."""
+        merged = dict(self._pages_with)
+        for tally in pages_with:  # in order: first-seen order is kept
+            if not merged:
+                merged.update(tally)
+                continue
+            get = merged.get
+            for term, n in tally.items():
+                merged[term] = get(term, 0) + n
+        all_counts, all_lengths = self._counts + counts, self._lengths + lengths
+        self._bm25 = self._from_counts(all_counts, all_lengths, merged)
+        self._counts, self._lengths, self._pages_with = all_counts, all_lengths, merged
 
     def _from_counts(
         self, counts: list[dict[str, int]], lengths: list[int], pages_with: dict[str, int]
     ) -> Any:
-        """The ``BM25Okapi`` that ``BM25Okapi(corpus)`` builds, from counts made elsewhere:
-        the same attributes in the same order (so idf sums and scores are bit-identical)."""
-        if not any(lengths):
+        """The ``BM25Okapi`` that ``BM25Okapi(corpus)`` builds, from counts: the same
+        attributes in the same order (so idf sums and scores are bit-identical)."""
+        if not any(lengths):  # rank-bm25 divides by the vocabulary size
             return None
         from rank_bm25 import BM25Okapi
 
@@ -209,18 +217,40 @@ class BM25Index(PageIndex):
         return found
 
     def _save_payload(self, directory: Path) -> None:
-        data = json.dumps(self._tokens, ensure_ascii=False, separators=(",", ":"))
-        with gzip.GzipFile(directory / TOKENS_FILE, "wb", mtime=0) as fh:
+        data = json.dumps(self._counts, ensure_ascii=False, separators=(",", ":"))
+        with gzip.GzipFile(directory / COUNTS_FILE, "wb", mtime=0) as fh:
             fh.write(data.encode("utf-8"))
 
     def _load_payload(self, directory: Path, manifest: IndexManifest) -> None:
-        with gzip.open(directory / TOKENS_FILE, "rb") as fh:
-            tokens = json.loads(fh.read().decode("utf-8"))
-        if not isinstance(tokens, list) or len(tokens) != manifest.page_count:
+        counted = (directory / COUNTS_FILE).is_file() or not (directory / TOKENS_FILE).is_file()
+        name = COUNTS_FILE if counted else TOKENS_FILE
+        with gzip.open(directory / name, "rb") as fh:
+            pages = json.loads(fh.read().decode("utf-8"))
+        if not isinstance(pages, list) or len(pages) != manifest.page_count:
             raise CorruptIndexError(
-                f"{directory}: {TOKENS_FILE} does not hold the {manifest.page_count} pages the "
+                f"{directory}: {name} does not hold the {manifest.page_count} pages the "
                 "manifest lists"
             )
         intern = sys.intern
-        self._tokens = [[intern(str(term)) for term in page] for page in tokens]
-        self._bm25 = self._build(self._tokens)
+        if counted:
+            counts = [{intern(str(t)): int(n) for t, n in page.items()} for page in pages]
+        else:
+            counts = [dict(Counter(intern(str(t)) for t in page)) for page in pages]
+        lengths, pages_with = [sum(c.values()) for c in counts], _count_pages(counts)
+        self._bm25 = self._from_counts(counts, lengths, pages_with)
+        self._counts, self._lengths, self._pages_with = counts, lengths, pages_with
+
+
+def _count(pages: Iterable[Iterable[str]]) -> Bm25Part:
+    """Each page's term counts (first seen first) and length, and pages per term."""
+    counts = [dict(Counter(page)) for page in pages]
+    return counts, [sum(c.values()) for c in counts], _count_pages(counts)
+
+
+def _count_pages(counts: list[dict[str, int]]) -> dict[str, int]:
+    pages_with: dict[str, int] = {}
+    get = pages_with.get
+    for page_counts in counts:
+        for term in page_counts:
+            pages_with[term] = get(term, 0) + 1
+    return pages_with

@@ -220,7 +220,7 @@ def test_malformed_manifest_is_corrupt(bm25, tmp_path):
 
 def test_damaged_or_missing_payload_is_corrupt(bm25, tmp_path):
     folder = bm25.save(tmp_path / "i")
-    payload = folder / "payload" / "tokens.json.gz"
+    payload = folder / "payload" / "counts.json.gz"
     payload.write_bytes(payload.read_bytes()[:-5])
     with pytest.raises(CorruptIndexError, match="damaged"):
         BM25Index().load(folder)
@@ -231,7 +231,7 @@ def test_damaged_or_missing_payload_is_corrupt(bm25, tmp_path):
 
 def test_unreadable_payload_with_matching_hash_is_corrupt_and_keeps_state(bm25, tmp_path):
     folder = bm25.save(tmp_path / "i")
-    payload = folder / "payload" / "tokens.json.gz"
+    payload = folder / "payload" / "counts.json.gz"
     payload.write_bytes(b"garbage")
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["files"] = {}  # hashes gone: the payload reader must notice by itself

@@ -169,3 +169,48 @@ def test_bad_parameters_rejected(params, message):
         BM25Index(**params)
     with pytest.raises(ValueError, match=message):
         BM25Index.check_params(params)
+
+
+def test_statistics_are_rank_bm25s_own(corpus):
+    """Counts kept instead of token lists: the same BM25Okapi state, bit for bit, as
+    rank-bm25 builds from the token lists (idf order included)."""
+    from rank_bm25 import BM25Okapi
+
+    from indexes.bm25 import tokenize_pages
+
+    index = BM25Index()
+    index.add(corpus[:1])
+    index.add(corpus[1:])  # incremental: counts appended, statistics rebuilt
+    reference = BM25Okapi(list(tokenize_pages(index.tokenizer, corpus, index.page_text)))
+    assert vars(index._bm25) == vars(reference)
+    assert list(index._bm25.idf) == list(reference.idf)
+
+
+def test_indexes_saved_with_token_lists_still_load(tmp_path, corpus):
+    """Earlier versions saved each page's terms (``tokens.json.gz``); such a folder loads to
+    the same statistics as a fresh build."""
+    import gzip
+    import hashlib
+    import json
+
+    from indexes.bm25 import COUNTS_FILE, TOKENS_FILE, tokenize_pages
+
+    index = BM25Index()
+    index.add(corpus)
+    folder = index.save(tmp_path / "bm25")
+    payload = folder / "payload"
+    tokens = list(tokenize_pages(index.tokenizer, corpus, index.page_text))
+    (payload / COUNTS_FILE).unlink()
+    with gzip.GzipFile(payload / TOKENS_FILE, "wb", mtime=0) as fh:
+        fh.write(json.dumps(tokens).encode("utf-8"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    files = manifest.get("files", {})
+    for name in list(files):
+        if name.endswith(COUNTS_FILE):
+            digest = hashlib.sha256((payload / TOKENS_FILE).read_bytes()).hexdigest()
+            files[name.replace(COUNTS_FILE, TOKENS_FILE)] = digest
+            del files[name]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    loaded = BM25Index.open(folder)
+    assert vars(loaded._bm25) == vars(index._bm25)
+    assert loaded.search("revenue", 5) == index.search("revenue", 5)
