@@ -44,7 +44,10 @@ log = logging.getLogger(__name__)
 
 MIN_PAGES_PER_WORKER = 16
 BATCH_MIN_PAGES = 4 * MIN_PAGES_PER_WORKER  # a batch this long starts the pool
-CHUNKS_PER_WORKER = 2  # more, smaller ranges: this process starts assembling sooner
+# Page ranges per worker for one long document. Each range opens the PDF again (its fonts and
+# object cache are rebuilt per range), so one range each: benchmarks/scale_ingest.py measured
+# 1.43x raw with 1 against 1.37x with 2 on financebench-dev (1.35x vs 1.30x on mmlb-dev).
+CHUNKS_PER_WORKER = 1
 ENV_WORKERS = "SCANRAG_INGEST_WORKERS"
 WORKER_MODULE = "scanrag.documents.page_worker"
 
