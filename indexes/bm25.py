@@ -172,7 +172,7 @@ class BM25Index(PageIndex):
         and rebuild the statistics; nothing changes if the rebuild fails."""
         merged = dict(self._pages_with)
         for tally in pages_with:  # in order: first-seen order is kept
-            if not merged:
+            if not merged:  # the first tally of a fresh index: a plain copy (C speed)
                 merged.update(tally)
                 continue
             get = merged.get

@@ -46,6 +46,7 @@ from indexes.encoders import (
     preset_for,
     resolve_backend,
     resolve_model,
+    runs_on_torch,
     select_devices,
     token_windows,
 )
@@ -167,12 +168,12 @@ class DenseIndex(PageIndex):
         ONNX export here (an unsupported pooling, say)."""
         device = self.devices.encoder
         resolved = resolve_backend(backend, device, self.model)
-        if not resolved.startswith("torch") and device.startswith("cuda"):
+        if not runs_on_torch(resolved) and device.startswith("cuda"):
             log.warning("backend %s runs on the CPU; device %s is not used", resolved, device)
         try:
             return resolved, load_encoder(self.model, device, self.pooling, resolved)
         except ModelLoadError as exc:
-            if backend != "auto" or resolved.startswith("torch"):
+            if backend != "auto" or runs_on_torch(resolved):
                 raise
             log.warning("ONNX backend unavailable for %s (%s); using torch", self.model, exc)
             return "torch", load_encoder(self.model, device, self.pooling, "torch")
@@ -228,7 +229,7 @@ class DenseIndex(PageIndex):
         return self.model, self._revision
 
     def libraries(self) -> dict[str, str]:
-        runtime = ("onnxruntime", "onnx") if not self.backend.startswith("torch") else ()
+        runtime = () if runs_on_torch(self.backend) else ("onnxruntime", "onnx")
         return library_versions(
             "sentence-transformers", "transformers", "torch", faiss_dist(), *runtime
         )

@@ -180,6 +180,12 @@ def select_devices(device: str | None = None) -> DeviceChoice:
     return DeviceChoice(encoder=encoder, faiss_gpu=encoder.startswith("cuda") and gpus > 0)
 
 
+def runs_on_torch(backend: str) -> bool:
+    """Whether a resolved backend encodes with sentence-transformers (``torch``,
+    ``torch-bf16``) rather than an ONNX Runtime session."""
+    return backend.startswith("torch")
+
+
 def native_bf16() -> bool:
     """Whether this CPU has native bf16 matrix units (an ``amx_bf16`` flag in /proc/cpuinfo;
     elsewhere, or when the file cannot be read, ``False``)."""
@@ -218,7 +224,7 @@ def load_encoder(model: str, device: str, pooling: Pooling = "auto", backend: st
     ``indexes.onnx_encoder.OnnxEncoder`` (CPU) for ``onnx`` / ``onnx-int8`` (``auto`` is resolved
     first, see ``resolve_backend``)."""
     backend = resolve_backend(backend, device, model)
-    on_torch = backend.startswith("torch")
+    on_torch = runs_on_torch(backend)
     key = (model, device if on_torch else "cpu", pooling, backend)
     if key in _ENCODERS:
         return _ENCODERS[key]
