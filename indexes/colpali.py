@@ -18,8 +18,9 @@ the stored token behind each grid cell, row-major). A page image that cannot be 
 ``add`` fail with the renderer's error and leaves the index unchanged.
 
 Memory: the stored vectors take ``2 × dim`` bytes per token (about 200 KB per ColQwen2 page of
-~780 tokens); whole-store searches also keep padded copies of them on the scoring device
-(float32 on the CPU, so twice as much again; float16 on a GPU).
+~780 tokens); the scorer keeps padded copies of them on the scoring device, in blocks that
+never straddle two documents (``indexes.colpali_scoring``): float16 on a GPU, built by the
+first search; float32 on the CPU (twice as much again), built by the first whole-store search.
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ class ColPaliIndex(PageIndex):
 
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
         encoded = [self.encode_query(q).vectors for q in queries]
-        scores = self.scorer.scores(encoded, self.store, rows)
+        breaks = np.fromiter(self._doc_start.values(), dtype=np.int64, count=len(self._doc_start))
+        scores = self.scorer.scores(encoded, self.store, rows, breaks)
         scope = np.arange(self.page_count, dtype=np.int64) if rows is None else rows
         return [(scope, scores[j]) for j in range(len(queries))]
 

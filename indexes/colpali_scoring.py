@@ -6,25 +6,42 @@ against a query as the sum over query tokens of the best dot product with any pa
 
     score(q, p) = Σ_t max_j  q_t · p_j
 
-Pages are scored in batches: a batch is a zero-padded (pages, max_tokens, dim) tensor with a
-mask, so one matrix product scores a whole batch and padding never wins a max. On the CPU the
-math runs in float32; on CUDA in the storage dtype (float16, accumulated in float32 by cuBLAS).
-Batches covering the whole store are built once and kept on the scoring device until pages are
-added (on the CPU that cache holds float32, twice the size of the stored vectors). The token
-vectors of several queries are stacked (up to ``QUERY_ROWS`` rows) so each page batch is read
-once per group of queries rather than once per query. Stacking only changes which rows share a
-matrix product: every score is still the sum over its own query's tokens (a BLAS may round
-differently for another batch shape, in the last bits at most).
+Pages are scored in *blocks*: a (pages, max_tokens, dim) tensor in which a page shorter than
+the block is padded with copies of its own first token vector. A copy never changes a page's
+maximum, so no mask is needed (no -inf tensor to add, no second pass over the similarities);
+a page without vectors is padded with zeros and scores 0. One matrix product scores a block.
+On the CPU the math runs in float32; on CUDA in the storage dtype (float16, accumulated in
+float32 by cuBLAS).
+
+Blocks cover the whole store and are built once, then kept on the scoring device until pages
+are added (on the CPU they hold float32, twice the size of the stored vectors). A block holds
+at most ``batch_pages`` pages and never straddles a *break* (the index passes its documents'
+first rows), so a document's pages sit in one or a few blocks of similar widths. A scoped
+search (``rows``) picks its blocks by index: a block mostly in scope is scored whole and the
+scope's columns kept; otherwise its pages in scope are selected on the device
+(``index_select``) — no re-packing on the host. On the CPU, a scoped search before any
+whole-store search packs just its pages instead, so no float32 copy of the whole store is
+made for it.
+
+The token vectors of several queries are stacked (up to ``QUERY_ROWS`` rows) so each block is
+read once per group of queries rather than once per query. Stacking only changes which rows
+share a matrix product: every score is still the sum over its own query's tokens (a BLAS may
+round differently for another batch shape, in the last bits at most). Scores stay on the
+device until the end of the call: one copy back to the host per call.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-QUERY_ROWS = 128  # query token rows multiplied against a page batch at once
+QUERY_ROWS = 128  # query token rows multiplied against a page block at once
+WHOLE_BLOCK = 1 / 3  # score a whole block when at least this share of its pages is in scope
 
 
 class PackedVectors:
@@ -34,6 +51,7 @@ class PackedVectors:
         self.dim = dim
         self.vectors = np.zeros((0, dim), dtype=np.float16)
         self.offsets = np.zeros(1, dtype=np.int64)
+        self.epoch = 0  # changes when pages are replaced rather than added
 
     def __len__(self) -> int:
         return int(self.offsets.size - 1)
@@ -71,6 +89,31 @@ class PackedVectors:
         ):
             raise ValueError("page offsets do not partition the stored vectors")
         self.vectors, self.offsets = vectors, offsets
+        self.epoch += 1
+
+
+@dataclass
+class Block:
+    """Pages ``start:stop`` of the store, padded (see the module docstring), on the device."""
+
+    start: int
+    stop: int
+    pages: Any  # (stop - start, width, dim) tensor
+
+
+def pad_pages(store: PackedVectors, rows: np.ndarray) -> np.ndarray:
+    """(len(rows), width, dim) float16: each page padded with copies of its first token; a
+    page without tokens is all zeros."""
+    lengths = store.lengths[rows]
+    width = int(lengths.max(initial=0))
+    if width == 0:
+        return np.zeros((len(rows), 0, store.dim), dtype=np.float16)
+    last = np.maximum(lengths - 1, 0)
+    columns = np.minimum(np.arange(width)[None, :], last[:, None])
+    take = store.offsets[rows][:, None] + columns
+    block = store.vectors[np.minimum(take, max(len(store.vectors) - 1, 0))]
+    block[lengths == 0] = 0
+    return block
 
 
 class MaxSimScorer:
@@ -81,8 +124,9 @@ class MaxSimScorer:
             raise ValueError(f"batch_pages must be >= 1, got {batch_pages}")
         self.device = device
         self.batch_pages = batch_pages
-        self._cache: list[tuple[Any, Any]] = []
-        self._cached_pages = 0
+        self._blocks: list[Block] = []
+        self._starts = np.zeros(0, dtype=np.int64)
+        self._source: tuple[Any, int] | None = None  # (weak reference to the store, its epoch)
 
     @property
     def compute_dtype(self) -> Any:
@@ -90,48 +134,70 @@ class MaxSimScorer:
 
         return torch.float16 if self.device.startswith("cuda") else torch.float32
 
-    def invalidate(self) -> None:
-        self._cache, self._cached_pages = [], 0
+    @property
+    def cached_pages(self) -> int:
+        return self._blocks[-1].stop if self._blocks else 0
 
-    def _pad(self, store: PackedVectors, rows: np.ndarray) -> tuple[Any, Any]:
-        """A (pages, max_tokens, dim) tensor of ``rows`` and an additive mask (0 / -inf), or
-        ``None`` when every page has the same length."""
+    def invalidate(self) -> None:
+        self._blocks, self._starts, self._source = [], np.zeros(0, dtype=np.int64), None
+
+    def _tensor(self, block: np.ndarray) -> Any:
         import torch
 
-        lengths = store.lengths[rows]
-        width = int(lengths.max(initial=0))
-        starts = store.offsets[rows]
-        if np.all(lengths == width):
-            index = (starts[:, None] + np.arange(width)[None, :]).ravel()
-            block = store.vectors[index].reshape(len(rows), width, store.dim)
-            mask = None
-        else:
-            block = np.zeros((len(rows), width, store.dim), dtype=np.float16)
-            for i, (start, length) in enumerate(zip(starts, lengths, strict=True)):
-                block[i, :length] = store.vectors[start : start + length]
-            pad = np.arange(width)[None, :] >= lengths[:, None]
-            mask = torch.zeros(pad.shape, dtype=self.compute_dtype)
-            mask[torch.from_numpy(pad)] = float("-inf")
-            mask = mask.to(self.device)
-        tensor = torch.from_numpy(block).to(self.device).to(self.compute_dtype)
-        return tensor, mask
+        tensor = torch.from_numpy(block)
+        if self.device.startswith("cuda"):
+            tensor = tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor.to(self.compute_dtype)
 
-    def _batches(self, store: PackedVectors, rows: np.ndarray | None) -> Iterator[tuple[Any, Any]]:
-        if rows is not None:
-            for start in range(0, len(rows), self.batch_pages):
-                yield self._pad(store, rows[start : start + self.batch_pages])
-            return
-        if self._cached_pages > len(store):
+    def _sync_blocks(self, store: PackedVectors, breaks: np.ndarray | None) -> None:
+        """Extend the blocks to cover ``store`` (rebuilt when the store was replaced)."""
+        if self._source is not None and (
+            self._source[0]() is not store
+            or self._source[1] != store.epoch
+            or self.cached_pages > len(store)
+        ):
             self.invalidate()
-        while self._cached_pages < len(store):
-            last = min(len(store), self._cached_pages + self.batch_pages)
-            self._cache.append(self._pad(store, np.arange(self._cached_pages, last)))
-            self._cached_pages = last
-        yield from self._cache
+        start = self.cached_pages
+        cuts = np.zeros(0, dtype=np.int64) if breaks is None else np.asarray(breaks, np.int64)
+        cuts = np.unique(cuts[(cuts > start) & (cuts < len(store))])
+        for stop in [*cuts.tolist(), len(store)]:
+            for first in range(start, stop, self.batch_pages):
+                last = min(stop, first + self.batch_pages)
+                padded = pad_pages(store, np.arange(first, last))
+                self._blocks.append(Block(first, last, self._tensor(padded)))
+            start = stop
+        self._starts = np.array([b.start for b in self._blocks], dtype=np.int64)
+        self._source = (weakref.ref(store), store.epoch)
 
-    def _query_groups(self, queries: Sequence[np.ndarray]) -> list[tuple[Any, Any, list[int]]]:
+    def _plan(self, store: PackedVectors, rows: np.ndarray | None) -> Iterator[tuple[Any, Any]]:
+        """(pages tensor, output columns: a slice or a row-position array) to score."""
+        import torch
+
+        if rows is None:
+            for block in self._blocks:
+                yield block.pages, slice(block.start, block.stop)
+            return
+        if not self._blocks:  # CPU, no whole-store blocks yet: pack the scope's pages
+            for first in range(0, len(rows), self.batch_pages):
+                part = rows[first : first + self.batch_pages]
+                yield self._tensor(pad_pages(store, part)), np.arange(first, first + len(part))
+            return
+        owner = np.searchsorted(self._starts, rows, side="right") - 1
+        order = np.argsort(owner, kind="stable")
+        bounds = np.flatnonzero(np.diff(owner[order])) + 1
+        for positions in np.split(order, bounds):
+            block = self._blocks[int(owner[positions[0]])]
+            local = rows[positions] - block.start
+            size = block.stop - block.start
+            if len(local) >= WHOLE_BLOCK * size:
+                yield block.pages, (positions, local)  # score it all, keep the scope's columns
+            else:
+                index = torch.from_numpy(local).to(block.pages.device)
+                yield block.pages.index_select(0, index), positions
+
+    def _query_groups(self, queries: Sequence[np.ndarray]) -> list[tuple[Any, list[int], Any]]:
         """Queries stacked into groups of at most ``QUERY_ROWS`` token rows (a longer query is a
-        group of its own): (stacked tokens, first row of each query, query indices)."""
+        group of its own): (stacked tokens, each query's first row and the end, query indices)."""
         import torch
 
         grouped: list[list[int]] = [[]]
@@ -145,38 +211,63 @@ class MaxSimScorer:
         groups = []
         for members in grouped:
             stacked = np.concatenate([np.asarray(queries[i], np.float32) for i in members])
-            starts = np.cumsum([0] + [len(queries[i]) for i in members[:-1]])
+            bounds = np.cumsum([0] + [len(queries[i]) for i in members]).tolist()
             tokens = torch.from_numpy(stacked).to(self.device).to(self.compute_dtype)
-            groups.append((tokens, starts, members))
+            index = torch.tensor(members, device=self.device)
+            groups.append((tokens, bounds, index))
         return groups
 
     def scores(
-        self, queries: Sequence[np.ndarray], store: PackedVectors, rows: np.ndarray | None = None
+        self,
+        queries: Sequence[np.ndarray],
+        store: PackedVectors,
+        rows: np.ndarray | None = None,
+        breaks: np.ndarray | None = None,
     ) -> np.ndarray:
-        """MaxSim scores, shape (queries, pages in ``rows`` or the whole store), float32."""
+        """MaxSim scores, shape (queries, pages in ``rows`` or the whole store), float32.
+        ``breaks``: rows where a block must start (the documents' first pages)."""
         import torch
 
         count = len(store) if rows is None else len(rows)
-        out = np.zeros((len(queries), count), dtype=np.float32)
         if any(len(q) == 0 for q in queries):
             raise ValueError("every query needs at least one token vector")
         if count == 0 or not queries:
-            return out
+            return np.zeros((len(queries), count), dtype=np.float32)
+        if rows is None or self.device.startswith("cuda") or self._blocks:
+            self._sync_blocks(store, breaks)
+        rows = None if rows is None else np.asarray(rows, dtype=np.int64)
         groups = self._query_groups(queries)
-        col = 0
+        out = torch.zeros((len(queries), count), dtype=torch.float32, device=self.device)
         with torch.inference_mode():
-            for pages, mask in self._batches(store, rows):
-                n, width = pages.shape[0], pages.shape[1]
-                if width == 0:  # pages without vectors score 0
-                    col += n
-                    continue
-                flat = pages.reshape(n * width, store.dim).T
-                for tokens, starts, members in groups:
-                    sims = (tokens @ flat).view(tokens.shape[0], n, width)
-                    if mask is not None:
-                        sims = sims + mask
-                    best = sims.amax(dim=2).float()
-                    best = torch.where(torch.isfinite(best), best, torch.zeros_like(best))
-                    out[members, col : col + n] = np.add.reduceat(best.cpu().numpy(), starts)
-                col += n
-        return out
+            for pages, columns in self._plan(store, rows):
+                for tokens, bounds, members in groups:
+                    best = _best(tokens, pages)  # (token rows, pages)
+                    sums = torch.stack([best[a:b].sum(dim=0) for a, b in pairwise(bounds)])
+                    _place(out, members, columns, sums)
+        return out.cpu().numpy()
+
+
+def _best(tokens: Any, pages: Any) -> Any:
+    """Per query token row, each page's best dot product (float32), shape (rows, pages)."""
+    import torch
+
+    n, width, dim = pages.shape
+    if width == 0:
+        return tokens.new_zeros((tokens.shape[0], n), dtype=torch.float32)
+    sims = (tokens @ pages.reshape(n * width, dim).T).view(tokens.shape[0], n, width)
+    return sims.amax(dim=2).float()
+
+
+def _place(out: Any, members: Any, columns: Any, sums: Any) -> None:
+    """Write ``sums`` (group queries x scored pages) into ``out`` at ``columns``."""
+    import torch
+
+    if isinstance(columns, slice):
+        out[members, columns] = sums
+        return
+    if isinstance(columns, tuple):  # a whole block scored: keep the scope's pages
+        positions, local = columns
+        sums = sums[:, torch.from_numpy(local).to(sums.device)]
+        columns = positions
+    index = torch.from_numpy(np.asarray(columns)).to(out.device)
+    out[members.unsqueeze(1), index.unsqueeze(0)] = sums

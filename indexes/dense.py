@@ -28,13 +28,16 @@ instruction sentences ("Round your answer to two decimal places.") are stripped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
+from indexes.dense_feed import Feed, default_batch_size, feed_for, prefetch
+from indexes.dense_windows import WindowCutter
 from indexes.encoders import (
     BACKENDS,
     DEFAULT_MODEL,
@@ -48,7 +51,6 @@ from indexes.encoders import (
     resolve_model,
     runs_on_torch,
     select_devices,
-    token_windows,
 )
 from indexes.errors import CorruptIndexError, ModelLoadError
 from indexes.queries import QueryMode, apply_query_mode, check_query_mode
@@ -60,8 +62,9 @@ Aggregation = Literal["max", "mean", "sum"]
 VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_rows.npy"
 
 
-# Pages encoded per call while building: bounds the texts held at once.
-BUILD_GROUP_PAGES = 4096
+# Pages tokenized and encoded at once while building: bounds the texts held at once and is the
+# unit that overlaps (tokenizing one group while the device encodes the previous one).
+FEED_PAGES = 1024
 
 
 class DenseIndex(PageIndex):
@@ -97,7 +100,7 @@ class DenseIndex(PageIndex):
         nprobe: int = 16,
         ef_search: int = 128,
         device: str | None = None,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         backend: Backend = "auto",
         query_mode: QueryMode = "strip",
     ) -> None:
@@ -127,12 +130,22 @@ class DenseIndex(PageIndex):
         self.nprobe, self.ef_search = nprobe, ef_search
         self.chunk_tokens, self.chunk_overlap = chunk_tokens, chunk_overlap
         self.aggregation: Aggregation = aggregation
-        self.batch_size = batch_size
         self.query_mode: QueryMode = query_mode
         self.devices = select_devices(device)
+        self.batch_size = batch_size or default_batch_size(self.devices.encoder)
         self.backend_requested: Backend = backend
         self.backend, self.encoder = self._load_encoder(backend)
         self.window = self._window()
+        self.cutter = WindowCutter(
+            self.encoder.tokenizer,
+            self.window,
+            self.chunk_overlap,
+            self.passage_prefix,
+            self.encoder.max_seq_length or 512,
+        )
+        self.feed: Feed = feed_for(
+            self.encoder, self.backend, self.devices.encoder, self.normalize, self.batch_size
+        )
         self._revision = model_fingerprint(model)
         self.store = self._new_store(self._dim())
         self._chunk_rows = np.zeros(0, dtype=np.int64)
@@ -149,8 +162,9 @@ class DenseIndex(PageIndex):
             check_store_settings(
                 arguments["faiss_index"], **{k: arguments[k] for k in sizes if k in arguments}
             )
-        if arguments.get("batch_size", 1) < 1:
-            raise ValueError(f"batch_size must be >= 1, got {arguments['batch_size']}")
+        batch_size = arguments.get("batch_size")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         chunk_tokens, overlap = arguments.get("chunk_tokens"), arguments.get("chunk_overlap", 0)
         if overlap < 0 or (chunk_tokens is not None and not 0 <= overlap < chunk_tokens):
             raise ValueError(
@@ -208,6 +222,7 @@ class DenseIndex(PageIndex):
             ef_search=self.ef_search,
             use_gpu=self.devices.faiss_gpu,
             gpu_device=self.devices.gpu_index,
+            torch_device=self.devices.search_device,
         )
 
     def params(self) -> dict[str, Any]:
@@ -241,29 +256,18 @@ class DenseIndex(PageIndex):
             "window_tokens": self.window,
             "backend": self.backend,
             "backend_requested": self.backend_requested,
+            "vector_search": self.store.search_backend,
             "query_mode": self.query_mode,
         }
 
     # -- indexing ---------------------------------------------------------------------------
     def _encode(self, texts: list[str]) -> np.ndarray:
-        vectors = self.encoder.encode(
-            texts,
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=self.normalize,
-            show_progress_bar=False,
-        )
-        out = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
-        if self.normalize and _precision(self.backend) == "bf16":
-            # normalised in bf16 the norms are off by up to ~0.5%: unit length in float32
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out /= np.where(norms > 0, norms, 1.0)
-        return out
+        """Vectors of whole texts (queries: tokenized with the special tokens, truncated)."""
+        return self.feed.encode(self.cutter.texts(texts))
 
     def _index(self, documents: list[Document]) -> None:
-        """Encode the pages a group of documents at a time (``BUILD_GROUP_PAGES`` pages or
-        more), so only one group's texts are held at once (a smaller corpus is one group);
-        the store changes only once every group is encoded."""
+        """Encode the pages ``FEED_PAGES`` at a time (tokenizing the next group while the
+        device encodes this one, on CUDA); the store changes only once every page is encoded."""
         vectors, rows, _ = self._encode_documents(documents, self.page_count)
         self._install(vectors, rows)
 
@@ -278,16 +282,32 @@ class DenseIndex(PageIndex):
         """Chunk vectors and their page rows (from ``start``), and the pages encoded."""
         vectors: list[np.ndarray] = []
         rows: list[np.ndarray] = []
-        group: list[str] = []
-        for document in documents:
-            group.extend(document.page_texts())
-            if len(group) >= BUILD_GROUP_PAGES:
-                self._encode_pages(group, start, vectors, rows)
-                start, group = start + len(group), []
-        if group:
-            self._encode_pages(group, start, vectors, rows)
-            start += len(group)
+        texts = (text for document in documents for text in document.page_texts())
+        for windows in prefetch(self._windows(texts), self.feed.overlaps):
+            encoded = self.feed.encode([w for page in windows for w in page])
+            counts = np.array([max(1, len(page)) for page in windows], dtype=np.int64)
+            if len(encoded) == counts.sum():  # no blank page
+                vectors.append(encoded)
+            else:
+                filled = np.repeat([len(page) > 0 for page in windows], counts)
+                block = np.zeros((int(counts.sum()), self.store.dim), dtype=np.float32)
+                block[filled] = encoded
+                vectors.append(block)
+            rows.append(np.repeat(np.arange(start, start + len(windows)), counts))
+            start += len(windows)
         return vectors, rows, start
+
+    def _windows(self, texts: Iterator[str]) -> Iterator[list[list[np.ndarray]]]:
+        """Per group of ``FEED_PAGES`` pages, each page's window ids (none for a blank page,
+        which gets one all-zero vector)."""
+        while group := list(islice(texts, FEED_PAGES)):
+            filled = [i for i, text in enumerate(group) if text.strip()]
+            pages: list[list[np.ndarray]] = [[] for _ in group]
+            for i, windows in zip(
+                filled, self.cutter.pages([group[i] for i in filled]), strict=True
+            ):
+                pages[i] = windows
+            yield pages
 
     def _build_part(self, documents: list[Document]) -> tuple[np.ndarray, np.ndarray, int]:
         """One slice's chunk vectors, their page rows (from 0) and its page count. The
@@ -305,30 +325,6 @@ class DenseIndex(PageIndex):
             rows.append(np.asarray(part_rows, dtype=np.int64) + start)
             start += int(pages)
         self._install([v for v in vectors if len(v)], rows)
-
-    def _encode_pages(
-        self, texts: list[str], start: int, vectors: list[np.ndarray], rows: list[np.ndarray]
-    ) -> None:
-        """Append the chunk vectors of pages ``texts`` (rows from ``start``) and their rows."""
-        filled = [i for i, text in enumerate(texts) if text.strip()]
-        pieces = token_windows(
-            [texts[i] for i in filled], self.encoder.tokenizer, self.window, self.chunk_overlap
-        )
-        per_page: list[list[str]] = [[] for _ in texts]
-        for i, chunks in zip(filled, pieces, strict=True):
-            per_page[i] = chunks
-        flat = [self.passage_prefix + chunk for chunks in per_page for chunk in chunks]
-        encoded = self._encode(flat) if flat else np.zeros((0, self.store.dim), np.float32)
-        page_rows, cursor = [], 0
-        for offset, chunks in enumerate(per_page):
-            count = max(1, len(chunks))
-            if chunks:
-                vectors.append(encoded[cursor : cursor + count])
-                cursor += count
-            else:
-                vectors.append(np.zeros((1, self.store.dim), dtype=np.float32))
-            page_rows.extend([start + offset] * count)
-        rows.append(np.asarray(page_rows, np.int64))
 
     def _set_chunk_rows(self, chunk_rows: np.ndarray) -> None:
         counts = np.bincount(chunk_rows, minlength=int(chunk_rows.max(initial=-1)) + 1)
@@ -438,4 +434,4 @@ class DenseIndex(PageIndex):
 
 def _precision(backend: str) -> str:
     """The number format a backend's vectors come from (fp32 torch and fp32 ONNX agree)."""
-    return {"onnx-int8": "int8", "torch-bf16": "bf16"}.get(backend, "fp32")
+    return {"onnx-int8": "int8", "torch-bf16": "bf16", "torch-fp16": "fp16"}.get(backend, "fp32")

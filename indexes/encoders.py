@@ -38,8 +38,11 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_ALIASES = frozenset({DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"})
 Pooling = Literal["auto", "mean", "cls"]
-Backend = Literal["auto", "torch", "torch-bf16", "onnx", "onnx-int8"]
-BACKENDS: tuple[str, ...] = ("auto", "torch", "torch-bf16", "onnx", "onnx-int8")
+Backend = Literal["auto", "torch", "torch-fp16", "torch-bf16", "onnx", "onnx-int8"]
+BACKENDS: tuple[str, ...] = ("auto", "torch", "torch-fp16", "torch-bf16", "onnx", "onnx-int8")
+# What ``auto`` runs on CUDA: float16 weights (tensor cores), vectors cast to float32 and
+# re-normalised there; within ~1e-3 cosine of fp32 (tests/indexes/test_dense_feed.py).
+CUDA_BACKEND: Backend = "torch-fp16"
 # What ``auto`` runs on a CPU without native bf16. benchmarks/retrieval.py on a quiet 2-core
 # machine: fp32 ONNX 0.81× torch, int8 1.39× (vectors within ~0.01 cosine), so it stays torch.
 CPU_BACKEND: Backend = "torch"
@@ -130,10 +133,18 @@ def model_fingerprint(model: str) -> str:
 
 @dataclass(frozen=True)
 class DeviceChoice:
-    """Where encoding runs (a torch device string) and whether FAISS searches on the GPU."""
+    """Where encoding runs (a torch device string), whether FAISS searches on the GPU, and
+    whether exact vector search runs in torch on the encoder's GPU instead (when the installed
+    faiss has no GPU support: ``indexes.vector_store``)."""
 
     encoder: str
     faiss_gpu: bool
+    torch_search: bool = False
+
+    @property
+    def search_device(self) -> str | None:
+        """The torch device exact vector search runs on, or ``None`` (FAISS searches)."""
+        return self.encoder if self.torch_search else None
 
     @property
     def gpu_index(self) -> int:
@@ -166,8 +177,9 @@ def faiss_dist() -> str:
 
 def select_devices(device: str | None = None) -> DeviceChoice:
     """CUDA when torch sees a GPU, else CPU; FAISS on the GPU when the installed faiss has GPU
-    support and reports a GPU and encoding runs on CUDA. ``device`` forces the torch device
-    (``"cpu"``, ``"cuda:1"``); ``None`` or ``"auto"`` selects automatically."""
+    support and reports a GPU and encoding runs on CUDA; otherwise, with encoding on CUDA,
+    exact vector search in torch on that GPU. ``device`` forces the torch device (``"cpu"``,
+    ``"cuda:1"``); ``None`` or ``"auto"`` selects automatically."""
     import faiss
     import torch
 
@@ -177,7 +189,9 @@ def select_devices(device: str | None = None) -> DeviceChoice:
         encoder = str(device)
     gpu_faiss = hasattr(faiss, "StandardGpuResources") and hasattr(faiss, "index_cpu_to_gpu")
     gpus = faiss.get_num_gpus() if gpu_faiss and hasattr(faiss, "get_num_gpus") else 0
-    return DeviceChoice(encoder=encoder, faiss_gpu=encoder.startswith("cuda") and gpus > 0)
+    cuda = encoder.startswith("cuda")
+    faiss_gpu = cuda and gpus > 0
+    return DeviceChoice(encoder=encoder, faiss_gpu=faiss_gpu, torch_search=cuda and not faiss_gpu)
 
 
 def runs_on_torch(backend: str) -> bool:
@@ -200,14 +214,15 @@ def native_bf16() -> bool:
 
 
 def resolve_backend(backend: str, device: str, model: str) -> str:
-    """The backend that actually encodes: ``auto`` → ``torch`` on CUDA or when ONNX Runtime (or
-    a local copy of the model) is missing, else ``CPU_BACKEND``. Explicit choices stay."""
+    """The backend that actually encodes: ``auto`` → ``CUDA_BACKEND`` on CUDA, ``torch`` when
+    ONNX Runtime (or a local copy of the model) is missing, else ``CPU_BACKEND``. Explicit
+    choices stay."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; use {', '.join(BACKENDS)}")
     if backend != "auto":
         return backend
     if device.startswith("cuda"):
-        return "torch"
+        return CUDA_BACKEND
     from indexes.onnx_encoder import onnx_available
 
     if not onnx_available() or not resolve_model(model)[1]:
@@ -236,6 +251,8 @@ def load_encoder(model: str, device: str, pooling: Pooling = "auto", backend: st
             encoder = _build(target, local, device, pooling)
             if backend == "torch-bf16":
                 encoder = _to_bf16(encoder, device)
+            elif backend == "torch-fp16":
+                encoder = _to_fp16(encoder, device)
         else:
             encoder = _build_onnx(model, target, local, pooling, backend)
     except ModelLoadError:
@@ -279,6 +296,15 @@ def _to_bf16(encoder: Any, device: str) -> Any:
             ", ".join(sorted(BF16_CPU_FLAGS)),
         )
     return encoder.to(torch.bfloat16)
+
+
+def _to_fp16(encoder: Any, device: str) -> Any:
+    """The encoder with float16 weights (meant for CUDA; on a CPU it runs, slowly)."""
+    import torch
+
+    if not device.startswith("cuda"):
+        log.warning("backend torch-fp16 on %s: float16 is meant for CUDA; use torch", device)
+    return encoder.to(torch.float16)
 
 
 def _build(target: str, local: bool, device: str, pooling: Pooling) -> Any:

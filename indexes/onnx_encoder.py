@@ -342,12 +342,23 @@ class OnnxEncoder:
                 max_length=self.max_seq_length,
                 return_tensors="np",
             )
-            feed = {name: np.asarray(batch[name], dtype=np.int64) for name in self._inputs}
-            out[rows] = self.session.run(None, feed)[0]
+            out[rows] = self.run_ids(batch["input_ids"], batch["attention_mask"])
         if normalize_embeddings or self.layout.normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out = (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         return out
+
+    def run_ids(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Pooled vectors (not normalised) of a padded batch of input ids and its mask."""
+        ids = np.asarray(ids, dtype=np.int64)
+        arrays = {
+            "input_ids": ids,
+            "attention_mask": np.asarray(mask, dtype=np.int64),
+            "token_type_ids": np.zeros_like(ids),
+        }
+        return np.asarray(
+            self.session.run(None, {name: arrays[name] for name in self._inputs})[0], np.float32
+        )
 
 
 def load_onnx_encoder(

@@ -1,9 +1,19 @@
-"""A FAISS inner-product store of chunk vectors, optionally mirrored on a GPU.
+"""A FAISS inner-product store of chunk vectors, optionally searched on a GPU.
 
 Kinds: ``flat`` (``IndexFlatIP``, exact; the default), ``ivf`` (``IndexIVFFlat`` with ``nlist``
 cells, searched with ``nprobe``) and ``hnsw`` (``IndexHNSWFlat`` with ``hnsw_m`` links, searched
-with ``ef_search``). The CPU index is the reference copy that is saved; when the GPU is in use
-a GPU clone is made lazily for searching (``flat`` and ``ivf`` only: FAISS has no GPU HNSW).
+with ``ef_search``). The CPU index is the reference copy that is saved. Searching on a GPU:
+
+* ``use_gpu`` (faiss-gpu installed and seeing a GPU): a GPU clone of the FAISS index is made
+  lazily (``flat`` and ``ivf`` only: FAISS has no GPU HNSW). faiss-gpu wheels need their own
+  CUDA runtime (``faiss-gpu-cu12``: CUDA 12), which may not match torch's;
+* ``torch_device`` (a torch device, used when FAISS has no GPU support): a ``flat`` store is
+  searched exactly by a matrix product and a top-k in torch, the vectors kept on that device
+  in float32 — whatever CUDA torch was built with. The same hits as ``IndexFlatIP`` (ties
+  aside); queries are scored in slices so the score matrix stays under ``TORCH_SCORE_BYTES``.
+
+``search_backend`` names what searches (``faiss-cpu``, ``faiss-gpu`` or ``torch:<device>``)
+and is recorded in the dense index's manifest.
 
 IVF centroids must describe the whole store, so an IVF index is retrained from all vectors on
 every ``add``; add documents in large batches when using it. ``nlist`` is capped so that every
@@ -19,6 +29,7 @@ import numpy as np
 
 FaissKind = Literal["flat", "ivf", "hnsw"]
 GPU_MAX_K = 2048  # FAISS GPU search limit on k
+TORCH_SCORE_BYTES = 1 << 30  # the largest (queries x vectors) float32 score block at once
 
 
 def check_store_settings(kind: object, **sizes: object) -> None:
@@ -43,6 +54,7 @@ class VectorStore:
         ef_search: int = 128,
         use_gpu: bool = False,
         gpu_device: int = 0,
+        torch_device: str | None = None,
     ) -> None:
         check_store_settings(
             kind, dim=dim, nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search
@@ -53,10 +65,18 @@ class VectorStore:
         self.dim, self.kind = dim, kind
         self.nlist, self.nprobe, self.hnsw_m, self.ef_search = nlist, nprobe, hnsw_m, ef_search
         self.use_gpu = use_gpu and kind != "hnsw"
+        self.torch_device = torch_device if kind == "flat" and not self.use_gpu else None
         self.vectors = np.zeros((0, dim), dtype=np.float32)
         self.index: Any = self._new_index(0)
         self._gpu_index: Any = None
         self._gpu_res: Any = None
+        self._torch_vectors: Any = None
+
+    @property
+    def search_backend(self) -> str:
+        if self.use_gpu:
+            return "faiss-gpu"
+        return f"torch:{self.torch_device}" if self.torch_device else "faiss-cpu"
 
     @property
     def exact(self) -> bool:
@@ -92,11 +112,13 @@ class VectorStore:
             self.index.add(self.vectors)
         else:
             self.index.add(vectors)
-        self._gpu_index = None
+        self._gpu_index = self._torch_vectors = None
 
     def search(self, queries: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``n`` chunks per query: (scores, chunk ids); ids are -1 where FAISS found fewer."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if self.torch_device:
+            return self._torch_search(queries, min(n, len(self)))
         index = self._searcher()
         n = min(n, len(self), GPU_MAX_K if index is not self.index else len(self))
         return index.search(queries, n)
@@ -104,6 +126,24 @@ class VectorStore:
     @property
     def max_fetch(self) -> int:
         return min(len(self), GPU_MAX_K) if self.use_gpu else len(self)
+
+    def _torch_search(self, queries: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        if n <= 0 or len(queries) == 0:
+            return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
+        if self._torch_vectors is None:
+            self._torch_vectors = torch.from_numpy(self.vectors).to(self.torch_device)
+        stored = self._torch_vectors
+        step = max(1, TORCH_SCORE_BYTES // (4 * len(self)))
+        scores, ids = [], []
+        with torch.inference_mode():
+            for start in range(0, len(queries), step):
+                block = torch.from_numpy(queries[start : start + step]).to(self.torch_device)
+                top = torch.topk(block @ stored.T, n, dim=1)
+                scores.append(top.values.cpu().numpy())
+                ids.append(top.indices.cpu().numpy())
+        return np.concatenate(scores), np.concatenate(ids).astype(np.int64)
 
     def _searcher(self) -> Any:
         if not self.use_gpu:
@@ -141,4 +181,5 @@ class VectorStore:
             index.nprobe = min(self.nprobe, index.nlist)
         if self.kind == "hnsw":
             index.hnsw.efSearch = self.ef_search
-        self.vectors, self.index, self._gpu_index = vectors, index, None
+        self.vectors, self.index = vectors, index
+        self._gpu_index = self._torch_vectors = None

@@ -139,8 +139,10 @@ def test_prefixes_are_applied(docs, monkeypatch):
     monkeypatch.setattr(index, "_encode", lambda texts: seen.extend(texts) or original(texts))
     index.add(docs[:1])
     index.search("cells", 1)
-    assert "passage: The mitochondria is the powerhouse of the cell." in seen
     assert seen[-1] == "query: cells"
+    # passages are tokenized once, prefix included: the stored vector is the prefixed text's
+    page = original(["passage: The mitochondria is the powerhouse of the cell."])[0]
+    assert index.store.vectors[1] == pytest.approx(page, abs=1e-6)
     assert index.params()["query_prefix"] == "query: "
 
 
@@ -157,3 +159,27 @@ def test_bad_options_rejected():
         DenseIndex(aggregation="median")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="overlap"):
         DenseIndex(chunk_tokens=8, chunk_overlap=8)
+
+
+def test_torch_vector_search_is_selected_and_recorded(docs, index, monkeypatch):
+    """CUDA without faiss-gpu selects exact search in torch (stood in for by the CPU here)."""
+    from indexes import dense
+    from indexes.encoders import DeviceChoice
+
+    monkeypatch.setattr(dense, "select_devices", lambda device: DeviceChoice("cpu", False, True))
+    other = DenseIndex(chunk_overlap=16)
+    other.add(docs)
+    assert other.store.search_backend == "torch:cpu"
+    assert other.manifest()["extra"]["vector_search"] == "torch:cpu"
+    assert index.manifest()["extra"]["vector_search"] == "faiss-cpu"
+    for query in ("revenue in Europe", "plants and light"):
+        ours, faiss_hits = other.search(query, 4), index.search(query, 4)
+        assert [(h.doc_id, h.page) for h in ours] == [(h.doc_id, h.page) for h in faiss_hits]
+        assert [h.score for h in ours] == pytest.approx([h.score for h in faiss_hits], abs=1e-6)
+
+
+def test_query_encoding_equals_sentence_transformers(index):
+    texts = ["How do plants make energy from light?", "telescope"]
+    mine = index._encode(texts)
+    theirs = index.encoder.encode(texts, normalize_embeddings=True)
+    assert np.abs(mine - theirs).max() < 1e-5

@@ -37,6 +37,7 @@ def test_cpu_when_no_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     choice = select_devices()
     assert choice.encoder == "cpu" and choice.faiss_gpu is False
+    assert choice.torch_search is False and choice.search_device is None
 
 
 def test_cuda_and_gpu_faiss_when_both_present(monkeypatch, gpu_faiss):
@@ -44,6 +45,7 @@ def test_cuda_and_gpu_faiss_when_both_present(monkeypatch, gpu_faiss):
     gpu_faiss(1)
     choice = select_devices("auto")
     assert choice.encoder == "cuda" and choice.faiss_gpu is True
+    assert choice.torch_search is False  # faiss-gpu searches
 
 
 def test_cuda_with_cpu_only_faiss(monkeypatch):
@@ -51,19 +53,21 @@ def test_cuda_with_cpu_only_faiss(monkeypatch):
     monkeypatch.delattr(faiss, "StandardGpuResources", raising=False)
     choice = select_devices()
     assert choice.encoder == "cuda" and choice.faiss_gpu is False
+    assert choice.torch_search is True and choice.search_device == "cuda"  # no faiss-gpu
 
 
 def test_gpu_faiss_without_visible_gpu(monkeypatch, gpu_faiss):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     gpu_faiss(0)
     assert select_devices().faiss_gpu is False
+    assert select_devices("cuda:1").search_device == "cuda:1"
 
 
 def test_forced_cpu_keeps_faiss_on_cpu(monkeypatch, gpu_faiss):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     gpu_faiss(2)
     choice = select_devices("cpu")
-    assert choice.encoder == "cpu" and choice.faiss_gpu is False
+    assert choice.encoder == "cpu" and choice.faiss_gpu is False and not choice.torch_search
 
 
 def test_gpu_index_follows_the_encoder_device():
@@ -163,7 +167,7 @@ def test_bf16_is_an_explicit_choice_never_auto(monkeypatch):
     monkeypatch.setattr(encoders, "native_bf16", lambda: True)
     assert encoders.resolve_backend("torch-bf16", "cpu", DEFAULT_MODEL) == "torch-bf16"
     assert encoders.resolve_backend("auto", "cpu", DEFAULT_MODEL) == encoders.CPU_BACKEND
-    assert encoders.resolve_backend("auto", "cuda", DEFAULT_MODEL) == "torch"
+    assert encoders.resolve_backend("auto", "cuda", DEFAULT_MODEL) == "torch-fp16"
 
 
 def test_bf16_on_a_cpu_without_it_warns(monkeypatch, caplog):

@@ -112,3 +112,46 @@ def test_load_rejects_inconsistent_files(tmp_path):
         VectorStore(8).load(tmp_path, "v.npy", "i.faiss")
     with pytest.raises(ValueError, match="expected float32"):
         VectorStore(4).load(tmp_path, "v.npy", "i.faiss")
+
+
+# -- exact search in torch (the GPU path without faiss-gpu, run here on the CPU) ---------------
+def test_torch_search_gives_faiss_flat_hits(monkeypatch):
+    from indexes import vector_store
+
+    data, queries = _unit(500, 16, 20), _unit(7, 16, 21)
+    reference, on_torch = VectorStore(16), VectorStore(16, torch_device="cpu")
+    for store in (reference, on_torch):
+        store.add(data[:300])
+        store.add(data[300:])
+    assert (reference.search_backend, on_torch.search_backend) == ("faiss-cpu", "torch:cpu")
+    for n in (1, 10, 500, 900):
+        want, got = reference.search(queries, n), on_torch.search(queries, n)
+        assert np.array_equal(got[1], want[1])
+        assert got[0] == pytest.approx(want[0], abs=1e-5)
+        assert got[0].dtype == np.float32 and got[1].dtype == np.int64
+    monkeypatch.setattr(vector_store, "TORCH_SCORE_BYTES", 4 * 500 * 2)  # 2 queries a slice
+    assert np.array_equal(on_torch.search(queries, 5)[1], reference.search(queries, 5)[1])
+    assert on_torch.max_fetch == 500
+
+
+def test_torch_search_follows_additions_and_loads(tmp_path):
+    store = VectorStore(8, torch_device="cpu")
+    store.add(_unit(10, 8, 22))
+    query = _unit(1, 8, 23)
+    store.search(query, 3)
+    extra = _unit(5, 8, 24)
+    store.add(extra)
+    assert store.search(extra[2:3], 1)[1].tolist() == [[12]]
+    store.save(tmp_path, "v.npy", "i.faiss")
+    loaded = VectorStore(8, torch_device="cpu")
+    assert loaded.search(query, 1)[1].shape == (1, 0)  # empty before loading
+    loaded.load(tmp_path, "v.npy", "i.faiss")
+    assert np.array_equal(loaded.search(query, 15)[1], store.search(query, 15)[1])
+    assert VectorStore(8, torch_device="cpu").search(query, 3)[1].shape == (1, 0)
+
+
+def test_torch_search_only_for_flat_and_never_beside_faiss_gpu():
+    assert VectorStore(8, kind="ivf", torch_device="cuda").search_backend == "faiss-cpu"
+    assert VectorStore(8, kind="hnsw", torch_device="cuda").search_backend == "faiss-cpu"
+    both = VectorStore(8, use_gpu=True, torch_device="cuda")
+    assert both.search_backend == "faiss-gpu" and both.torch_device is None
