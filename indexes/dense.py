@@ -10,16 +10,27 @@ top ``k`` pages are certain. Scoped searches (and ``mean``/``sum``) score the ch
 exactly with one matrix product, which for a few documents is faster than any FAISS structure
 and exact even when the store is IVF or HNSW.
 
-Encoding runs on CUDA when torch sees a GPU and FAISS searches on the GPU when faiss-gpu is
-installed (see ``indexes.encoders.select_devices``); otherwise both run on the CPU. ``backend``
-chooses the encoder runtime: ``torch`` (sentence-transformers), ``torch-bf16`` (the same with
-bfloat16 weights, re-normalised in float32: ~3× faster on CPUs with AMX, vectors within ~1e-3
-cosine), ``onnx`` (an ONNX Runtime export of the same model, fused fp32: the same vectors),
-``onnx-int8`` (dynamic int8 quantisation: faster on a CPU, vectors within ~0.01 cosine) or
-``auto`` (torch on CUDA, else ``indexes.encoders.CPU_BACKEND``: fp32 torch). The backend
-that ran is recorded in the manifest (``extra``); it is not one of the checked parameters,
-since every backend encodes the same model (an index built by one can be searched with
-another; a mix of precisions is logged).
+Pages are tokenized once (``indexes.dense_windows``): the windows' token ids go straight to
+the model through a *feed* (``indexes.dense_feed``: length-sorted batches; on CUDA pinned,
+non-blocking copies with the next pages tokenized meanwhile), giving the vectors the text
+windows re-tokenized by sentence-transformers gave. A query runs on one CPU thread (on a few
+busy cores several threads wait on each other), and the last ``QUERY_CACHE`` query vectors
+are kept.
+
+Encoding runs on CUDA when torch sees a GPU. Exact vector search then runs on the GPU too:
+through faiss-gpu when the installed faiss has GPU support, else in torch (a matrix product
+and a top-k, flat stores); see ``indexes.encoders.select_devices`` and
+``indexes.vector_store``. What searched is recorded in the manifest (``extra.vector_search``).
+``backend`` chooses the encoder runtime: ``torch`` (sentence-transformers' modules),
+``torch-fp16`` / ``torch-bf16`` (the same with float16 / bfloat16 weights, re-normalised in
+float32: fp16 is what CUDA runs by default; bf16 is ~3× faster on CPUs with AMX, vectors
+within ~1e-3 cosine), ``onnx`` (an ONNX Runtime export of the same model, fused fp32: the same
+vectors), ``onnx-int8`` (dynamic int8 quantisation: faster on a CPU, vectors within ~0.01
+cosine) or ``auto`` (``indexes.encoders.CUDA_BACKEND`` on CUDA, else
+``indexes.encoders.CPU_BACKEND``: fp32 torch). ``batch_size`` defaults to 32 chunks on a CPU
+and 256 on CUDA. The backend that ran is recorded in the manifest (``extra``); it is not one
+of the checked parameters, since every backend encodes the same model (an index built by one
+can be searched with another; a mix of precisions is logged).
 
 Questions pass through ``query_mode`` (``indexes.queries``) before encoding: by default
 instruction sentences ("Round your answer to two decimal places.") are stripped.
@@ -28,6 +39,7 @@ instruction sentences ("Round your answer to two decimal places.") are stripped.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from itertools import islice
 from pathlib import Path
@@ -65,6 +77,7 @@ VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_row
 # Pages tokenized and encoded at once while building: bounds the texts held at once and is the
 # unit that overlaps (tokenizing one group while the device encodes the previous one).
 FEED_PAGES = 1024
+QUERY_CACHE = 1024  # query vectors kept per index
 
 
 class DenseIndex(PageIndex):
@@ -77,8 +90,8 @@ class DenseIndex(PageIndex):
     store; ``chunk_tokens`` (default: the encoder's window) and ``chunk_overlap`` cut long pages
     into windows whose scores ``aggregation`` (max/mean/sum) combines per page.
     ``query_mode`` prepares questions (raw/strip/stmt/strip+stmt). ``device``, ``batch_size``
-    and ``backend`` (auto/torch/torch-bf16/onnx/onnx-int8) only affect speed (bf16 and int8
-    also the vectors, slightly).
+    and ``backend`` (auto/torch/torch-fp16/torch-bf16/onnx/onnx-int8) only affect speed
+    (fp16, bf16 and int8 also the vectors, slightly).
     """
 
     kind = "dense"
@@ -150,6 +163,7 @@ class DenseIndex(PageIndex):
         self.store = self._new_store(self._dim())
         self._chunk_rows = np.zeros(0, dtype=np.int64)
         self._chunk_start = np.zeros(1, dtype=np.int64)
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @classmethod
     def check_params(cls, arguments: Mapping[str, Any]) -> None:
@@ -333,12 +347,25 @@ class DenseIndex(PageIndex):
 
     # -- searching --------------------------------------------------------------------------
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
-        qv = self._encode(
+        qv = self._query_vectors(
             [self.query_prefix + apply_query_mode(q, self.query_mode) for q in queries]
         )
         if rows is None and self.aggregation == "max":
             return self._faiss_top(qv, k)
         return self._exact(qv, rows)
+
+    def _query_vectors(self, texts: list[str]) -> np.ndarray:
+        """Vectors of prepared queries, the last ``QUERY_CACHE`` kept (a hybrid retriever and
+        an agent's repeated searches ask the same question again)."""
+        cache = self._queries
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, self._encode(missing), strict=True))
+        for text in texts:
+            cache.move_to_end(text)
+        while len(cache) > QUERY_CACHE:
+            cache.popitem(last=False)
+        return np.stack([cache[t] for t in texts])
 
     def _exact(self, qv: np.ndarray, rows: np.ndarray | None) -> list[Candidates]:
         if rows is None:

@@ -1,15 +1,16 @@
 """Text encoders for the dense index: model presets, loading, fingerprints, devices, chunking.
 
 Any sentence-transformers model name or local directory works. Encoding runs through
-sentence-transformers (``torch`` backend) or, on the CPU, an ONNX Runtime session of the same
-model exported here (``onnx``: fused fp32, the same vectors; ``onnx-int8``: dynamic int8
-quantisation, faster, within ~0.01 cosine). ``torch-bf16`` runs sentence-transformers with
-bfloat16 weights: on a CPU with native bf16 matrix units (Intel AMX) it builds ~3× faster than
-fp32 with vectors within 1e-4 cosine; it is an explicit choice, since its vectors depend on the
-hardware and on batch shapes in the fourth decimal. ``auto`` picks fp32 torch, on CUDA and on
-the CPU alike: lossless and the same on every machine, and on a quiet 2-core CPU fp32 ONNX
-measured slower than torch (0.81×) while int8 changes the vectors (see ``resolve_backend``,
-``indexes.onnx_encoder`` and docs/retrievers.md).
+sentence-transformers' modules (``torch`` backend) or, on the CPU, an ONNX Runtime session of
+the same model exported here (``onnx``: fused fp32, the same vectors; ``onnx-int8``: dynamic
+int8 quantisation, faster, within ~0.01 cosine). ``torch-fp16`` and ``torch-bf16`` cast the
+weights to float16 / bfloat16 (vectors re-normalised in float32). ``auto`` picks
+``torch-fp16`` on CUDA (tensor cores; within ~1e-3 cosine of fp32) and fp32 torch on the CPU:
+lossless and the same on every machine; on a quiet 2-core CPU fp32 ONNX measured slower than
+torch (0.81×) while int8 changes the vectors. ``torch-bf16`` on a CPU with native bf16 matrix
+units (Intel AMX) builds ~3× faster than fp32 with vectors within 1e-4 cosine; it is an
+explicit choice, since its vectors depend on the hardware and on batch shapes in the fourth
+decimal (see ``resolve_backend``, ``indexes.onnx_encoder`` and docs/retrievers.md).
 ``PRESETS`` records what a known model needs beyond its name: query/passage prefixes (BGE
 English v1.5 wants an instruction in front of queries, E5 wants ``query: `` / ``passage: ``),
 the pooling to build when the model has no sentence-transformers config (Contriever: mean

@@ -10,6 +10,8 @@ from indexes.colpali_scoring import MaxSimScorer, PackedVectors
 
 
 def reference(query: np.ndarray, page: np.ndarray) -> float:
+    if len(page) == 0:  # a page without vectors scores 0
+        return 0.0
     return float((query @ page.astype(np.float32).T).max(axis=1).sum())
 
 
@@ -101,3 +103,87 @@ def test_bad_shapes_raise():
         MaxSimScorer("cpu").scores([np.zeros((0, 4), np.float32)], packed)
     with pytest.raises(ValueError, match="batch_pages"):
         MaxSimScorer("cpu", 0)
+
+
+# -- blocks: per document, kept, selected by index --------------------------------------------
+def _docs_store(seed: int = 3) -> tuple[PackedVectors, list[np.ndarray], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    lengths = [6, 2, 9, 0, 4, 7, 7, 3, 5, 1, 8]
+    pages = [rng.normal(size=(n, 8)).astype(np.float16) for n in lengths]
+    store = PackedVectors(8)
+    store.extend(pages)
+    return store, pages, np.array([0, 3, 4, 9])  # four documents
+
+
+def test_blocks_never_straddle_a_document():
+    store, _, breaks = _docs_store()
+    scorer = MaxSimScorer("cpu", batch_pages=4)
+    scorer.scores([np.ones((2, 8), np.float32)], store, None, breaks)
+    spans = [(b.start, b.stop) for b in scorer._blocks]
+    assert spans == [(0, 3), (3, 4), (4, 8), (8, 9), (9, 11)]
+    for start, stop in spans:
+        assert not any(start < cut < stop for cut in breaks)
+
+
+@pytest.mark.parametrize("share", [0.0, 2.0])  # always the whole block / always select pages
+def test_scoped_searches_select_blocks_and_match_the_whole_store(monkeypatch, share):
+    store, pages, breaks = _docs_store()
+    scorer = MaxSimScorer("cpu", batch_pages=4)
+    monkeypatch.setattr(scorer, "_whole_share", share)
+    rng = np.random.default_rng(4)
+    queries = [rng.normal(size=(n, 8)).astype(np.float32) for n in (3, 5)]
+    full = scorer.scores(queries, store, None, breaks)
+    built = [id(b.pages) for b in scorer._blocks]
+    for rows in (np.arange(4, 9), np.array([10, 0, 5, 3]), np.array([7]), np.array([2, 2])):
+        scoped = scorer.scores(queries, store, rows, breaks)
+        assert scoped == pytest.approx(full[:, rows], rel=1e-6)
+    assert [id(b.pages) for b in scorer._blocks] == built  # no re-packing
+    want = [[reference(q, p) for p in pages] for q in queries]
+    assert full == pytest.approx(np.array(want), rel=1e-5, abs=1e-5)
+
+
+def test_a_cpu_scoped_search_alone_builds_no_blocks():
+    store, pages, breaks = _docs_store()
+    scorer = MaxSimScorer("cpu")
+    query = [np.ones((2, 8), np.float32)]
+    scoped = scorer.scores(query, store, np.array([1, 2]), breaks)
+    assert scorer.cached_pages == 0
+    assert scoped[0] == pytest.approx([reference(query[0], pages[i]) for i in (1, 2)], rel=1e-5)
+
+
+def test_blocks_follow_additions_and_replacements():
+    store, _, breaks = _docs_store()
+    scorer = MaxSimScorer("cpu", batch_pages=4)
+    query = [np.ones((1, 8), np.float32)]
+    scorer.scores(query, store, None, breaks)
+    kept = [id(b.pages) for b in scorer._blocks]
+    store.extend([np.full((3, 8), 0.25, np.float16)])
+    grown = scorer.scores(query, store, None, np.append(breaks, 11))
+    assert [id(b.pages) for b in scorer._blocks][: len(kept)] == kept  # only new pages packed
+    assert grown[0, -1] == pytest.approx(0.25 * 8)
+    store.replace(np.ones((2, 8), np.float16), np.array([0, 1, 2]))  # contents replaced
+    assert scorer.scores(query, store, None).tolist() == [[8.0, 8.0]]
+    other = PackedVectors(8)
+    other.extend([np.full((1, 8), 0.5, np.float16)])
+    assert scorer.scores(query, other).tolist() == [[4.0]]  # another store
+
+
+def test_scores_equal_colpali_engines_scorer():
+    """Positive vectors: the engine pads with zeros, which would lift a negative best match."""
+    torch = pytest.importorskip("torch")
+    engine = pytest.importorskip("colpali_engine.utils.processing_utils")
+    _, pages, breaks = _docs_store(5)
+    pages = [np.abs(p) for p in pages]
+    store = PackedVectors(8)
+    store.extend(pages)
+    rng = np.random.default_rng(6)
+    queries = [np.abs(rng.normal(size=(n, 8))).astype(np.float32) for n in (4, 2, 7)]
+    ours = MaxSimScorer("cpu", batch_pages=3).scores(queries, store, None, breaks)
+    theirs = engine.BaseVisualRetrieverProcessor.score_multi_vector(
+        [torch.from_numpy(q) for q in queries],
+        [torch.from_numpy(p.astype(np.float32)) for p in pages if len(p)],
+        batch_size=4,
+        device="cpu",
+    ).numpy()
+    filled = [i for i, p in enumerate(pages) if len(p)]
+    assert np.abs(ours[:, filled] - theirs).max() <= 1e-3 * np.abs(theirs).max()

@@ -183,3 +183,13 @@ def test_query_encoding_equals_sentence_transformers(index):
     mine = index._encode(texts)
     theirs = index.encoder.encode(texts, normalize_embeddings=True)
     assert np.abs(mine - theirs).max() < 1e-5
+
+
+def test_query_vectors_are_cached(index, monkeypatch):
+    calls = []
+    real = index._encode
+    monkeypatch.setattr(index, "_encode", lambda texts: calls.append(list(texts)) or real(texts))
+    first = index.search("a fresh question about cells", 2)
+    assert index.search("a fresh question about cells", 2) == first
+    index.search_batch(["a fresh question about cells", "another one"], 2)
+    assert calls == [["a fresh question about cells"], ["another one"]]
