@@ -14,9 +14,10 @@ chosen device. Three ways to encode the same pages, timed in interleaved rounds 
   timed): what a user of the library would run.
 
 Pages/s are wall clock; ``pages_per_cpu_s`` divides by the CPU time of this process (all its
-threads), steadier than wall time on shared cores. ``host_ms_per_page`` repeats ``project`` and ``legacy`` with the model's forward replaced by a
-no-op that returns zeros: the time the host spends per page (tokenizing, padding, copying),
-wall clock and CPU time of this process. ``max_abs_diff_vs_legacy`` compares the vectors.
+threads), steadier than wall time on shared cores. ``host_ms_per_page`` repeats ``project``
+and ``legacy`` with the model's forward replaced by a no-op that returns zeros: the time the
+host spends per page (tokenizing, padding, copying), wall clock and CPU time of this process.
+``max_abs_diff_vs_legacy`` compares the vectors.
 """
 
 from __future__ import annotations
