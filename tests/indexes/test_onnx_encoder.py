@@ -85,8 +85,8 @@ def test_unsupported_pooling_is_refused(tmp_path):
 
 
 def test_backend_resolution(tiny):
-    assert resolve_backend("auto", "cuda", tiny) == "torch"
-    assert resolve_backend("auto", "cuda:1", tiny) == "torch"
+    assert resolve_backend("auto", "cuda", tiny) == "torch-fp16"  # CUDA_BACKEND
+    assert resolve_backend("auto", "cuda:1", tiny) == "torch-fp16"
     assert resolve_backend("auto", "cpu", tiny) == CPU_BACKEND
     assert resolve_backend("auto", "cpu", "some-org/hub-model") == "torch"  # nothing to export
     assert resolve_backend("onnx-int8", "cpu", tiny) == "onnx-int8"
