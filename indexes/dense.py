@@ -49,6 +49,7 @@ import numpy as np
 
 from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
 from indexes.dense_feed import Feed, default_batch_size, feed_for, prefetch
+from indexes.dense_search import exact_candidates, top_pages
 from indexes.dense_windows import WindowCutter
 from indexes.encoders import (
     BACKENDS,
@@ -370,53 +371,10 @@ class DenseIndex(PageIndex):
     def _exact(self, qv: np.ndarray, rows: np.ndarray | None) -> list[Candidates]:
         if rows is None:
             rows = np.arange(self.page_count, dtype=np.int64)
-        starts, stops = self._chunk_start[rows], self._chunk_start[rows + 1]
-        counts = stops - starts
-        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        chunk_ids = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
-        sims = self.store.vectors[chunk_ids] @ qv.T  # (chunks, queries)
-        if self.aggregation == "max":
-            pages = np.maximum.reduceat(sims, offsets, axis=0)
-        else:
-            pages = np.add.reduceat(sims, offsets, axis=0)
-            if self.aggregation == "mean":
-                pages = pages / counts[:, None]
-        return [(rows, pages[:, j]) for j in range(qv.shape[0])]
+        return exact_candidates(self.store.vectors, self._chunk_start, rows, qv, self.aggregation)
 
     def _faiss_top(self, qv: np.ndarray, k: int) -> list[Candidates]:
-        """Fetch ever more chunks until the best ``k`` pages are certain (max aggregation)."""
-        total, limit = len(self.store), self.store.max_fetch
-        results: list[Candidates | None] = [None] * qv.shape[0]
-        pending = list(range(qv.shape[0]))
-        fetch = min(limit, max(4 * k, 64))
-        while pending:
-            scores, ids = self.store.search(qv[pending], fetch)
-            still = []
-            for j, q in enumerate(pending):
-                found = self._settle(scores[j], ids[j], k, complete=fetch >= total)
-                if found is not None:
-                    results[q] = found
-                elif fetch < limit:
-                    still.append(q)
-                else:  # FAISS cannot return enough (GPU k limit, approximate index)
-                    results[q] = self._exact(qv[q : q + 1], None)[0]
-            pending, fetch = still, min(limit, fetch * 4)
-        return [r for r in results if r is not None]
-
-    def _settle(
-        self, scores: np.ndarray, ids: np.ndarray, k: int, complete: bool
-    ) -> Candidates | None:
-        valid = ids >= 0
-        scores, ids = scores[valid], ids[valid]
-        best: dict[int, float] = {}
-        for row, score in zip(self._chunk_rows[ids].tolist(), scores.tolist(), strict=True):
-            best.setdefault(row, score)  # chunks arrive best first: first seen is the max
-        complete = complete and len(ids) == len(self.store)
-        if not complete:
-            ranked = sorted(best.values(), reverse=True)
-            if len(ranked) < k or not ranked[k - 1] > scores[-1]:
-                return None
-        return np.fromiter(best, np.int64, len(best)), np.fromiter(best.values(), np.float64)
+        return top_pages(self.store, self._chunk_rows, qv, k, lambda q: self._exact(q, None)[0])
 
     # -- persistence ------------------------------------------------------------------------
     def _save_payload(self, directory: Path) -> None:
