@@ -23,6 +23,10 @@ device (``index_select``) — no re-packing on the host. On the CPU, a scoped se
 whole-store search packs just its pages instead, so no float32 copy of the whole store is
 made for it.
 
+On CUDA with Triton installed, a block is scored by a fused kernel instead
+(``indexes.colpali_kernel``): each selected page is read once and no similarity tensor is
+written, and a scoped search hands it the positions of its pages.
+
 The token vectors of several queries are stacked (up to ``QUERY_ROWS`` rows) so each block is
 read once per group of queries rather than once per query. Stacking only changes which rows
 share a matrix product: every score is still the sum over its own query's tokens (a BLAS may
@@ -39,6 +43,8 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
+
+from indexes import colpali_kernel
 
 QUERY_ROWS = 128  # query token rows multiplied against a page block at once
 # Score a whole block (and keep the scope's columns) when at least this share of its pages is
@@ -123,10 +129,13 @@ def pad_pages(store: PackedVectors, rows: np.ndarray) -> np.ndarray:
 class MaxSimScorer:
     """Scores queries against packed pages on ``device`` (see the module docstring)."""
 
-    def __init__(self, device: str = "cpu", batch_pages: int = 256) -> None:
+    def __init__(
+        self, device: str = "cpu", batch_pages: int = 256, kernel: bool | None = None
+    ) -> None:
         if batch_pages < 1:
             raise ValueError(f"batch_pages must be >= 1, got {batch_pages}")
         self.device = device
+        self.kernel = colpali_kernel.available(device) if kernel is None else kernel
         self.batch_pages = batch_pages
         self._whole_share = WHOLE_BLOCK["cuda" if device.startswith("cuda") else "cpu"]
         self._blocks: list[Block] = []
@@ -174,31 +183,45 @@ class MaxSimScorer:
         self._starts = np.array([b.start for b in self._blocks], dtype=np.int64)
         self._source = (weakref.ref(store), store.epoch)
 
-    def _plan(self, store: PackedVectors, rows: np.ndarray | None) -> Iterator[tuple[Any, Any]]:
-        """(pages tensor, output columns: a slice or a row-position array) to score."""
+    def _plan(
+        self, store: PackedVectors, rows: np.ndarray | None
+    ) -> Iterator[tuple[Any, Any, slice | np.ndarray]]:
+        """(pages tensor, the positions in it to score as a device tensor or ``None`` for all,
+        the output columns: a slice or an array of positions in ``rows``)."""
         import torch
 
         if rows is None:
             for block in self._blocks:
-                yield block.pages, slice(block.start, block.stop)
+                yield block.pages, None, slice(block.start, block.stop)
             return
         if not self._blocks:  # CPU, no whole-store blocks yet: pack the scope's pages
             for first in range(0, len(rows), self.batch_pages):
                 part = rows[first : first + self.batch_pages]
-                yield self._tensor(pad_pages(store, part)), np.arange(first, first + len(part))
+                packed = self._tensor(pad_pages(store, part))
+                yield packed, None, np.arange(first, first + len(part))
             return
         owner = np.searchsorted(self._starts, rows, side="right") - 1
         order = np.argsort(owner, kind="stable")
         bounds = np.flatnonzero(np.diff(owner[order])) + 1
         for positions in np.split(order, bounds):
             block = self._blocks[int(owner[positions[0]])]
-            local = rows[positions] - block.start
-            size = block.stop - block.start
-            if len(local) >= self._whole_share * size:
-                yield block.pages, (positions, local)  # score it all, keep the scope's columns
-            else:
-                index = torch.from_numpy(local).to(block.pages.device)
-                yield block.pages.index_select(0, index), positions
+            local = torch.from_numpy(rows[positions] - block.start).to(block.pages.device)
+            yield block.pages, local, positions
+
+    def _best(self, tokens: Any, pages: Any, local: Any) -> Any:
+        """Per query token row, the best match in each page scored (``local``: those pages
+        only), float32 (rows, pages)."""
+        import torch
+
+        if self.kernel:
+            if local is None:
+                local = torch.arange(pages.shape[0], device=pages.device)
+            return colpali_kernel.best_matches(tokens, pages, local)
+        if local is None:
+            return _best(tokens, pages)
+        if len(local) >= self._whole_share * pages.shape[0]:  # score it all, keep the scope
+            return _best(tokens, pages)[:, local]
+        return _best(tokens, pages.index_select(0, local))
 
     def _query_groups(self, queries: Sequence[np.ndarray]) -> list[tuple[Any, list[int], Any]]:
         """Queries stacked into groups of at most ``QUERY_ROWS`` token rows (a longer query is a
@@ -244,9 +267,9 @@ class MaxSimScorer:
         groups = self._query_groups(queries)
         out = torch.zeros((len(queries), count), dtype=torch.float32, device=self.device)
         with torch.inference_mode():
-            for pages, columns in self._plan(store, rows):
+            for pages, local, columns in self._plan(store, rows):
                 for tokens, bounds, members in groups:
-                    best = _best(tokens, pages)  # (token rows, pages)
+                    best = self._best(tokens, pages, local)  # (token rows, pages)
                     sums = torch.stack([best[a:b].sum(dim=0) for a, b in pairwise(bounds)])
                     _place(out, members, columns, sums)
         return out.cpu().numpy()
@@ -263,16 +286,12 @@ def _best(tokens: Any, pages: Any) -> Any:
     return sims.amax(dim=2).float()
 
 
-def _place(out: Any, members: Any, columns: Any, sums: Any) -> None:
+def _place(out: Any, members: Any, columns: slice | np.ndarray, sums: Any) -> None:
     """Write ``sums`` (group queries x scored pages) into ``out`` at ``columns``."""
     import torch
 
     if isinstance(columns, slice):
         out[members, columns] = sums
         return
-    if isinstance(columns, tuple):  # a whole block scored: keep the scope's pages
-        positions, local = columns
-        sums = sums[:, torch.from_numpy(local).to(sums.device)]
-        columns = positions
     index = torch.from_numpy(np.asarray(columns)).to(out.device)
     out[members.unsqueeze(1), index.unsqueeze(0)] = sums
