@@ -31,6 +31,7 @@ from agents.baseline import prepare
 from agents.common import new_trajectory
 from agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
 from agents.prompts.reader import reader_prompt
+from agents.reductions import DegradedInputError
 from agents.scope import ItemContext, ReaderParams, Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ModelError
@@ -247,7 +248,10 @@ class GraphStrategy:
 
 
 def _record_failure(trajectory: Trajectory, exc: BaseException) -> None:
-    if isinstance(exc, ModelError):
+    if isinstance(exc, DegradedInputError):  # runner.on_degraded: fail
+        if trajectory.status != Status.DEGRADED:
+            trajectory.fail(Status.DEGRADED, str(exc))
+    elif isinstance(exc, ModelError):
         trajectory.fail(Status.MODEL_ERROR, str(exc))
     else:
         trajectory.fail(Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
