@@ -15,6 +15,7 @@ from typing import Any
 from agents.context import ContextOptions, PageRef, ReaderInput, page_text
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Reduction, Status, Trajectory
+from scanrag.schemas.reduction import degraded_message as reduction_message
 
 FAIL = "fail"
 
@@ -203,27 +204,7 @@ def fails_on_degraded(ctx: StrategyContext | None) -> bool:
 
 def degraded_message(trajectory: Trajectory) -> str:
     """One line naming the item's degrading reductions."""
-    parts = [describe(r) for r in trajectory.reductions if r.degrading]
-    return "input reduced below the strategy's promise (runner.on_degraded: fail): " + "; ".join(
-        parts
-    )
-
-
-def describe(reduction: Reduction) -> str:
-    """``page_cap (runner.page_caps.max_pages=60): 40 page(s) dropped``."""
-    what = []
-    if reduction.pages_dropped:
-        what.append(f"{len(reduction.pages_dropped)} page(s) dropped")
-    if reduction.pages_cut:
-        what.append(f"{len(reduction.pages_cut)} page(s) cut")
-    if reduction.chars_dropped and not reduction.pages_dropped:
-        what.append(f"{reduction.chars_dropped} chars dropped")
-    if reduction.images_merged:
-        what.append(f"{reduction.images_merged} image(s) stacked")
-    if reduction.images_dropped:
-        what.append(f"{reduction.images_dropped} image(s) dropped")
-    where = f" of {reduction.doc_id}" if reduction.doc_id else ""
-    return f"{reduction.kind} ({reduction.cause}){where}: {', '.join(what) or 'input reduced'}"
+    return reduction_message(trajectory.reductions)
 
 
 def stop_if_degraded(ctx: StrategyContext | None, trajectory: Trajectory) -> bool:
@@ -239,7 +220,6 @@ __all__ = [
     "DegradedInputError",
     "cap_source",
     "degraded_message",
-    "describe",
     "fails_on_degraded",
     "notes_trimmed",
     "page_cap",

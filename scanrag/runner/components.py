@@ -240,9 +240,11 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 # --------------------------------------------------------------------------- model client
 
 
-def build_llm(config: ExperimentConfig) -> ChatModel:
+def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
     """The gateway client every model call of the run goes through (with its disk cache),
-    knowing every model entry of the config (server, key variable, sampling, output mode)."""
+    knowing every model entry of the config (server, key variable, sampling, output mode);
+    ``origin`` (the run folder's name) is stored with each reply it caches, so a later run
+    replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
@@ -257,6 +259,7 @@ def build_llm(config: ExperimentConfig) -> ChatModel:
         cache_scripted=runner.llm.cache_scripted,
         endpoints=config.model_entries(),
         retry_after_max_s=runner.llm.retry_after_max_s,
+        origin=origin,
     )
     return client
 
@@ -270,5 +273,6 @@ def strategy_settings(config: ExperimentConfig) -> dict[str, Any]:
         "max_pages": caps.max_pages,
         "max_images": caps.max_images,
         "max_chars_per_page": caps.max_chars_per_page,
+        "on_degraded": runner.on_degraded,
         **runner.settings,
     }

@@ -20,6 +20,7 @@ from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
 from scanrag.rundir import DiskFullError, RunDir, digest_usage, disk_full_reason, row_key
 from scanrag.runner import datasets as run_datasets
+from scanrag.runner import degraded as degradation
 from scanrag.runner.components import (
     LoadedDataset,
     build_llm,
@@ -276,7 +277,7 @@ class Runner:
         """The model client: the injected one, else the gateway (built in each Ray worker)."""
         if self.llm is not None or executor.name != "local":
             return self.llm
-        return build_llm(self.config)
+        return build_llm(self.config, origin=self.run_dir.path.name)
 
     def _run(
         self, job: RunJob, executor: Executor, items: list[WorkItem], prior: Usage
@@ -300,7 +301,7 @@ class Runner:
             ScoreRequest(retry_failed=self.retry_errors),
             scores=self.scores,
             llm=self.judge_llm or self.llm or job.llm,
-            make_llm=lambda: build_llm(self.config),
+            make_llm=lambda: build_llm(self.config, origin=self.run_dir.path.name),
             progress=self.progress,
             tally=tally,
             gate=self._gate(prior, job.run_tally, tally),
@@ -345,12 +346,13 @@ class Runner:
         elif not summary["complete"]:
             pending = summary["counts"].get("score_pending")
             self.log(f"incomplete: {pending} (trajectory, scorer) pair(s) still unscored")
-        outcome = run_outcome(
-            self.trajectories.rows(),
-            [cell.run_key for cell in self.cells],
-            self.config.runner.fail_threshold,
-        )
+        rows = self.trajectories.rows()
+        keys = [cell.run_key for cell in self.cells]
+        outcome = run_outcome(rows, keys, self.config.runner.fail_threshold)
         for line in outcome.lines():
+            self.log(line)
+        cells = degradation.by_cell(r for r in rows if r.get("run_key") in set(keys))
+        for line in degradation.report_lines(cells, self.config.runner.on_degraded):
             self.log(line)
         if not summary["complete"]:
             self.log(f"resume with: scanrag run --resume {self.run_dir.path}")

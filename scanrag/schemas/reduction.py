@@ -64,5 +64,29 @@ class Reduction(BaseModel):
         default=True, description="Whether it takes the input below the strategy's promise."
     )
 
+    def summary(self) -> str:
+        """``page_cap (runner.page_caps.max_pages=60): 40 page(s) dropped``."""
+        what = []
+        if self.pages_dropped:
+            what.append(f"{len(self.pages_dropped)} page(s) dropped")
+        if self.pages_cut:
+            what.append(f"{len(self.pages_cut)} page(s) cut")
+        if self.chars_dropped and not self.pages_dropped:
+            what.append(f"{self.chars_dropped} chars dropped")
+        if self.images_merged:
+            what.append(f"{self.images_merged} image(s) stacked")
+        if self.images_dropped:
+            what.append(f"{self.images_dropped} image(s) dropped")
+        where = f" of {self.doc_id}" if self.doc_id else ""
+        return f"{self.kind} ({self.cause}){where}: {', '.join(what) or 'input reduced'}"
 
-__all__ = ["REDUCTION_KINDS", "Reduction", "ReductionKind"]
+
+def degraded_message(reductions: list[Reduction]) -> str:
+    """One line naming the degrading reductions (the error of a ``degraded`` item)."""
+    parts = [r.summary() for r in reductions if r.degrading]
+    return "input reduced below the strategy's promise (runner.on_degraded: fail): " + "; ".join(
+        parts
+    )
+
+
+__all__ = ["REDUCTION_KINDS", "Reduction", "ReductionKind", "degraded_message"]
