@@ -96,7 +96,9 @@ class Runner:
         self.llm = llm
         self.judge_llm = judge_llm
         self.log: Callable[[str], None] = log or (lambda _m: None)
-        self.progress = progress or RunProgress(config.runner.progress, log=log)
+        self.progress = progress or RunProgress(
+            config.runner.progress, log=log, interval_s=config.runner.progress_interval_s
+        )
         self.resuming = resuming
         self.retry_errors = retry_errors
         interval = config.runner.fsync_interval_s
@@ -157,7 +159,7 @@ class Runner:
         try:
             pending = self._pending(datasets, done)
             if pending:
-                self._ingest(job, executor)
+                self._ingest(job, executor, corpus=any(cell.retriever for cell, _, _ in pending))
                 job.llm = self._client(executor)
                 retriever_errors = self._index(job, executor, pending)
                 manifest = update_manifest(manifest, job, retriever_errors)
@@ -212,8 +214,11 @@ class Runner:
                         pending.append((cell, dataset, sample))
         return pending
 
-    def _ingest(self, job: RunJob, executor: Executor) -> None:
-        paths = document_paths(job.datasets.values())
+    def _ingest(self, job: RunJob, executor: Executor, corpus: bool = False) -> None:
+        """Ingest the documents of the items, and with ``corpus`` every document the datasets
+        name: retrievers index the whole dataset, so ``--limit`` or ``ids`` never change
+        their statistics (BM25's idf and average length)."""
+        paths = document_paths(job.datasets.values(), corpus=corpus)
         cache = Path(self.config.runner.cache_dir) / "documents"
         # An executor may ingest on its own workers (ray: sharded by document).
         ingest = getattr(executor, "ingest", None) or ingest_paths
@@ -286,7 +291,7 @@ class Runner:
 
             def sink(trajectory: Trajectory) -> None:
                 self.trajectories.append(trajectory)
-                stage.advance(usage=trajectory.total_usage)
+                stage.advance(usage=trajectory.total_usage, error=trajectory.status != Status.OK)
 
             stop = executor.run_items(job, items, sink, self._gate(prior, job.run_tally))
         self.session["usage_run"] = job.run_tally.to_json()

@@ -122,6 +122,7 @@ def prompt_changes(before: Sequence[dict[str, Any]], after: Sequence[dict[str, A
 def _dataset_entry(dataset: LoadedDataset) -> dict[str, Any]:
     entry = describe(dataset)
     entry["samples"] = len(entry.pop("sample_ids"))
+    entry["corpus_docs"] = len(entry.get("corpus_docs") or [])
     return entry
 
 

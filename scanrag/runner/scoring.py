@@ -24,6 +24,8 @@ from scanrag.llm.types import ChatModel
 from scanrag.protocols import JudgeSetup, ScoringBackend, ScoringFailedError
 from scanrag.rundir import JsonlLog, RunDir, RunDirError
 from scanrag.runner.progress import RunProgress
+
+FAILED_ROW_STATUSES = frozenset({"judge_error", "judge_parse_error", "render_failed"})
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Sample, Trajectory, Usage
 
@@ -212,7 +214,8 @@ def _score(
         def on_row(row: Any) -> None:
             scores.append(row)
             outcome.new_rows += 1
-            stage.advance(usage=_sum(row.usage) if row.usage else None)
+            failed = getattr(row, "status", "ok") in FAILED_ROW_STATUSES
+            stage.advance(usage=_sum(row.usage) if row.usage else None, error=failed)
 
         async def score_all() -> None:
             # One event loop for every chunk: the judge context's semaphore lives in it.
