@@ -101,9 +101,7 @@ def full_doc_pages(scope: Scope) -> list[PageRef]:
     data: dict[str, Any] = {"pages": len(kept), "page_cap": cap}
     if cap is not None and len(kept) < len(pages):
         data["capped_pages"] = pages[len(kept) :]
-        reductions.page_cap(
-            scope.trajectory, pages[len(kept) :], cap, source=scope.page_cap_source
-        )
+        reductions.page_cap(scope.trajectory, pages[len(kept) :], cap, source=scope.page_cap_source)
     refs = scope.refs(kept) + scope.cited_refs()
     data["cited_pages"] = len(refs) - len(kept)
     add_step(scope.trajectory, "select", data)

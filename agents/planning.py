@@ -137,9 +137,7 @@ def _image_cost(n: int, options: ContextOptions) -> int:
     return groups * options.image_tokens
 
 
-def _best_cap(
-    lengths: Sequence[tuple[int, int]], budget: int, current: int | None
-) -> int | None:
+def _best_cap(lengths: Sequence[tuple[int, int]], budget: int, current: int | None) -> int | None:
     """The largest character cap (≥ the minimum, ≤ ``current``) whose text fits ``budget``;
     ``None`` when even the minimum does not fit."""
     top = max((n for n, _ in lengths), default=0)

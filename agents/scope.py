@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agents import reductions
 from agents.common import (
     InputProblemError,
     add_step,
@@ -22,7 +23,6 @@ from agents.common import (
     setting,
     task_input,
 )
-from agents import reductions
 from agents.context import MODALITIES, ContextOptions, PageRef
 from agents.evidence import ParseContext, apply_output
 from agents.prompts.base import Prompt

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -262,19 +264,14 @@ def evaluate_retrievers(
     }
     for name in names:
         own = dict(params.get(name, {}))
-        searched = [0]
-
-        def tick() -> None:
-            searched[0] += 1
-            if advance is not None:
-                advance()
-
+        searched = Counter[str]()
+        tick = partial(_tick, searched, advance)
         try:
             retriever, seconds, cached = _build(name, specs, corpus, usable, built, cache_dir)
             run = query_samples(name, retriever, usable, documents, max(ks), on_query=tick)
         except Exception as exc:  # one broken retriever must not stop the comparison
             if advance is not None:
-                advance(len(usable) - searched[0], error=True)
+                advance(len(usable) - searched["done"], error=True)
             result.failed[name] = f"{type(exc).__name__}: {exc}"
             log.warning("retriever %s failed: %s", name, result.failed[name])
             continue
@@ -292,6 +289,12 @@ def evaluate_retrievers(
         result.retrievers[name] = run
         result.n_scored, result.n_without_gold = report.n_scored, report.n_without_gold
     return result
+
+
+def _tick(count: Counter[str], advance: Callable[..., None] | None) -> None:
+    count["done"] += 1
+    if advance is not None:
+        advance()
 
 
 def query_samples(

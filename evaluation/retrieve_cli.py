@@ -131,7 +131,9 @@ def run_eval(args: argparse.Namespace) -> int:
     from scanrag.runner.progress import RunProgress
 
     samples = dataset.samples[: args.limit] if args.limit else dataset.samples
-    progress = RunProgress(None, interval_s=args.progress_every if args.progress_every > 0 else None)
+    progress = RunProgress(
+        None, interval_s=args.progress_every if args.progress_every > 0 else None
+    )
     with contextlib.ExitStack() as stack:
         if args.cache_dir is not None:
             store_dir = args.cache_dir / "documents"

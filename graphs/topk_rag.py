@@ -52,7 +52,9 @@ class TopKRagStrategy(GraphStrategy):
     def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
         """The page cap counts when it is below ``k``."""
         out = super().caps(settings)
-        cap = self.reader.page_cap if self.reader.page_cap is not None else settings.get("max_pages")
+        cap = (
+            self.reader.page_cap if self.reader.page_cap is not None else settings.get("max_pages")
+        )
         if cap and int(cap) < self.k:
             out = {"pages": int(cap), **out}
         return out

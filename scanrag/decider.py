@@ -121,8 +121,8 @@ def judge_models(rows: Iterable[Any], scorer: str = JUDGE) -> list[str]:
 __all__ = [
     "AUTO",
     "AUTO_ORDER",
-    "Decision",
     "DeciderStats",
+    "Decision",
     "correct_of",
     "decide",
     "decider_order",

@@ -1,17 +1,18 @@
 """The gateway's persistent response cache: one SQLite file in WAL mode.
 
 Keys are ``ChatRequest.cache_key()`` values; values are the ``ChatResponse`` JSON of the
-original (paid) call, with the run that stored it (``origin``: the run folder's name, when the
-client was given one), so a replayed reply can say where it came from. SQLite's locking makes the cache safe for several writers in different
-threads and processes; each operation opens its own short-lived connection, so a cache object
-can be shared across threads, event loops and forks.
+original (paid) call, with the run that stored it (``origin``: the run folder's name, when
+the client was given one), so a replayed reply can say where it came from. SQLite's locking
+makes the cache safe for several writers in different threads and processes; each operation
+opens its own short-lived connection, so a cache object can be shared across threads, event
+loops and forks.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 
 from scanrag.llm.types import ChatResponse
@@ -32,9 +33,7 @@ class ResponseCache:
 
     FILENAME = "responses.sqlite"
 
-    def __init__(
-        self, directory: Path, timeout_s: float = 60.0, origin: str | None = None
-    ) -> None:
+    def __init__(self, directory: Path, timeout_s: float = 60.0, origin: str | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / self.FILENAME
@@ -45,10 +44,8 @@ class ResponseCache:
             conn.execute(_SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
             if "origin" not in columns:  # a cache written before origins were kept
-                try:
+                with suppress(sqlite3.OperationalError):  # another process added it meanwhile
                     conn.execute("ALTER TABLE responses ADD COLUMN origin TEXT")
-                except sqlite3.OperationalError:  # another process added it meanwhile
-                    pass
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)

@@ -327,7 +327,9 @@ def _count_local(name: str, request: ChatRequest) -> TokenCount | None:
         return None
     images = sum(len(m.images) for m in request.messages)
     return TokenCount(
-        tokens=tokens + images * IMAGE_TOKENS, method="model tokenizer and chat template", exact=True
+        tokens=tokens + images * IMAGE_TOKENS,
+        method="model tokenizer and chat template",
+        exact=True,
     )
 
 

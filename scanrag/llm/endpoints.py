@@ -3,8 +3,9 @@
 A role (an agent's ``reader``, a judge's ``default`` ...) names a model by a string — a litellm
 model string, ``local/<name>``, ``scripted/<name>`` — or by a :class:`ModelEntry`, which adds
 the server (``api_base``, the *name* of the environment variable holding its key, extra
-headers, timeout, concurrency, the context window when the server does not report it), sampling (``temperature``, ``top_p``, ``max_tokens``, ``seed``,
-server-specific knobs in ``extra_body``) and how structured output is asked for
+headers, timeout, concurrency, the context window when the server does not report it),
+sampling (``temperature``, ``top_p``, ``max_tokens``, ``seed``, server-specific knobs in
+``extra_body``) and how structured output is asked for
 (``output_mode``). The gateway looks entries up by :attr:`ModelEntry.ref`, the string roles
 carry through the run (``name`` when given, else ``model``).
 

@@ -96,7 +96,6 @@ class ScriptedModel:
             finish_reason="stop",
         )
 
-
     @staticmethod
     def prompt_tokens(request: ChatRequest) -> int:
         """The scripted token count of a request's messages (whitespace-separated pieces)."""

@@ -58,7 +58,9 @@ def _cached_calls(row: Mapping[str, Any]) -> int:
     if "cached_calls" in usage and not isinstance(usage.get("cached_calls"), Mapping):
         return int(usage.get("cached_calls") or 0)
     return sum(
-        int(stage.get("cached_calls") or 0) for stage in usage.values() if isinstance(stage, Mapping)
+        int(stage.get("cached_calls") or 0)
+        for stage in usage.values()
+        if isinstance(stage, Mapping)
     )
 
 

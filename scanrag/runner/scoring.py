@@ -24,10 +24,10 @@ from scanrag.llm.types import ChatModel
 from scanrag.protocols import JudgeSetup, ScoringBackend, ScoringFailedError
 from scanrag.rundir import JsonlLog, RunDir, RunDirError
 from scanrag.runner.progress import RunProgress
-
-FAILED_ROW_STATUSES = frozenset({"judge_error", "judge_parse_error", "render_failed"})
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Sample, Trajectory, Usage
+
+FAILED_ROW_STATUSES = frozenset({"judge_error", "judge_parse_error", "render_failed"})
 
 if TYPE_CHECKING:
     from scanrag.config import ExperimentConfig

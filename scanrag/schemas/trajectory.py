@@ -166,7 +166,8 @@ class ModelCall(BaseModel):
     seconds: float = Field(default=0.0, description="Wall seconds the strategy waited.")
     cached: bool = False
     cached_from: str | None = Field(
-        default=None, description="For a reply replayed from the response cache: the run that "
+        default=None,
+        description="For a reply replayed from the response cache: the run that "
         "first got it (its folder name), when the cache recorded one.",
     )
     error: str | None = Field(default=None, description="Why the call failed, if it did.")
