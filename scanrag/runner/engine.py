@@ -351,7 +351,7 @@ class Runner:
         elif not summary["complete"]:
             pending = summary["counts"].get("score_pending")
             self.log(f"incomplete: {pending} (trajectory, scorer) pair(s) still unscored")
-        rows = self.trajectories.rows()
+        rows = list(self.trajectories.rows())
         keys = [cell.run_key for cell in self.cells]
         outcome = run_outcome(rows, keys, self.config.runner.fail_threshold)
         for line in outcome.lines():
