@@ -81,14 +81,22 @@ def deciders(
     return {key: decider_stats(rows, order).to_json() for key, rows in by_cell.items()}
 
 
-def decider_entry(setting: str | None, scores: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The run's decider: setting, order, in words, and the judge models behind its rows."""
+def decider_entry(
+    setting: str | None, scores: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The run's decider: setting, order, in words, the judge models its rows record and the
+    judge configured for the answer role (rules decide some items without any call)."""
     order = decider_order(setting)
+    judges = (manifest.get("models") or {}).get("judges") or {}
+    configured = (
+        judges.get("answer") or judges.get("default") if isinstance(judges, Mapping) else None
+    )
     return {
         "setting": setting or "auto",
         "order": list(order),
         "describe": describe_decider(setting),
         "judges": {scorer: judge_models(scores, scorer) for scorer in order},
+        "answer_judge": configured,
     }
 
 

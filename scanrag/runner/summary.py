@@ -159,7 +159,7 @@ def build_summary(
         "metrics": metrics["all"],
         "headline": metrics["headline"],
         "headline_scorers": headline_scorers(metrics["headline"]),
-        "decider": decider_entry(decider, scores),
+        "decider": decider_entry(decider, scores, manifest),
         "scoring": metrics["detail"],
         "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
         "sessions": manifest.get("sessions", []),
@@ -350,6 +350,7 @@ def condition_notes(summary: Mapping[str, Any]) -> list[str]:
     notes = []
     if decider:
         judges = ", ".join(m for ms in (decider.get("judges") or {}).values() for m in ms)
+        judges = judges or str(decider.get("answer_judge") or "")
         notes.append(
             f"correct/wrong decided by: {decider.get('describe')}"
             + (f" (judge {judges})" if judges else "")

@@ -124,9 +124,7 @@ def _rows(run_dir: Path) -> dict[str, dict[str, Any]]:
     return {row["sample_id"]: row for row in map(json.loads, lines)}
 
 
-def test_full_doc_on_a_small_context_is_degraded_everywhere(
-    api_base: str, tmp_path: Path
-) -> None:
+def test_full_doc_on_a_small_context_is_degraded_everywhere(api_base: str, tmp_path: Path) -> None:
     from evaluation.report import build_report
     from evaluation.report.export import export_runs
 
