@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         llm = PlanOnly(build_llm(config))
         result = start_run(config, llm=llm, log=None)
         total = degraded = 0
-        for key, cell in result.summary["cells"].items():
+        for cell in result.summary["cells"].values():
             total += cell["items"]
             degraded += cell["degraded"]
             print(
