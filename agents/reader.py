@@ -120,6 +120,7 @@ class _Reading:
         self.primary = primary
         self.causes: list[str] = []
         self.inp = build_input(start.refs, start.options, ctx.renderer)
+        self.base_merged = sum(len(c["pages"]) for c in self.inp.composites)
 
     def rebuild(self, new: Fit, trigger: str, budget: int, facts: dict[str, Any]) -> None:
         """Adopt ``new`` (recorded as a ``fallback`` step) and build its input."""
@@ -190,7 +191,6 @@ class _Reading:
         """The reductions from the input as promised to the input as sent."""
         if not self.shrunk:
             return
-        merged_before = sum(len(c["pages"]) for c in _composites(self.base, self.ctx))
         merged_after = sum(len(c["pages"]) for c in self.inp.composites)
         for reduction in plan_reductions(
             (self.base.refs, self.base.options),
@@ -199,15 +199,9 @@ class _Reading:
             stage=self.spec.stage,
             primary=self.primary,
             limit=window.tokens if window is not None else None,
-            images_merged=max(0, merged_after - merged_before),
+            images_merged=max(0, merged_after - self.base_merged),
         ):
             self.trajectory.reduce(reduction)
-
-
-def _composites(fit_: Fit, ctx: StrategyContext) -> list[dict[str, Any]]:
-    if fit_.options.modality == "text":
-        return []
-    return build_input(fit_.refs, fit_.options, ctx.renderer).composites
 
 
 def _fits(count: TokenCount, max_tokens: int, window: ContextWindow) -> bool:
