@@ -22,11 +22,13 @@ from agents.context import (
     TRUNCATION_MARK,
     ContextOptions,
     PageRef,
+    estimate_tokens,
     page_block,
     page_text,
 )
+from scanrag.llm.context import CHARS_PER_TOKEN as ESTIMATE_CHARS
 from scanrag.llm.context import ContextWindow, TokenCount, estimate_request
-from scanrag.llm.types import ChatRequest, ContextOverflowError
+from scanrag.llm.types import ChatRequest, ContextOverflowError, TextPart
 from scanrag.protocols import StrategyContext
 from scanrag.untrusted import ID_LENGTH
 
@@ -76,7 +78,8 @@ async def count_request(ctx: StrategyContext, request: ChatRequest) -> TokenCoun
                 return counted
         except Exception:  # fall back on the estimate
             pass
-    return TokenCount(tokens=estimate_request(request), method="estimate (characters / 4)")
+    method = f"estimate (characters / {ESTIMATE_CHARS})"
+    return TokenCount(tokens=estimate_request(request), method=method)
 
 
 async def check_fits(
@@ -214,6 +217,18 @@ def fit(current: Fit, budget: int, mode: Fallback) -> Fit:
     return fit_truncate(current, budget)
 
 
+def estimate_units(request: ChatRequest, image_tokens: int = 800) -> int:
+    """The request in the planner's estimate units (``ReaderInput.est_tokens``' characters /
+    4, images at a flat cost): what :func:`page_budget` converts the counted tokens into."""
+    parts: list[Any] = []
+    for message in request.messages:
+        if isinstance(message.content, str):
+            parts.append(TextPart(text=message.content))
+        else:
+            parts.extend(message.content)
+    return estimate_tokens(parts, image_tokens)
+
+
 def page_budget(
     count: TokenCount, estimated: int, page_estimate: int, max_tokens: int, window: int
 ) -> int:
@@ -250,6 +265,7 @@ __all__ = [
     "check_fits",
     "count_request",
     "describe_plan",
+    "estimate_units",
     "fit",
     "overflow_text",
     "page_budget",

@@ -36,6 +36,7 @@ from agents.planning import (
     PlannedOverflowError,
     count_request,
     describe_plan,
+    estimate_units,
     fit,
     overflow_text,
     page_budget,
@@ -54,7 +55,7 @@ from agents.reductions import (
 )
 from agents.reply import note_finish
 from agents.structured import parse_structured, schema_for
-from scanrag.llm.context import ContextWindow, TokenCount, estimate_request, window_in_error
+from scanrag.llm.context import ContextWindow, TokenCount, window_in_error
 from scanrag.llm.types import ChatRequest, ContentPart, ContextOverflowError, ModelError, TextPart
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
@@ -121,6 +122,7 @@ class _Reading:
         self.causes: list[str] = []
         self.inp = build_input(start.refs, start.options, ctx.renderer)
         self.base_merged = sum(len(c["pages"]) for c in self.inp.composites)
+        self.image_tokens = start.options.image_tokens
 
     def rebuild(self, new: Fit, trigger: str, budget: int, facts: dict[str, Any]) -> None:
         """Adopt ``new`` (recorded as a ``fallback`` step) and build its input."""
@@ -154,7 +156,7 @@ class _Reading:
             request = self.request(self.inp)
             budget = page_budget(
                 count,
-                estimate_request(request),
+                estimate_units(request, self.image_tokens),
                 self.inp.est_tokens,
                 self.spec.max_tokens,
                 window.tokens,
