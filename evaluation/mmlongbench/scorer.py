@@ -109,7 +109,7 @@ def _accuracy_table(rows: Sequence[ScoreRow], key: str) -> dict[str, dict[str, f
 class MMLongBenchScorer(Scorer):
     """Official MMLongBench-Doc scoring, optionally after answer extraction."""
 
-    name: ClassVar[str] = "mmlongbench"
+    name = "mmlongbench"
     roles: ClassVar[tuple[str, ...]] = (ROLE,)
 
     def __init__(self, extract: bool = False) -> None:
