@@ -15,8 +15,8 @@ from evaluation.docscope.profiled import Opening
 from evaluation.docscope.profiles import OFFICIAL
 from evaluation.docscope.reading import drawable, released_view
 from evaluation.docscope.region import RegionScorer, summarise_regions
-from evaluation.docscope.region_page import RENDER_DPI, _pixels
 from evaluation.docscope.region_geometry import RegionGeometryScorer
+from evaluation.docscope.region_page import RENDER_DPI, _pixels
 from evaluation.documents import DocumentSource
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import ScoreRow
