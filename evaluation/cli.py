@@ -196,6 +196,20 @@ def print_summary(summary: Any) -> None:
     Console(width=None if sys.stdout.isatty() else 180).print(table)
 
 
+def print_official_blocks(run_dir: Path, summary: Any) -> None:
+    """The JSON DocScope's ``summarize_eval.py`` prints, for every grid cell with a DocScope
+    stage scored under the official profile."""
+    import json
+
+    from evaluation.docscope.official_summary import summaries
+    from scanrag.rundir import RunDir
+
+    blocks = summaries(summary, RunDir(run_dir).manifest())
+    for cell, block in blocks.items():
+        print(f"DocScope official summary (as summarize_eval.py prints it), {cell}:")
+        print(json.dumps(block, indent=2, ensure_ascii=False))
+
+
 def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
@@ -223,6 +237,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"warning: {line}", file=sys.stderr)
     if not args.quiet:
         print_summary(result.summary)
+        print_official_blocks(args.run_dir, result.summary)
     print(
         f"{result.new_rows} new score rows, {result.total_rows} in {args.run_dir / 'scores.jsonl'}"
     )

@@ -132,7 +132,7 @@ def official_gold(sample: Sample) -> ItemGold:
     if sample.metadata.get(NOT_IN_BENCHMARK):
         pages = sample.metadata.get("record_gold_pages")
         return ItemGold(
-            question=sample.question,
+            question=str(sample.metadata.get("record_question", "")),
             answer=sample.metadata.get("record_gold_answer", ""),
             answerable=True,
             pages=[p for p in pages if isinstance(p, int | float | str)]

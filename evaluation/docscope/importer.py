@@ -285,16 +285,17 @@ def _unknown_sample(sample_id: str, qid: str, record: Mapping[str, Any]) -> Samp
         NOT_IN_BENCHMARK: True,
         SAMPLE_KEY: OFFICIAL_NAME,
         "question_id": qid,
+        "record_question": record.get("question", ""),
         "record_gold_answer": record.get("gold_answer", ""),
     }
     if isinstance(record.get("gold_pages"), list):
         metadata["record_gold_pages"] = record["gold_pages"]
-    question = record.get("question", "")
+    question = record.get("question")
     gold = record.get("gold_answer")
     return Sample(
         id=sample_id,
         doc_ids=["not-in-benchmark.pdf"],
-        question=question if isinstance(question, str) else str(question),
+        question=question if isinstance(question, str) and question else "(not in the benchmark)",
         answer=gold if isinstance(gold, str) else None,
         metadata=metadata,
     )
