@@ -45,9 +45,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluation.docscope.gold import NOT_IN_BENCHMARK
+from evaluation.docscope.import_official import official_items
 from evaluation.docscope.official import INFER_KEY
 from evaluation.docscope.official_parser import parse_official
-from evaluation.docscope.profiles import OFFICIAL_NAME, PROFILES, REPEAT_KEY, SAMPLE_KEY
+from evaluation.docscope.profiles import OFFICIAL_NAME, PROFILES
 from scanrag.hashing import file_sha256
 from scanrag.schemas import (
     UNANSWERABLE,
@@ -278,58 +279,6 @@ def _num_pages(path: Path) -> int | None:
         return None
 
 
-def _unknown_sample(sample_id: str, qid: str, record: Mapping[str, Any]) -> Sample:
-    """An item for a question id missing from the benchmark, as the released scorers score it:
-    no gold boxes or facts, the record's ``gold_pages`` and ``gold_answer`` if it has them."""
-    metadata: dict[str, Any] = {
-        NOT_IN_BENCHMARK: True,
-        SAMPLE_KEY: OFFICIAL_NAME,
-        "question_id": qid,
-        "record_question": record.get("question", ""),
-        "record_gold_answer": record.get("gold_answer", ""),
-    }
-    if isinstance(record.get("gold_pages"), list):
-        metadata["record_gold_pages"] = record["gold_pages"]
-    question = record.get("question")
-    gold = record.get("gold_answer")
-    return Sample(
-        id=sample_id,
-        doc_ids=["not-in-benchmark.pdf"],
-        question=question if isinstance(question, str) and question else "(not in the benchmark)",
-        answer=gold if isinstance(gold, str) else None,
-        metadata=metadata,
-    )
-
-
-def _repeat(sample: Sample, sample_id: str, qid: str, occurrence: int) -> Sample:
-    metadata = dict(sample.metadata) | {REPEAT_KEY: qid, "occurrence": occurrence}
-    return sample.model_copy(update={"id": sample_id, "metadata": metadata})
-
-
-def _official_items(
-    lines: InferFile, samples: Mapping[str, Sample], report: ImportReport
-) -> list[tuple[dict[str, Any], Sample]]:
-    """Every record with the sample it is scored against (see the module docstring)."""
-    seen: dict[str, int] = {}
-    items = []
-    for _, record in lines.records:
-        qid = str(record.get("question_id"))  # "None" without one, as the released code keys it
-        seen[qid] = seen.get(qid, 0) + 1
-        occurrence = seen[qid]
-        sample_id = qid if occurrence == 1 else f"{qid}#{occurrence}"
-        if occurrence == 2:
-            report.duplicates.append(qid)
-        base = samples.get(qid)
-        if base is None:
-            if occurrence == 1:
-                report.unknown_questions.append(qid)
-            sample = _unknown_sample(sample_id, qid, record)
-        else:
-            sample = base if occurrence == 1 else _repeat(base, sample_id, qid, occurrence)
-        items.append((record, sample))
-    return items
-
-
 def _paper_items(
     infer: Path, samples: Mapping[str, Sample], report: ImportReport
 ) -> list[tuple[dict[str, Any], Sample | None]]:
@@ -382,7 +331,9 @@ def import_infer(
     report.dropped_benchmark_rows = [f"{d.id or d.row}: {d.reason}" for d in dataset.report.dropped]
     items: list[tuple[dict[str, Any], Sample | None]]
     if profile == OFFICIAL_NAME:
-        items = list(_official_items(lines, samples, report))
+        items = list(
+            official_items(lines.records, samples, report.duplicates, report.unknown_questions)
+        )
         report.bad_lines = list(lines.bad)
     else:
         items = _paper_items(infer, samples, report)
