@@ -50,6 +50,7 @@ ROWS: list[dict[str, Any]] = [
     ),
     _row("twice", "A", [{"local_id": "e1", "page": 1, "bbox": [10, 10, 50, 50]}]),
     _row("twice", "A", [{"local_id": "e1", "page": 2, "bbox": [10, 10, 50, 50]}]),
+    {"id": "bare", "pdf": {"doc_id_str": "A"}, "evidences": []},  # no question, no answer
 ]
 
 
@@ -73,7 +74,8 @@ def test_the_paper_profile_drops_what_the_released_code_keeps(bench: Path) -> No
 def test_the_official_profile_keeps_them(bench: Path) -> None:
     dataset = load_docscope(bench, validate=False, profile="official")
     samples = {s.id: s for s in dataset.samples}
-    assert set(samples) == {"float", "past_edge", "past_pdf", "no_pdf", "facts", "twice"}
+    assert set(samples) == {"float", "past_edge", "past_pdf", "no_pdf", "facts", "twice", "bare"}
+    assert samples["bare"].question == "(no question in the benchmark row)"
     assert all(s.metadata["scoring_profile"] == "official" for s in samples.values())
     assert samples["float"].gold_pages == [2]
     assert samples["past_edge"].gold_regions[0].bbox.x2 == 1.0  # clipped to the page
@@ -103,6 +105,7 @@ def test_the_official_gold_reads_the_row(bench: Path) -> None:
     gold = official_gold(samples["past_pdf"])
     assert gold.pages == [9] and [b.pixels for b in gold.boxes_on(9)] == [[10, 10, 50, 50]]
     assert gold.boxes_on(9)[0].box is None  # no place on a page the PDF does not have
+    assert official_gold(samples["bare"]).question == ""  # as the released code reads it
     facts = official_gold(samples["facts"])
     assert [f.fact_id for f in facts.facts_on(1)] == ["f1"]
     assert facts.siblings(1) == ["Nowhere."]
