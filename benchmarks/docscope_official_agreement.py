@@ -35,10 +35,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections import Counter
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +45,10 @@ HERE = REPO / "tests" / "evaluation" / "docscope"
 GOLDEN = HERE / "golden" / "edge"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import docscope_edge as edge  # noqa: E402
+from local_server import serve  # noqa: E402
 
 STAGES = edge.STAGES
 
@@ -91,18 +91,6 @@ class _Judge(BaseHTTPRequestHandler):
             chunk |= {"id": "edge", "object": "chat.completion.chunk", "created": 0, "model": "j"}
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
-
-
-@contextlib.contextmanager
-def judge_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Judge)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # --------------------------------------------------------------------------- the released code
@@ -148,7 +136,7 @@ def run_released(checkout: Path) -> None:
         raise SystemExit(f"{checkout} holds no DocScope code/eval/score_bbox.py")
     if shutil.which("pdftoppm") is None:
         raise SystemExit("the released region scorer renders pages with pdftoppm (poppler-utils)")
-    with tempfile.TemporaryDirectory() as tmp, judge_server() as url:
+    with tempfile.TemporaryDirectory() as tmp, serve(_Judge) as url:
         root = Path(tmp) / "code"
         shutil.copytree(code, root)
         files = edge.write_edge_run(Path(tmp) / "edge")

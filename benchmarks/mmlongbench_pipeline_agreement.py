@@ -23,16 +23,13 @@ and scores agree and both headline numbers, beside the lenient profile's for con
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 HERE = REPO / "tests" / "evaluation"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import mmlb_pipeline as mixed  # noqa: E402
+from local_server import serve  # noqa: E402
 
 OUTPUT = mixed.GOLDEN / "pipeline_released.json"
 
@@ -89,22 +88,10 @@ class _Server(BaseHTTPRequestHandler):
         )
 
 
-@contextlib.contextmanager
-def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def run_released(checkout: Path) -> None:
     if not (checkout / "run_api.py").is_file() or not (checkout / "eval").is_dir():
         raise SystemExit(f"{checkout} holds no MMLongBench-Doc run_api.py and eval/")
-    with tempfile.TemporaryDirectory() as tmp, server() as url:
+    with tempfile.TemporaryDirectory() as tmp, serve(_Server) as url:
         root = Path(tmp) / "mmlb"
         shutil.copytree(checkout, root, ignore=shutil.ignore_patterns("data", ".git"))
         mixed.write_inputs(root)

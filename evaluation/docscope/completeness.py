@@ -37,6 +37,7 @@ from evaluation.docscope.profiles import (
     OFFICIAL,
     OFFICIAL_SUFFIX,
     PAPER_NAME,
+    get_profile,
     row_profile,
     stage_rows,
 )
@@ -55,10 +56,10 @@ _STAGES = ("pages", "region", "region_geometry", "fact", "answer")
 
 
 def answer_correct(group: RowGroup, profile: str = PAPER_NAME) -> dict[str, bool]:
-    """Correctness per sample: the answer judge where usable, else (paper profile) the rule
-    matcher."""
+    """Correctness per sample: the answer judge where usable, else, for a profile that lets
+    rules decide answers (``shortcuts``: the paper profile), the rule matcher."""
     out: dict[str, bool] = {}
-    sources = [group.rows("answer_rules")] if profile == PAPER_NAME else []
+    sources = [group.rows("answer_rules")] if get_profile(profile).shortcuts else []
     sources.append(stage_rows(group, "answer", profile))
     for rows in sources:  # the judge overrides the rules
         for sample_id, row in rows.items():

@@ -35,8 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.base import StatsOptions, count_column, f1, ratio_metric, split_rows
-from evaluation.base import statistic_metric as statistic
+from evaluation.base import (
+    StatsOptions,
+    count_column,
+    f1,
+    ratio_metric,
+    split_rows,
+    statistic_metric,
+)
 from evaluation.docscope.geometry import gold_vs_union
 from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
 from evaluation.docscope.profiles import OFFICIAL, Profile
@@ -194,7 +200,7 @@ def summarise_regions(
         return compute
 
     metrics = {
-        f"{mode}_{which}": statistic(
+        f"{mode}_{which}": statistic_metric(
             stat(mode, which), len(usable), stats, headline=which == "f1" and not rates, **fence
         )
         for mode in ("strict", "lenient")
