@@ -45,6 +45,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "cells": "one entry per grid cell: run_key, strategy, label, params (as configured), "
         "retriever, models (role → model), describe (resolved parameters, promise), "
         "prompt_hashes, caps (pages, chars_per_page, images, windows) and cap_label (≤60p)",
+        "scoring": "scorers, their params (profiles, extraction call shapes) and every judge "
+        "prompt file with its sha256 (a score session records its own under sessions)",
         "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors, "
         "corpus_docs (documents the retrievers index)",
         "retrievers": "per retriever alias: type, params and the index's own manifest",
