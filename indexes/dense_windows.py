@@ -24,6 +24,7 @@ texts are tokenized again, still straight to ids.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -133,9 +134,8 @@ class WindowCutter:
         """Whether the single-tokenization path gives the reference ids on the probe texts
         (windows of 3 to 7 tokens, so many cuts fall inside words)."""
         for window, overlap in ((3, 1), (5, 2), (7, 0)):
-            probe = WindowCutter(
-                self.tokenizer, window, overlap, self.prefix, self.max_length, 1, exact=True
-            )
+            probe = copy.copy(self)  # shares the tokenizer copy
+            probe.window, probe.overlap, probe.threads, probe.exact = window, overlap, 1, True
             fast, slow = probe.pages(PROBE_TEXTS), probe._reference_pages(PROBE_TEXTS)
             for mine, theirs in zip(fast, slow, strict=True):
                 if len(mine) != len(theirs) or any(
