@@ -1,15 +1,15 @@
 """Reading a config: YAML file, ``--set`` overrides, plugins, readable validation errors.
 
-Relative paths written in a config file (dataset ``path`` / ``pdf_dir``, ``runner.cache_dir`` /
-``runs_dir``, ``scoring.judge_prompts`` files) resolve against the folder of that file, so a run
-does not depend on where it is started from; paths given with ``--set`` and the defaults
-(``runs/``, ``.scanrag_cache/``) resolve against the current working directory.
+Relative paths written in a config file (dataset ``path`` / ``pdf_dir``, ``runner.cache_dir``
+/ ``runs_dir``, ``scoring.judge_prompts`` files, ``.py`` files in ``plugins``) resolve against
+the folder of that file, so a run does not depend on where it is started from; paths given
+with ``--set`` and the defaults (``runs/``, ``.scanrag_cache/``) resolve against the current
+working directory.
 ``config.resolved.yaml`` in a run directory holds absolute paths so a resume works anywhere.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from scanrag.config.experiment import ExperimentConfig
 from scanrag.config.sections import ConfigError
+from scanrag.plugins import PluginError, import_plugin, is_file_plugin
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -79,9 +80,11 @@ def import_plugins(modules: Any, source: str = "<config>") -> None:
         raise ConfigError(source, ["plugins: must be a list of module names"])
     for module in modules:
         try:
-            importlib.import_module(module)
-        except Exception as exc:
-            problem = f"plugins: cannot import {module!r}: {type(exc).__name__}: {exc}"
+            import_plugin(module)
+        except PluginError as exc:
+            cause = exc.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+            problem = f"plugins: cannot import {module!r}: {detail}"
             raise ConfigError(source, [problem]) from None
 
 
@@ -156,6 +159,12 @@ def anchor_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
         for key in ("cache_dir", "runs_dir"):
             if key in runner:
                 runner[key] = _anchored(runner[key], folder)
+    plugins = out.get("plugins")
+    if isinstance(plugins, list):
+        out["plugins"] = [
+            _anchored(p, folder) if isinstance(p, str) and is_file_plugin(p) else p
+            for p in plugins
+        ]
     scoring = out.get("scoring")
     prompts = scoring.get("judge_prompts") if isinstance(scoring, dict) else None
     if isinstance(prompts, dict):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
 import logging
 import os
 import re
@@ -34,6 +33,7 @@ from typing import Any
 from scanrag.config import ExperimentConfig
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ChatModel
+from scanrag.plugins import import_plugins
 from scanrag.protocols import StrategyContext
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import IngestResult, build_llm, build_retriever, build_strategies
@@ -74,8 +74,7 @@ _STATE_LOCK = threading.Lock()
 
 class _WorkerState:
     def __init__(self, shared: Shared) -> None:
-        for module in shared.config.plugins:
-            importlib.import_module(module)
+        import_plugins(shared.config.plugins)
         from scanrag.documents import DocumentStore, PageRenderer
 
         cache = Path(shared.config.runner.cache_dir)
