@@ -110,8 +110,8 @@ def build_report(
     """Write the report of ``run_dirs`` into ``out_dir``; returns the path of ``index.html``.
 
     ``baseline`` names the grid cell (label, run key or strategy) significance is tested
-    against; by default the first cell. Raises :class:`~evaluation.report.data.ReportError` for
-    a run folder that cannot be read.
+    against; by default the config's first cell (rows follow the config's order). Raises
+    :class:`~evaluation.report.data.ReportError` for a run folder that cannot be read.
     """
     from evaluation.report.export import long_csv
     from evaluation.report.images import PageImages

@@ -13,6 +13,7 @@ summaries), never when ``evaluation.report`` is imported.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,7 +150,7 @@ def load_run(path: str | Path) -> RunData:
     for row in rows:
         strategies.setdefault(row.group, row.strategy)
     summaries = _summaries(run, rows, set(by_group))
-    for key in sorted(strategies):
+    for key in sorted(strategies, key=_config_order(run.manifest)):
         run.groups.append(
             Group(
                 label=key,
@@ -164,6 +165,17 @@ def load_run(path: str | Path) -> RunData:
     if not run.groups:
         raise ReportError(f"{run_dir}: no trajectories or score rows to report")
     return run
+
+
+def _config_order(manifest: dict[str, Any]) -> Callable[[str], tuple[int, str]]:
+    """Sort key of run keys: the config's order of grid cells (the manifest's ``cells``), so
+    the first row and the default baseline are the config's first cell; cells the manifest
+    does not list come after, by name."""
+    order: dict[str, int] = {}
+    for cell in manifest.get("cells") or []:
+        if isinstance(cell, dict) and isinstance(cell.get("run_key"), str):
+            order.setdefault(cell["run_key"], len(order))
+    return lambda key: (order.get(key, len(order)), key)
 
 
 def load_runs(paths: list[Path]) -> list[RunData]:
