@@ -46,6 +46,9 @@ nav a { margin-right: 12px; }
 .o-unanswered { color: #8a5a00; background: #fff1cc; }
 .o-error { color: #fff; background: #6b3fa0; font-size: 12px; }
 .o-unscored { color: #888; }
+.tag { font-size: 11px; border-radius: 3px; padding: 0 3px; }
+.tag-gold { color: #0a7d00; border: 1px solid #0a7d00; }
+.tag-predicted { color: #c00000; border: 1px solid #c00000; }
 .errs { color: #6b3fa0; font-weight: 600; } .nowrap { white-space: nowrap; }
 .zero { opacity: 0.35; filter: grayscale(1); }
 details.call, details.step { margin: 3px 0; } details.page { margin: 2px 0 2px 12px; }

@@ -157,3 +157,18 @@ def test_mixed_sources_print_a_breakdown_and_json_has_question_ranks(capsys, tmp
     assert set(data["retrievers"]["bm25"]["by_group"]) == {"fb", "mmlb"}
     code, out, _ = _run(capsys, *base, "--json", "--by", "none_such_field")
     assert json.loads(out)["groups"] == {}
+
+
+def test_the_printed_table_keeps_every_number_when_piped(capsys, dataset, pdf_dir, tmp_path):
+    """Output to a pipe or file prints the table at its full width: no value folded or cut."""
+    import re
+
+    args = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--k", "1,3,5,10",
+            "--retrievers", "bm25,oracle,hybrid", "--by", "doc_type",
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    code, out, _ = _run(capsys, *args)
+    assert code == 0 and "…" not in out
+    rows = [line for line in out.splitlines() if line.lstrip("│ ").startswith("bm25")]
+    assert rows and all(
+        len(re.findall(r"\d\.\d{3}/\d\.\d{3}/\d\.\d{3}/\d\.\d{3}", row)) == 5 for row in rows
+    ), rows
