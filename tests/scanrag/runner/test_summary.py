@@ -1,5 +1,5 @@
-"""The printed result table: fits 140 columns, names every metric in its header, shows errors and judge
-exclusions beside the metrics."""
+"""The printed result table: fits 140 columns, names every metric in its header, shows errors
+and judge exclusions beside the metrics."""
 
 from __future__ import annotations
 
