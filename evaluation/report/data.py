@@ -13,7 +13,6 @@ summaries), never when ``evaluation.report`` is imported.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,7 +149,7 @@ def load_run(path: str | Path) -> RunData:
     for row in rows:
         strategies.setdefault(row.group, row.strategy)
     summaries = _summaries(run, rows, set(by_group))
-    for key in sorted(strategies, key=_config_order(run.manifest)):
+    for key in sorted(strategies):
         run.groups.append(
             Group(
                 label=key,
@@ -165,17 +164,6 @@ def load_run(path: str | Path) -> RunData:
     if not run.groups:
         raise ReportError(f"{run_dir}: no trajectories or score rows to report")
     return run
-
-
-def _config_order(manifest: dict[str, Any]) -> Callable[[str], tuple[int, str]]:
-    """Sort key of run keys: the config's order of grid cells (the manifest's ``cells``), so
-    the first row and the default baseline are the config's first cell; cells the manifest
-    does not list come after, by name."""
-    order: dict[str, int] = {}
-    for cell in manifest.get("cells") or []:
-        if isinstance(cell, dict) and isinstance(cell.get("run_key"), str):
-            order.setdefault(cell["run_key"], len(order))
-    return lambda key: (order.get(key, len(order)), key)
 
 
 def load_runs(paths: list[Path]) -> list[RunData]:
@@ -217,3 +205,15 @@ def find_group(groups: list[Group], name: str) -> Group:
                 return group
     known = ", ".join(g.label for g in groups)
     raise ReportError(f"no grid cell named {name!r} to use as baseline; known: {known}")
+
+
+def default_baseline(groups: list[Group]) -> Group:
+    """The baseline when none is named: the config's first grid cell (the first run's
+    manifest lists its cells in the config's order), else the first group."""
+    for group in groups:
+        for cell in group.run.manifest.get("cells") or []:
+            if isinstance(cell, dict) and cell.get("run_key"):
+                found = [g for g in groups if g.run is group.run and g.key == cell["run_key"]]
+                return found[0] if found else groups[0]
+        break
+    return groups[0]

@@ -269,8 +269,8 @@ def render() -> str:
         "of the wide export below |",
         "| `comparison.json` | the [ComparisonTable](#comparisontable) |",
         "| `items_long.csv` | the long export below |",
-        "| `plots/*.png` | cost_latency, breakdowns, layout, funnel, recall_at_k, "
-        "oracle_ablation |",
+        "| `plots/*.png`, `plots/*.svg` | cost_latency, breakdowns, layout, funnel, "
+        "recall_at_k, oracle_ablation (the page shows the SVG) |",
         "| `q/qNNNN.html`, `img/` | one viewer page per question and its page images |",
         "",
         *model_sections([ComparisonTable], seen),

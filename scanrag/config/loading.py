@@ -162,8 +162,7 @@ def anchor_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
     plugins = out.get("plugins")
     if isinstance(plugins, list):
         out["plugins"] = [
-            _anchored(p, folder) if isinstance(p, str) and is_file_plugin(p) else p
-            for p in plugins
+            _anchored(p, folder) if isinstance(p, str) and is_file_plugin(p) else p for p in plugins
         ]
     scoring = out.get("scoring")
     prompts = scoring.get("judge_prompts") if isinstance(scoring, dict) else None
