@@ -51,8 +51,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("langgraph") / "server.log"
     env = {**os.environ, "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     command = [cli, "dev", "--no-browser", "--no-reload", "--allow-blocking"]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
-    with log.open("wb") as out:
+    command += [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(REPO / "langgraph.json"),
+    ]
+    state = REPO / ".langgraph_api"  # where the server keeps its runs (git-ignored)
+    had_state = state.exists()
+    with log.open("wb") as out:  # from the repository root: langgraph.json's paths start there
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=out)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -74,6 +83,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if not had_state:
+            shutil.rmtree(state, ignore_errors=True)
 
 
 def test_the_server_lists_every_graph_with_its_schemas(server: str) -> None:
