@@ -53,6 +53,7 @@ h3.family { font-size: 14px; color: #444; margin: 14px 0 2px; }
 .tag { font-size: 11px; border-radius: 3px; padding: 0 3px; }
 .tag-gold { color: #0a7d00; border: 1px solid #0a7d00; }
 .tag-predicted { color: #c00000; border: 1px solid #c00000; }
+.o-degraded { color: #8a4b00; background: #ffe7c2; }
 .errs { color: #6b3fa0; font-weight: 600; } .nowrap { white-space: nowrap; }
 .zero { opacity: 0.35; filter: grayscale(1); }
 details.call, details.step { margin: 3px 0; } details.page { margin: 2px 0 2px 12px; }
