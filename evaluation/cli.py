@@ -199,6 +199,7 @@ def print_summary(summary: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
+    from scanrag.runner.components import SetupError
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     try:
@@ -216,7 +217,7 @@ def handle(args: argparse.Namespace) -> int:
             n_resamples=args.resamples,
             seed=args.seed,
         )
-    except (RunDirError, UnknownNameError, ValueError) as exc:
+    except (RunDirError, SetupError, UnknownNameError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for line in result.warnings:

@@ -20,7 +20,8 @@ The fields each role fills (the names DocScope's files use):
   gold_bbox_px=[...]`` line per gold box, pixels of a 144-DPI render), ``n_pred``,
   ``pred_bboxes_norm`` (the predicted boxes as a list of ``[x1, y1, x2, y2]``).
 
-A template naming any other field is refused when it is loaded, with the known fields listed.
+A template naming any other field is refused when it is loaded, with the known fields listed;
+so is a file over ``MAX_PROMPT_BYTES`` (256 KiB), before it is read.
 The reply must have the shape the role expects (``{"consistent": ..., "reason": ...}`` for
 answers, ``{"items": [{"id": ..., "label": ..., "reason": ...}]}`` for boxes and facts).
 """
@@ -51,6 +52,9 @@ ROLE_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 BRACES_HINT = " (write literal braces as {{ and }})"
+# A prompt file is sent with every judge call: DocScope's are a few KB. A larger file is a
+# wrong path (a PDF, a dataset), refused before it is read.
+MAX_PROMPT_BYTES = 256 * 1024
 
 
 class PromptFileError(ValueError):
@@ -107,6 +111,12 @@ def read_prompt_files(
         if base is not None and not path.is_absolute():
             path = base / path
         try:
+            size = path.stat().st_size
+            if size > MAX_PROMPT_BYTES:
+                raise PromptFileError(
+                    f"the prompt file for {role!r} ({path}) holds {size:,} bytes; a prompt file "
+                    f"may hold at most {MAX_PROMPT_BYTES:,}"
+                )
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise PromptFileError(f"cannot read the prompt file for {role!r}: {exc}") from exc

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from scanrag import __version__
 from scanrag.registry import COMMANDS, RegistryError
+from scanrag.scrub import ScrubbedStream
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +34,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Everything it prints, its logging included, goes through the secret
+    scrubber (:class:`scanrag.scrub.ScrubbedStream`): a key a server echoes in an error
+    message never reaches the terminal."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(sys.stdout), ScrubbedStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from scanrag.config.experiment import ExperimentConfig
 from scanrag.config.sections import ConfigError
+from scanrag.scrub import register_secret_values
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -109,11 +110,14 @@ def config_from_dict(
     for text in overrides:
         path, value = parse_override(text)
         apply_override(raw, path, value)
+    register_secret_values(raw)  # the file's and --set's values under secret-named keys
     import_plugins(raw.get("plugins") if isinstance(raw, dict) else None, source)
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(source, format_validation_error(exc)) from None
+    for entry in config.model_entries().values():  # keys read through api_key_env, headers
+        entry.register_secrets()
     return _resolve_paths(config, base_dir or Path.cwd())
 
 

@@ -31,6 +31,7 @@ from scanrag.registry import LOADERS, SCORERS, STRATEGIES, RegistryError, Unknow
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.runner.components import LoadedDataset, SetupError
 from scanrag.runner.datasets import SYNTHETIC_LOADER, load_checked, synthetic_options
+from scanrag.runner.scoring_checks import check_config_scoring
 
 # Arguments the runner fills in itself rather than the config.
 INJECTED = frozenset({"samples"})
@@ -52,6 +53,7 @@ def preflight(
         *_retriever_problems(config),
         *_strategy_problems(config),
         *_model_problems(config, checker, agent_models, judge_models, datasets),
+        *_scoring_problems(config, datasets),
         *_per_provider_problems(config, checker),
     ]
     if problems:
@@ -118,6 +120,15 @@ def _entry(value: str | ModelEntry, entries: Mapping[str, ModelEntry]) -> ModelE
     if isinstance(value, ModelEntry):
         return value
     return entries.get(value) or ModelEntry(model=value)
+
+
+def _scoring_problems(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
+    """Scorers (configured, or the tasks' defaults, plus every one ``scoring.params`` names)
+    built with their parameters; judge roles and prompt files (:mod:`.scoring_checks`)."""
+    if not config.scoring.enabled:
+        return []
+    tasks = sorted({s.task for d in datasets for s in d.samples})
+    return check_config_scoring(config, tasks)
 
 
 def _default_judge_roles(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:

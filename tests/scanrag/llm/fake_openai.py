@@ -12,7 +12,9 @@ a queue of *modes* (consumed one per request), then by ``default``:
 - ``"not_json"``: HTTP 200 with an HTML body;
 - ``"empty"``: a reply whose content is the empty string;
 - ``"prose"``: a reply in plain prose, whatever format was asked for;
-- ``"length"``: a reply cut by the token limit (``finish_reason: length``).
+- ``"length"``: a reply cut by the token limit (``finish_reason: length``);
+- ``"unauthorized"``: HTTP 401 whose error message quotes the key the request sent (as some
+  servers do), to show that a key is masked wherever it comes back.
 
 It binds port 0 on the loopback address only, and ``stop()`` (or leaving the context manager)
 releases any request still hanging, so a test never leaves a thread behind.
@@ -29,7 +31,17 @@ from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-MODES = ("ok", "rate_limit", "server_error", "hang", "not_json", "empty", "prose", "length")
+MODES = (
+    "ok",
+    "rate_limit",
+    "server_error",
+    "hang",
+    "not_json",
+    "empty",
+    "prose",
+    "length",
+    "unauthorized",
+)
 PROSE = "The answer is probably on the third page, but I am not sure."
 
 Responder = Callable[[dict[str, Any]], str]
@@ -277,7 +289,11 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 fake.leave()
 
         def _reply(self, mode: str, body: dict[str, Any]) -> None:
-            if mode == "rate_limit":
+            if mode == "unauthorized":
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+                message = f"Incorrect API key provided: {key}. Check the key of this server."
+                self._send(401, _error_body(message, "invalid_request_error"))
+            elif mode == "rate_limit":
                 self._send(
                     429,
                     _error_body("Rate limit reached, slow down", "rate_limit_exceeded"),
