@@ -27,6 +27,8 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
+    from scanrag.commands.run import positive_int
+
     parser = subparsers.add_parser(
         "score",
         help="score a run's trajectories (only what is not scored yet)",
@@ -53,7 +55,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
     parser.add_argument(
-        "--concurrency", type=int, help="items scored at once (default: the run's, else 8)"
+        "--concurrency",
+        type=positive_int,
+        help="items scored at once (default: the run's, else 8)",
     )
     parser.add_argument("--retry-failed", action="store_true", help="re-score failed rows")
     parser.add_argument(

@@ -167,9 +167,11 @@ class RunDir:
             return {}
         import yaml
 
+        from scanrag.config.bounded_yaml import load_yaml
+
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+            data = load_yaml(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, yaml.YAMLError) as exc:  # YamlLimitError is a ValueError
             raise RunDirError(f"{path} is not readable YAML: {exc}") from exc
         return data if isinstance(data, dict) else {}
 

@@ -55,8 +55,7 @@ def scoring_problems(
         if name not in known:
             problems.append(f"{key}: {unknown_scorer(str(name), known)}")
         elif value is not None and not isinstance(value, Mapping):
-            kind = type(value).__name__
-            problems.append(f"{key}: expected a mapping of parameter: value, got a {kind}")
+            problems.append(f"{key}: expected a mapping of parameter: value, got {value!r:.40}")
     for name in dict.fromkeys([*scorers, *params]):
         given = params.get(name)
         if name in known and (given is None or isinstance(given, Mapping)):
