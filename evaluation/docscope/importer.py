@@ -248,11 +248,23 @@ def import_infer(
 
     infer, out = Path(infer), Path(out_dir)
     if not infer.is_file():
-        raise InferImportError(f"{infer} not found")
+        raise InferImportError(
+            f"{infer} not found" if not infer.exists() else f"{infer} is not a file"
+        )
+    if out.exists() and not out.is_dir():
+        raise InferImportError(f"--out {out} is a file; give a folder for the new run")
     if (out / "trajectories.jsonl").exists():
         raise InferImportError(
             f"{out} already holds a run (trajectories.jsonl); choose another --out"
         )
+    try:
+        records, bad, repeated = read_infer(infer)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InferImportError(f"cannot read {infer}: {exc}") from exc
+    if not records:
+        shown = ", ".join(str(n) for n in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        detail = f"; lines {shown} are not JSON objects with a question_id" if bad else ""
+        raise InferImportError(f"{infer} holds no inference record{detail}; nothing to import")
     options: dict[str, Any] = {"validate": False, "split": split}
     if bbox_units is not None:
         options["bbox_units"] = bbox_units
@@ -261,7 +273,11 @@ def import_infer(
     except (DatasetError, TypeError, ValueError) as exc:
         raise InferImportError(f"cannot load the benchmark: {exc}") from exc
     samples = {s.id: s for s in dataset.samples}
-    records, bad, repeated = read_infer(infer)
+    if not any(qid in samples for qid in records):
+        raise InferImportError(
+            f"none of the {len(records)} records of {infer} names a question of {benchmark} "
+            f"(first: {next(iter(records))!r}); is it the benchmark the inference ran on?"
+        )
     report = ImportReport(out_dir=out, records=len(records), bad_lines=bad, duplicates=repeated)
     report.dropped_benchmark_rows = [f"{d.id or d.row}: {d.reason}" for d in dataset.report.dropped]
     pages_of: dict[str, int | None] = {}
