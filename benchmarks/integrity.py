@@ -33,7 +33,6 @@ import sqlite3
 import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,7 +56,7 @@ def _generated_pdfs(folder: Path, count: int = 4, pages: int = 40) -> list[Path]
     import pymupdf
 
     rng = random.Random(0)
-    words = "revenue growth table figure page region answer evidence value report".split()
+    words = ["revenue", "growth", "table", "figure", "page", "region", "answer", "value"]
     out = []
     for n in range(count):
         doc = pymupdf.open()
@@ -75,7 +74,13 @@ def _generated_pdfs(folder: Path, count: int = 4, pages: int = 40) -> list[Path]
 
 def page_files(pdf_dir: Path | None, repeats: int) -> dict[str, float]:
     from scanrag.documents import DocumentStore
-    from scanrag.documents.pagestore import _READERS, PAGE_CACHE, content_crc, open_document
+    from scanrag.documents.pagestore import (
+        _READERS,
+        PAGE_CACHE,
+        _row_crc,
+        content_crc,
+        open_document,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         pdfs = sorted(pdf_dir.glob("*.pdf")) if pdf_dir and pdf_dir.is_dir() else []
@@ -104,10 +109,8 @@ def page_files(pdf_dir: Path | None, repeats: int) -> dict[str, float]:
         def page_crc_all() -> None:
             for f in files:
                 conn = sqlite3.connect(f"file:{f}?mode=ro&immutable=1", uri=True)
-                for number, source, text, record in conn.execute(
-                    "SELECT number, source, text, record FROM pages"
-                ):
-                    zlib.crc32(record, zlib.crc32(text.encode(), zlib.crc32(source.encode())))
+                for row in conn.execute("SELECT number, source, text, record FROM pages"):
+                    _row_crc(0, *row)
                 conn.close()
 
         best = _best(

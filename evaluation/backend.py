@@ -55,7 +55,10 @@ class EvaluationBackend:
         from evaluation.judge_prompts import PromptFileError, read_prompt_files
 
         problems = [
-            (f"models.judges.{role}", f"unknown judge role {role!r}; known roles: {', '.join(ROLES)}")
+            (
+                f"models.judges.{role}",
+                f"unknown judge role {role!r}; known roles: {', '.join(ROLES)}",
+            )
             for role in judges
             if role != "default" and role not in ROLES
         ]

@@ -19,7 +19,7 @@ the page text sits in its own column, so index builders read texts without decod
 The document row records ``content_crc``, a CRC-32 of every page's number, source, text and
 record in page order, computed while the pages are written. :func:`open_document` with
 ``verify=True`` (the document cache does so on every hit) recomputes it and raises
-:class:`PageStoreMismatch` when the file was edited or damaged since it was written (or
+:class:`PageChecksumError` when the file was edited or damaged since it was written (or
 predates the checksum); the cache then rebuilds the file from its PDF. The check reads the
 whole file once per process (about 2.3 ms per MB of page file, a quarter of the cost of
 decoding the pages; see ``benchmarks/integrity.py``): cheaper than a per-page check for a run
@@ -73,7 +73,7 @@ class PageStoreError(ValueError):
     """A page file that cannot be read (damaged, truncated, another format)."""
 
 
-class PageStoreMismatch(PageStoreError):
+class PageChecksumError(PageStoreError):
     """A page file whose pages no longer match the checksum recorded when it was written."""
 
 
@@ -180,7 +180,9 @@ def _writer_tag() -> str:
     return f"{os.getpid()}@{host}"
 
 
-_TMP = re.compile(r"^\..+\.pages\.sqlite\.(?P<pid>\d+)(?:@(?P<host>[A-Za-z0-9-]+))?(?:\.\d+)?\.tmp$")
+_TMP = re.compile(
+    r"^\..+\.pages\.sqlite\.(?P<pid>\d+)(?:@(?P<host>[A-Za-z0-9-]+))?(?:\.\d+)?\.tmp$"
+)
 STALE_AFTER_S = 600.0  # a dead writer's file untouched this long is removed
 ABANDONED_AFTER_S = 86400.0  # any writer's file untouched this long is removed
 
@@ -445,7 +447,7 @@ def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> D
     """The document stored in page file ``path``, its pages read on demand. ``update``
     replaces fields (the runner reports the name and path a file was asked for under).
     Raises ``PageStoreError`` for a file that is not a complete page file and, with
-    ``verify``, :class:`PageStoreMismatch` for one whose pages do not match the checksum
+    ``verify``, :class:`PageChecksumError` for one whose pages do not match the checksum
     recorded when it was written."""
     path = str(Path(path))
     if not os.path.isfile(path):
@@ -488,16 +490,16 @@ _VERIFIED: dict[str, tuple[int, int, int]] = {}
 
 
 def _verify(path: str, recorded: Any) -> None:
-    """Raise :class:`PageStoreMismatch` unless the pages hash to ``recorded``."""
+    """Raise :class:`PageChecksumError` unless the pages hash to ``recorded``."""
     st = os.stat(path)
     identity = (st.st_ino, st.st_size, st.st_mtime_ns)
     if _VERIFIED.get(path) == identity:
         return
     if not isinstance(recorded, str):
-        raise PageStoreMismatch(f"{path}: no content checksum (written by an older version)")
+        raise PageChecksumError(f"{path}: no content checksum (written by an older version)")
     found = content_crc(path)
     if found != recorded:
-        raise PageStoreMismatch(
+        raise PageChecksumError(
             f"{path}: its pages do not match the checksum recorded when it was written "
             f"({found} != {recorded}): edited or damaged since"
         )

@@ -25,8 +25,8 @@ from scanrag.documents.ingest import gc_paused, read_pdfs
 from scanrag.documents.pages import page_from_dict
 from scanrag.documents.pagestore import (
     SUFFIX,
+    PageChecksumError,
     PageStoreError,
-    PageStoreMismatch,
     PageWriter,
     open_document,
     remove_stale_tmp,
@@ -135,7 +135,7 @@ class DocumentStore:
             return None
         try:
             document = open_document(path, verify=True)
-        except PageStoreMismatch as exc:
+        except PageChecksumError as exc:
             log.warning("document cache: %s; rebuilding it from the PDF", exc)
             return None
         except PageStoreError:

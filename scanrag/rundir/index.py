@@ -81,9 +81,7 @@ class RowIndex:
         st = os.stat(self.log_path)
         return [st.st_dev, st.st_ino]
 
-    def append(
-        self, fd: int, start: int, end: int, row: Callable[[], Digest], data: bytes
-    ) -> None:
+    def append(self, fd: int, start: int, end: int, row: Callable[[], Digest], data: bytes) -> None:
         """Record the row ``data`` written at bytes ``start..end`` of the log; ``row()``
         gives its digest. Best effort and never raises (the row is written already): a
         failure removes the index, which only costs a later resume a scan. ``fd`` is the

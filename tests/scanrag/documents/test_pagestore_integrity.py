@@ -53,7 +53,9 @@ def test_a_page_file_edited_in_place_is_rebuilt_with_a_warning(
         again = store.load_or_ingest(simple_pdf)
     assert len(calls) == 2  # read from the PDF again
     assert again.pages[1].text.startswith("Page 2 says hello")  # not the edited "9"
-    assert "do not match the checksum" in caplog.text and "rebuilding it from the PDF" in caplog.text
+    assert (
+        "do not match the checksum" in caplog.text and "rebuilding it from the PDF" in caplog.text
+    )
     assert str(path) in caplog.text
     caplog.clear()
     assert store.load_or_ingest(simple_pdf).pages[1].text.startswith("Page 2")
@@ -67,7 +69,7 @@ def test_an_edited_record_is_noticed_too(simple_pdf: Path, tmp_path: Path) -> No
     with sqlite3.connect(path) as conn:  # the words and boxes, not the text column
         (record,) = conn.execute("SELECT record FROM pages WHERE number = 2").fetchone()
         conn.execute("UPDATE pages SET record = ? WHERE number = 2", (record[:-1] + b" ",))
-    with pytest.raises(ps.PageStoreMismatch, match="do not match the checksum"):
+    with pytest.raises(ps.PageChecksumError, match="do not match the checksum"):
         ps.open_document(path, verify=True)
     ps.open_document(path)  # unverified opens (right after a write) do not look
 
@@ -83,7 +85,7 @@ def test_a_page_file_without_a_checksum_is_rebuilt(
     with sqlite3.connect(path) as conn:
         (data,) = conn.execute("SELECT data FROM document").fetchone()
         conn.execute("UPDATE document SET data = ?", (data.replace('"content_crc"', '"x"'),))
-    with pytest.raises(ps.PageStoreMismatch, match="no content checksum"):
+    with pytest.raises(ps.PageChecksumError, match="no content checksum"):
         ps.open_document(path, verify=True)
     store.load_or_ingest(simple_pdf)
     assert len(calls) == 2
@@ -114,7 +116,9 @@ def _tmp_file(folder: Path, tag: str, age_s: float) -> Path:
 
 def _dead_pid() -> int:
     script = "import os; print(os.getpid())"
-    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True
+    )
     return int(done.stdout)
 
 

@@ -247,7 +247,7 @@ def test_run_folder_logs_keep_indexes(tmp_path: Path) -> None:
     assert Usage.model_validate(digests[0]["usage"]).prompt_tokens == 11
 
 
-# --------------------------------------------------------------------------- issue 20: every entry checked
+# ------------------------------------------------------- issue 20: every entry is checked
 
 
 def _entries(folder: Path) -> list[dict[str, Any]]:
@@ -309,7 +309,9 @@ def test_a_middle_row_of_the_log_edited_in_place_is_noticed(tmp_path: Path, read
 def test_an_index_without_checksums_is_rebuilt(tmp_path: Path, reads) -> None:
     """An index of an older version (entries without ``sum``) is never believed."""
     _write(tmp_path, range(5))
-    _write_entries(tmp_path, [{k: v for k, v in e.items() if k != "sum"} for e in _entries(tmp_path)])
+    _write_entries(
+        tmp_path, [{k: v for k, v in e.items() if k != "sum"} for e in _entries(tmp_path)]
+    )
     assert _log(tmp_path).digests() == _scan(tmp_path)
     assert reads == [0]
     assert all("sum" in e for e in _entries(tmp_path))
