@@ -115,11 +115,11 @@ def _tmp_file(folder: Path, tag: str, age_s: float) -> Path:
 
 
 def _dead_pid() -> int:
-    script = "import os; print(os.getpid())"
-    done = subprocess.run(
-        [sys.executable, "-c", script], check=True, capture_output=True, text=True
-    )
-    return int(done.stdout)
+    """A pid no process can have: above Linux's largest ``pid_max`` (2**22) and macOS's."""
+    pid = 2**22 + 7
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    return pid
 
 
 def test_stale_temporary_files_are_removed(tmp_path: Path) -> None:
