@@ -2,23 +2,23 @@
 
 Strategy and retriever parameters (names, annotated types and each class's ``check_params``
 rules; retrievers through composites and config aliases, see ``scanrag.retriever_specs``) and
-dataset loader options are checked against their factories without building anything (a
-retriever may load a model; a loader with an ``option_problems`` method, such as the synthetic
-one, checks its own). Dataset paths must exist, and every dataset is then loaded once
-(:func:`scanrag.runner.datasets.load_checked`): an empty file, a file whose rows the loader all
-drops, ``ids`` that match nothing, or a dataset none of whose samples has usable PDFs stops the
-run. Every model a role of the run uses must be servable (:mod:`scanrag.llm.checks`: a
-registered scripted model, an embedded model whose weights are installed, a provider litellm
-knows), judges only when the run scores and only the roles its scorers use besides the ones
-the config names; every ``runner.per_provider`` key must name a concurrency group. Every
-problem is reported at once, each under its config key, and the loaded datasets go on to the
-run.
+dataset loader options (names and types) are checked against their factories without building
+anything (a retriever may load a model; a loader with an ``option_problems`` method, such as
+the synthetic one, checks its own). Scorers are built with their ``scoring.params``, judge
+roles and prompt files checked (:mod:`scanrag.runner.scoring_checks`). Dataset paths must
+exist, and every dataset is then loaded once (:func:`scanrag.runner.datasets.load_checked`): an
+empty file, a file whose rows the loader all drops, ``ids`` that match nothing, or a dataset
+none of whose samples has usable PDFs stops the run. Every model a role of the run uses must be
+servable (:mod:`scanrag.llm.checks`: a registered scripted model, an embedded model whose
+weights are installed, a provider litellm knows), judges only when the run scores and only the
+roles its scorers use besides the ones the config names; every ``runner.per_provider`` key must
+name a concurrency group. Every problem is reported at once, each under its config key, and the
+loaded datasets go on to the run.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -202,25 +202,7 @@ def _loader_problems(
         return [
             f"{key}.{where}: {msg}" if where else f"{key}: {msg}" for where, msg in check(options)
         ]
-    return _binding(f"{key}.options", loader, options, positional=positional)
-
-
-def _binding(
-    key: str, factory: Callable[..., Any], params: Mapping[str, Any], positional: int = 0
-) -> list[str]:
-    """Whether ``params`` fit ``factory``'s signature (after ``positional`` arguments)."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # no signature to check against
-        return []
-    named = {k: v for k, v in params.items() if k not in INJECTED}
-    try:
-        signature.bind_partial(*([None] * positional), **named)
-    except TypeError as exc:
-        accepted = [
-            name
-            for name, p in list(signature.parameters.items())[positional:]
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in INJECTED
-        ]
-        return [f"{key}: {exc}; accepted: {', '.join(accepted) or '(none)'}"]
-    return []
+    given = {k: v for k, v in options.items() if k not in INJECTED}
+    found = param_problems(loader, given, positional=positional, skip=sorted(INJECTED))
+    at = f"{key}.options"
+    return [f"{at}.{where}: {msg}" if where else f"{at}: {msg}" for where, msg in found]

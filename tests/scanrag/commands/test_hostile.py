@@ -106,6 +106,23 @@ def test_a_scorer_name_typo_in_params_is_refused_with_the_known_names(
     )
 
 
+def test_a_loader_option_of_the_wrong_type_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Loader options were checked by name only; their types are checked too now."""
+    config = rf.make_config(tmp_path)
+    config["datasets"][0]["options"] = {"validate": "yes", "name": 3}
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert _run(str(path)) == 2
+    _refused(
+        capsys.readouterr().err,
+        tmp_path,
+        "datasets.0.options.validate: Input should be a valid boolean, got 'yes'",
+        "datasets.0.options.name: Input should be a valid string, got 3",
+    )
+
+
 def test_resume_and_score_refuse_bad_scorer_parameters_before_anything(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
