@@ -18,9 +18,10 @@ A value is a secret when
   ``xoxb-…``), a bearer token (``Bearer abc…``) or the credentials of a URL
   (``https://user:password@host``).
 
-Each is replaced by ``***``. The run folder (config, manifest, summary, logs), the console
-(the ``scanrag`` command wraps stdout and stderr, logging included: :class:`ScrubbedStream`),
-the report and the response cache's stored replies all go through :func:`scrubber`.
+Each is replaced by ``***``. The run folder (config, manifest, summary, logs), the console,
+the report and the response cache's stored replies all go through :func:`scrubber`; the
+``scanrag`` command also wraps stdout and stderr (logging and what libraries print included:
+:class:`ScrubbedStream`), masking the values it knows and secret-shaped ones.
 """
 
 from __future__ import annotations
@@ -155,13 +156,18 @@ class Scrubber:
         return self._values
 
     def text(self, text: str) -> str:
+        return _mask_pairs(self.values(text))
+
+    def values(self, text: str) -> str:
+        """``text`` with known secret values and secret-shaped values masked (not the
+        ``name=value`` pairs: for free text such as a usage line, ``NAME.KEY=VALUE``)."""
         for value in self._all_values():
             if value in text:
                 text = text.replace(value, MASK)
         for literals, pattern in _SECRET_VALUES:
             if any(literal in text for literal in literals):
                 text = pattern.sub(MASK, text)
-        return _mask_pairs(text)
+        return text
 
     def data(self, value: Any) -> Any:
         if isinstance(value, Mapping):
@@ -250,14 +256,16 @@ def scrub_data(value: Any) -> Any:
 
 
 class ScrubbedStream:
-    """A text stream (stdout, stderr) whose every ``write`` goes through the process
-    scrubber; anything else is the wrapped stream's."""
+    """A text stream (stdout, stderr) whose every ``write`` has the secret values the process
+    knows (registered, from the environment, secret-shaped) masked; anything else is the
+    wrapped stream's. Messages meant for the console already went through the whole rule
+    (``runner.progress``); this catches what libraries print, a server's error echoed."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        self.stream.write(scrub_text(text) if text else text)
+        self.stream.write(scrubber().values(text) if text else text)
         return len(text)
 
     def __getattr__(self, name: str) -> Any:
