@@ -34,8 +34,9 @@ def test_types_and_the_constructor_s_own_rules() -> None:
     assert _problems(["fake_scaled"], {"fake_scaled": {"scale": "big"}}) == [
         "scoring.params.fake_scaled.scale: Input should be a valid number, got 'big'"
     ]
-    (problem,) = _problems(["pages"], {"pages": {"profile": "paperz"}})
-    assert problem.startswith("scoring.params.pages.profile: ") and "'paper'" in problem
+    (problem,) = _problems(["pages"], {"pages": {"profile": "paperz"}})  # the constructor's rule
+    assert problem.startswith("scoring.params.pages: unknown scoring profile 'paperz'")
+    assert "paper" in problem and "official" in problem
 
 
 def test_a_scorer_name_typo_in_params_is_refused_with_the_known_names() -> None:
