@@ -6,21 +6,22 @@ or a checksum per page checked on every page read. Measured on the same page fil
 ``--repeats`` interleaved rounds:
 
 * ``open_ms``: ``open_document`` without a check (the floor);
-* ``verify_ms``: the whole-file CRC-32 (``content_crc``), once per file per process;
+* ``verify_ms``: the whole-file CRC-32 (``pagecheck.file_crc``), once per file per process;
 * ``decode_ms_per_page``: decoding one page (what every page read costs anyway);
-* ``page_crc_ms_per_page``: a CRC-32 of one page row (what a per-page check would add to
-  each read);
-* ``break_even_share``: the share of a document's pages a process must read for the per-page
-  check to cost more than the whole-file one (``verify / (pages × page_crc)``).
+* ``page_crc_ms_per_page``: a CRC-32 of one page row already fetched (what a per-page check
+  would add to each page read);
+* ``break_even_reads``: how many page reads per page of a file a process must make for the
+  per-page check to cost more than the whole-file one (``verify / (pages × page_crc)``).
 
 **Row indexes.** ``JsonlLog.digests()`` of an ``--rows``-row trajectory log: through the index
 (every entry's offsets and checksum verified against the log's bytes), against a full scan
 (every row parsed), and parsing the index alone (the old trust-the-index cost, without the
 verification).
 
-    python benchmarks/integrity.py [--pdf-dir DIR] [--repeats 5] [--rows 20000]
+    python benchmarks/integrity.py [--pdf-dir DIR] [--repeats 5] [--rows 20000] [--pages 40]
 
-Without ``--pdf-dir`` (or when it holds no PDF) generated 40-page PDFs are used. The last line
+Without ``--pdf-dir`` (or when it holds no PDF) four generated PDFs of ``--pages`` pages are
+used. The last line
 is ``summary: ...`` with the figures above.
 """
 
@@ -72,22 +73,17 @@ def _generated_pdfs(folder: Path, count: int = 4, pages: int = 40) -> list[Path]
     return out
 
 
-def page_files(pdf_dir: Path | None, repeats: int) -> dict[str, float]:
+def page_files(pdf_dir: Path | None, repeats: int, pages: int = 40) -> dict[str, float]:
     from scanrag.documents import DocumentStore
-    from scanrag.documents.pagestore import (
-        _READERS,
-        PAGE_CACHE,
-        _row_crc,
-        content_crc,
-        open_document,
-    )
+    from scanrag.documents.pagecheck import file_crc, row_crc
+    from scanrag.documents.pagestore import _READERS, PAGE_CACHE, open_document
 
     with tempfile.TemporaryDirectory() as tmp:
         pdfs = sorted(pdf_dir.glob("*.pdf")) if pdf_dir and pdf_dir.is_dir() else []
-        pdfs = pdfs or _generated_pdfs(Path(tmp))
+        pdfs = pdfs or _generated_pdfs(Path(tmp), pages=pages)
         list(DocumentStore(Path(tmp) / "docs").ingest_many(pdfs, ocr="never"))
         files = sorted((Path(tmp) / "docs").glob("*.pages.sqlite"))
-        pages = sum(open_document(f).num_pages for f in files)
+        total = sum(open_document(f).num_pages for f in files)
         megabytes = sum(f.stat().st_size for f in files) / 1e6
 
         def open_all() -> None:
@@ -97,7 +93,7 @@ def page_files(pdf_dir: Path | None, repeats: int) -> dict[str, float]:
 
         def verify_all() -> None:
             for f in files:
-                content_crc(f)
+                file_crc(f)
 
         def decode_all() -> None:
             PAGE_CACHE.clear()
@@ -106,29 +102,32 @@ def page_files(pdf_dir: Path | None, repeats: int) -> dict[str, float]:
                 for i in range(document.num_pages):
                     document.pages[i]
 
+        rows = []  # a per-page check hashes a row the read has fetched already
+        for f in files:
+            conn = sqlite3.connect(f"file:{f}?mode=ro&immutable=1", uri=True)
+            rows += conn.execute("SELECT number, source, text, record FROM pages").fetchall()
+            conn.close()
+
         def page_crc_all() -> None:
-            for f in files:
-                conn = sqlite3.connect(f"file:{f}?mode=ro&immutable=1", uri=True)
-                for row in conn.execute("SELECT number, source, text, record FROM pages"):
-                    _row_crc(0, *row)
-                conn.close()
+            for row in rows:
+                row_crc(0, *row)
 
         best = _best(
             repeats,
             {"open": open_all, "verify": verify_all, "decode": decode_all, "crc": page_crc_all},
         )
     verify_ms = best["verify"] * 1000
-    page_crc = best["crc"] * 1000 / pages
+    page_crc = best["crc"] * 1000 / total
     return {
         "files": len(files),
-        "pages": pages,
+        "pages": total,
         "megabytes": round(megabytes, 1),
         "open_ms": round(best["open"] * 1000, 1),
         "verify_ms": round(verify_ms, 1),
         "verify_ms_per_mb": round(verify_ms / megabytes, 2),
-        "decode_ms_per_page": round(best["decode"] * 1000 / pages, 3),
+        "decode_ms_per_page": round(best["decode"] * 1000 / total, 3),
         "page_crc_ms_per_page": round(page_crc, 3),
-        "break_even_share": round(verify_ms / (pages * page_crc), 2),
+        "break_even_reads": round(verify_ms / (total * page_crc), 2),
     }
 
 
@@ -179,16 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pdf-dir", type=Path, default=REPO.parent / "shared/data/mmlb-dev/pdfs")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--pages", type=int, default=40, help="pages of each generated PDF")
     args = parser.parse_args(argv)
-    pages = page_files(args.pdf_dir, args.repeats)
+    pages = page_files(args.pdf_dir, args.repeats, args.pages)
     print("page files:", json.dumps(pages))
     index = row_index(args.rows, args.repeats)
     print("row index:", json.dumps(index))
     print(
         f"summary: verify {pages['verify_ms_per_mb']} ms/MB vs decode "
         f"{pages['decode_ms_per_page']} ms/page, per-page crc {pages['page_crc_ms_per_page']} "
-        f"ms/page, break-even share {pages['break_even_share']}; index {index['indexed_ms']} ms "
-        f"vs scan {index['scan_ms']} ms ({index['scan_over_indexed']}x) for {index['rows']} rows"
+        f"ms/page, break-even {pages['break_even_reads']} reads per page; index "
+        f"{index['indexed_ms']} ms vs scan {index['scan_ms']} ms ({index['scan_over_indexed']}x) "
+        f"for {index['rows']} rows"
     )
     return 0
 

@@ -16,15 +16,10 @@ that row, where Parquet's unit of reading is a row group (many pages, decompress
 It is in the standard library, a writer streams pages in without holding the document, and
 the page text sits in its own column, so index builders read texts without decoding words.
 
-The document row records ``content_crc``, a CRC-32 of every page's number, source, text and
-record in page order, computed while the pages are written. :func:`open_document` with
-``verify=True`` (the document cache does so on every hit) recomputes it and raises
-:class:`PageChecksumError` when the file was edited or damaged since it was written (or
-predates the checksum); the cache then rebuilds the file from its PDF. The check reads the
-whole file once per process (about 2.3 ms per MB of page file, a quarter of the cost of
-decoding the pages; see ``benchmarks/integrity.py``): cheaper than a per-page check for a run
-that reads more than about a tenth of a document's pages, and it finds the damage when the
-PDF is at hand to rebuild from, not in the middle of an item.
+The document row records ``content_crc``, a CRC-32 of the pages computed while they are
+written; ``open_document(..., verify=True)`` (the document cache, on every hit) recomputes it
+and raises :class:`PageChecksumError` for a file edited or damaged since (or older than the
+checksum), which the cache rebuilds from its PDF (:mod:`scanrag.documents.pagecheck`).
 
 :func:`open_document` returns an ordinary :class:`~scanrag.schemas.Document` whose ``pages`` is a
 :class:`PageSequence`: ``len``, indexing, slicing and iteration work as on a list, pages are
@@ -37,12 +32,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import socket
 import sqlite3
 import threading
-import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from operator import index as as_index
@@ -50,6 +41,7 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import quote
 
+from scanrag.documents.pagecheck import checksum_problem, row_crc, writer_tag
 from scanrag.documents.pages import make_block, new_page
 from scanrag.documents.records import EncodedPage, encode_page, loads
 from scanrag.hashing import TextListHasher
@@ -75,13 +67,6 @@ class PageStoreError(ValueError):
 
 class PageChecksumError(PageStoreError):
     """A page file whose pages no longer match the checksum recorded when it was written."""
-
-
-def _row_crc(crc: int, number: int, source: str, text: str, record: bytes) -> int:
-    """The running content checksum after one page row."""
-    crc = zlib.crc32(b"%d\x00%s\x00" % (number, source.encode("utf-8")), crc)
-    crc = zlib.crc32(text.encode("utf-8"), crc)
-    return zlib.crc32(b"\x00" + bytes(record), crc)
 
 
 # --------------------------------------------------------------------------- encoding
@@ -121,7 +106,7 @@ class PageWriter:
     def __init__(self, target: str | Path) -> None:
         self.target = Path(target)
         self.target.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.target.with_name(f".{self.target.name}.{_writer_tag()}.{id(self)}.tmp")
+        self.tmp = self.target.with_name(f".{self.target.name}.{writer_tag()}.{id(self)}.tmp")
         self.tmp.unlink(missing_ok=True)
         self._conn: sqlite3.Connection | None = sqlite3.connect(self.tmp, isolation_level=None)
         self._conn.execute(f"PRAGMA page_size={_PAGE_SIZE}")
@@ -138,7 +123,7 @@ class PageWriter:
             raise ValueError(f"{self.target.name}: page {number} written after {self.count}")
         assert self._conn is not None, "the writer is closed"
         self._conn.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", (number, source, text, record))
-        self._crc = _row_crc(self._crc, number, source, text, record)
+        self._crc = row_crc(self._crc, number, source, text, record)
         self.count += 1
 
     def add_all(self, pages: Iterable[Page | EncodedPage]) -> None:
@@ -172,55 +157,6 @@ class PageWriter:
     def __exit__(self, exc_type: object, *_: object) -> None:
         if self._conn is not None:
             self.abort()
-
-
-def _writer_tag() -> str:
-    """``<pid>@<host>``: who writes a temporary page file (see :func:`remove_stale_tmp`)."""
-    host = re.sub(r"[^A-Za-z0-9-]+", "-", socket.gethostname()) or "host"
-    return f"{os.getpid()}@{host}"
-
-
-_TMP = re.compile(
-    r"^\..+\.pages\.sqlite\.(?P<pid>\d+)(?:@(?P<host>[A-Za-z0-9-]+))?(?:\.\d+)?\.tmp$"
-)
-STALE_AFTER_S = 600.0  # a dead writer's file untouched this long is removed
-ABANDONED_AFTER_S = 86400.0  # any writer's file untouched this long is removed
-
-
-def remove_stale_tmp(folder: str | Path, now: float | None = None) -> list[Path]:
-    """Remove the temporary page files of writers that died (a killed ingestion): one of
-    this host whose process is gone and that nobody touched for ``STALE_AFTER_S``, or any
-    untouched for ``ABANDONED_AFTER_S`` (a writer on another host of a shared cache).
-    Returns the files removed."""
-    now = time.time() if now is None else now
-    here = _writer_tag().partition("@")[2]
-    removed = []
-    for path in Path(folder).glob(".*.pages.sqlite.*.tmp"):
-        match = _TMP.match(path.name)
-        try:
-            idle = now - path.stat().st_mtime
-        except OSError:
-            continue
-        if match is None or idle < STALE_AFTER_S:
-            continue
-        local = match.group("host") in (None, here)
-        if idle >= ABANDONED_AFTER_S or (local and not _alive(int(match.group("pid")))):
-            try:
-                path.unlink()
-                removed.append(path)
-            except OSError:
-                continue
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def write_document(document: Document, target: str | Path) -> Path:
@@ -475,7 +411,9 @@ def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> D
     except (KeyError, TypeError, ValueError) as exc:
         raise PageStoreError(f"{path}: malformed document row ({exc})") from exc
     if verify:
-        _verify(path, data.get("content_crc"))
+        problem = checksum_problem(path, data.get("content_crc"))
+        if problem is not None:
+            raise PageChecksumError(f"{path}: {problem}")
     pages = PageSequence(path, count)
     return Document.model_construct(**{**fields, **update, "pages": pages})
 
@@ -483,38 +421,3 @@ def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> D
 def is_stored(document: Document) -> bool:
     """Whether ``document``'s pages live in a page file (rather than in memory)."""
     return isinstance(document.pages, PageSequence)
-
-
-# Files verified by this process, with the identity they had: (inode, size, mtime).
-_VERIFIED: dict[str, tuple[int, int, int]] = {}
-
-
-def _verify(path: str, recorded: Any) -> None:
-    """Raise :class:`PageChecksumError` unless the pages hash to ``recorded``."""
-    st = os.stat(path)
-    identity = (st.st_ino, st.st_size, st.st_mtime_ns)
-    if _VERIFIED.get(path) == identity:
-        return
-    if not isinstance(recorded, str):
-        raise PageChecksumError(f"{path}: no content checksum (written by an older version)")
-    found = content_crc(path)
-    if found != recorded:
-        raise PageChecksumError(
-            f"{path}: its pages do not match the checksum recorded when it was written "
-            f"({found} != {recorded}): edited or damaged since"
-        )
-    _VERIFIED[path] = identity
-
-
-def content_crc(path: str | Path) -> str:
-    """The content checksum of a page file's pages, as :class:`PageWriter` records it."""
-    crc, first, step = 0, 1, _CHUNK * 4
-    sql = (
-        "SELECT number, source, text, record FROM pages WHERE number >= ? AND number < ? "
-        "ORDER BY number"
-    )
-    while rows := _READERS.query(str(path), sql, (first, first + step)):
-        for number, source, text, record in rows:
-            crc = _row_crc(crc, number, source, text, record)
-        first += step
-    return f"{crc:08x}"

@@ -22,6 +22,7 @@ from typing import Any
 
 from scanrag.documents.extract import PageOptions
 from scanrag.documents.ingest import gc_paused, read_pdfs
+from scanrag.documents.pagecheck import remove_stale_tmp
 from scanrag.documents.pages import page_from_dict
 from scanrag.documents.pagestore import (
     SUFFIX,
@@ -29,7 +30,6 @@ from scanrag.documents.pagestore import (
     PageStoreError,
     PageWriter,
     open_document,
-    remove_stale_tmp,
     write_document,
 )
 from scanrag.documents.parallel import warm_pool_for

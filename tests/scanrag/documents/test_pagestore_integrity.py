@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scanrag.documents import DocumentStore
+from scanrag.documents import DocumentStore, pagecheck
 from scanrag.documents import pagestore as ps
 from scanrag.documents import store as store_module
 
@@ -98,7 +98,7 @@ def test_the_checksum_is_the_one_written(simple_pdf: Path, tmp_path: Path) -> No
     (path,) = (tmp_path / "docs").glob("*.pages.sqlite")
     with sqlite3.connect(path) as conn:
         (data,) = conn.execute("SELECT data FROM document").fetchone()
-    assert f'"content_crc": "{ps.content_crc(path)}"' in data
+    assert f'"content_crc": "{pagecheck.file_crc(path)}"' in data
     assert document.num_pages == 3
 
 
@@ -123,7 +123,7 @@ def _dead_pid() -> int:
 
 
 def test_stale_temporary_files_are_removed(tmp_path: Path) -> None:
-    host = ps._writer_tag().partition("@")[2]
+    host = pagecheck.writer_tag().partition("@")[2]
     dead, alive = _dead_pid(), os.getpid()
     stale = [
         _tmp_file(tmp_path, f"{dead}@{host}", 3600),  # a killed writer of this host
@@ -136,7 +136,7 @@ def test_stale_temporary_files_are_removed(tmp_path: Path) -> None:
         _tmp_file(tmp_path, f"{dead}@elsewhere", 3600),  # another host's pid says nothing here
     ]
     (tmp_path / "unrelated.tmp").write_bytes(b"x")
-    removed = ps.remove_stale_tmp(tmp_path)
+    removed = pagecheck.remove_stale_tmp(tmp_path)
     assert sorted(removed) == sorted(stale)
     assert all(p.exists() for p in kept) and not any(p.exists() for p in stale)
     assert (tmp_path / "unrelated.tmp").exists()
@@ -160,7 +160,7 @@ def test_ingestion_cleans_up_after_a_killed_writer(simple_pdf: Path, tmp_path: P
     assert done.returncode == -9
     left = Path(done.stdout.strip())
     assert left.exists() and left.name.startswith(f".{target.name}.")
-    old = time.time() - ps.STALE_AFTER_S - 1
+    old = time.time() - pagecheck.STALE_AFTER_S - 1
     os.utime(left, (old, old))
     DocumentStore(folder).load_or_ingest(simple_pdf)  # a miss: cleans up before writing
     assert not left.exists()
