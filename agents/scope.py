@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agents import reductions
 from agents.common import (
     InputProblemError,
     add_step,
@@ -27,6 +28,7 @@ from agents.evidence import ParseContext, apply_output
 from agents.prompts.base import Prompt
 from agents.prompts.reader import OUTPUTS
 from agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
+from agents.reductions import cap_source
 from agents.state import PageKey
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Status, Trajectory
@@ -133,6 +135,11 @@ class Scope:
         cap = setting(self.params.page_cap, self.ctx, "max_pages")
         return int(cap) if cap is not None else None
 
+    @property
+    def page_cap_source(self) -> str:
+        """How a reduction names the page cap: the parameter or the runner's setting."""
+        return cap_source(self.params.page_cap, "max_pages", "page_cap")
+
     def options(self) -> ContextOptions:
         """How pages are shown to the reader (modality, caps, DPI)."""
         max_images = setting(self.params.max_images, self.ctx, "max_images")
@@ -150,6 +157,11 @@ class Scope:
     ) -> ReaderSpec:
         """How this strategy calls its reader at ``stage`` (fallback mode, token limits)."""
         window = setting(self.params.context_tokens, self.ctx, "context_tokens")
+        source = (
+            "strategy parameter context_tokens"
+            if self.params.context_tokens is not None
+            else "runner.settings.context_tokens"
+        )
         return ReaderSpec(
             output=self.params.output,  # type: ignore[arg-type]
             role=role,
@@ -158,6 +170,7 @@ class Scope:
             temperature=self.params.temperature,
             context_tokens=int(window) if window is not None else None,
             fallback=fallback,
+            context_source=source,
         )
 
     @property
@@ -185,18 +198,23 @@ class Scope:
         """State keys of ``refs`` (the inverse of ``page_refs``)."""
         return [ref.key for ref in refs]
 
-    def cited_refs(self) -> list[PageRef]:
+    def cited_refs(self, *, record: bool = True) -> list[PageRef]:
         """Every page of the cited documents (cross-paper items pass them whole), each cut to
-        the page cap like the primary one; what the cap dropped is recorded in
-        ``trajectory.metadata["cited_page_cap"]`` (document id → pages dropped)."""
+        the page cap like the primary one; what the cap dropped is a ``page_cap`` reduction
+        of that document (``record=False``: the caller records it elsewhere)."""
         cap = self.page_cap
         refs: list[PageRef] = []
         for other in self.others:
             numbers = list(range(1, len(other.pages) + 1))  # no page read
             kept = numbers[: cap or None]
-            if len(kept) < len(numbers):
-                capped = self.trajectory.metadata.setdefault("cited_page_cap", {})
-                capped[other.id] = len(numbers) - len(kept)
+            if record and cap is not None:
+                reductions.page_cap(
+                    self.trajectory,
+                    numbers[len(kept) :],
+                    cap,
+                    doc_id=other.id,
+                    source=self.page_cap_source,
+                )
             refs.extend(PageRef(other, n, show_doc=True) for n in kept)
         return refs
 

@@ -78,15 +78,16 @@ class ScoreDirResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _llm(cache_dir: Path, config: Any = None) -> Any:
-    """The gateway, knowing the model entries (servers, sampling) of the run's config."""
+def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
+    """The gateway, knowing the model entries (servers, sampling) of the run's config;
+    ``origin`` names the run in the replies it caches."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
     endpoints = config.model_entries() if config is not None else {}
-    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints)
+    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints, origin=origin)
 
 
 def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
@@ -130,6 +131,7 @@ def score_dir(
     from scanrag.rundir import RunDir
     from scanrag.runner.manifest import now_iso
     from scanrag.runner.manifest_build import scoring_entry
+    from scanrag.runner.progress import RunProgress
     from scanrag.runner.scoring import ScoreRequest, score_run_dir
     from scanrag.runner.summary import write_summary
 
@@ -157,7 +159,13 @@ def score_dir(
             config,
             request,
             llm=llm,
-            make_llm=lambda: _llm(request.cache_dir or run.path / "cache", config),
+            make_llm=lambda: _llm(
+                request.cache_dir or run.path / "cache", config, origin=run.path.name
+            ),
+            progress=RunProgress(
+                config.runner.progress if config is not None else None,
+                interval_s=config.runner.progress_interval_s if config is not None else 30.0,
+            ),
         )
         manifest = run.manifest()
         if manifest:

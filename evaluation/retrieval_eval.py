@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +222,7 @@ def evaluate_retrievers(
     dataset: str = "",
     keep: dict[str, Retriever] | None = None,
     group_by: str | None = "source",
+    advance: Callable[..., None] | None = None,
 ) -> RetrievalEvaluation:
     """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
 
@@ -228,6 +231,8 @@ def evaluate_retrievers(
     is listed in ``failed`` with its error and the others go on. ``keep``, when given,
     receives the built retrievers. ``group_by`` names the field ``sample_groups`` reads for
     per-source figures (``None``: none); they are reported when there are two groups or more.
+    ``advance`` (a progress stage's) is called once per question searched, with
+    ``error=True`` for the questions of a retriever that failed.
     """
     params = params or {}
     specs = alias_specs(names, params)
@@ -259,10 +264,14 @@ def evaluate_retrievers(
     }
     for name in names:
         own = dict(params.get(name, {}))
+        searched = Counter[str]()
+        tick = partial(_tick, searched, advance)
         try:
             retriever, seconds, cached = _build(name, specs, corpus, usable, built, cache_dir)
-            run = query_samples(name, retriever, usable, documents, max(ks))
+            run = query_samples(name, retriever, usable, documents, max(ks), on_query=tick)
         except Exception as exc:  # one broken retriever must not stop the comparison
+            if advance is not None:
+                advance(len(usable) - searched["done"], error=True)
             result.failed[name] = f"{type(exc).__name__}: {exc}"
             log.warning("retriever %s failed: %s", name, result.failed[name])
             continue
@@ -282,12 +291,19 @@ def evaluate_retrievers(
     return result
 
 
+def _tick(count: Counter[str], advance: Callable[..., None] | None) -> None:
+    count["done"] += 1
+    if advance is not None:
+        advance()
+
+
 def query_samples(
     name: str,
     retriever: Retriever,
     samples: Sequence[Sample],
     documents: Mapping[str, Document],
     k: int,
+    on_query: Callable[[], None] | None = None,
 ) -> RetrieverRun:
     """Search every sample's primary document for its question (top ``k``); the run holds
     the rankings (``rankings``) and the latencies, not yet the metrics."""
@@ -298,6 +314,8 @@ def query_samples(
         hits = retriever.search(sample.question, k, scope)
         latencies.append(time.perf_counter() - start)
         rankings[sample.id] = [hit.page for hit in hits]
+        if on_query is not None:
+            on_query()
     ms = np.asarray(latencies) * 1000 if latencies else np.zeros(1)
     return RetrieverRun(
         name=name,

@@ -12,6 +12,11 @@ per (item, cell, scorer, metric):
                     ``answer_format``, ``evidence_pages`` (count), ``answerable``
 ``item_status``     the trajectory's status (``ok`` or an error kind)
 ``outcome``         correct / wrong / unanswered / error / unscored (:mod:`evaluation.outcomes`)
+``degraded``        1 when the item's input was reduced below its strategy's promise;
+                    ``gold_pages_dropped`` the gold pages those reductions never showed
+                    (``|``-joined); ``reductions`` their kinds (``page_cap|context``)
+``decided_by``      the scorer whose ``correct`` gave the outcome (``report.decider``)
+``replayed_calls``  model calls of the item answered from the response cache
 ``scorer``          the scorer, or ``trajectory`` for the item's own usage and time
                     (``usd``, ``prompt_tokens``, ``completion_tokens``, ``calls``, ``wall_s``,
                     ``model_s``, ``wait_s``)
@@ -31,6 +36,7 @@ from typing import Any, Literal
 from evaluation.outcomes import Outcome
 from evaluation.report.breakdown import breakdown_fields
 from evaluation.report.cells import describe_cell, union_columns
+from evaluation.report.conditions import decisions, is_degraded
 from evaluation.report.data import Group
 from evaluation.report.measures import item_seconds, outcomes
 from scanrag.schemas import Sample, Trajectory
@@ -48,6 +54,11 @@ ITEM_COLUMNS = (
     "answerable",
     "item_status",
     "outcome",
+    "degraded",
+    "gold_pages_dropped",
+    "reductions",
+    "decided_by",
+    "replayed_calls",
 )
 LONG_FIRST = ("run", "cell", "run_key", "dataset", "strategy", "retriever")
 LONG_LAST = ("scorer", "row_status", "metric", "value")
@@ -61,7 +72,12 @@ def parquet_available() -> bool:
     return True
 
 
-def _item(sample: Sample | None, traj: Trajectory | None, outcome: Outcome | None) -> dict:
+def _item(
+    sample: Sample | None,
+    traj: Trajectory | None,
+    outcome: Outcome | None,
+    decided_by: str | None = None,
+) -> dict:
     fields = breakdown_fields(sample) if sample is not None else {}
     dataset = traj.metadata.get("dataset") if traj is not None else None
     return {
@@ -75,6 +91,20 @@ def _item(sample: Sample | None, traj: Trajectory | None, outcome: Outcome | Non
         "answerable": sample.answerable if sample is not None else None,
         "item_status": str(traj.status) if traj is not None else None,
         "outcome": outcome.value if outcome is not None else None,
+        **_conditions(traj),
+        "decided_by": decided_by,
+    }
+
+
+def _conditions(traj: Trajectory | None) -> dict[str, Any]:
+    if traj is None:
+        return {"degraded": None, "gold_pages_dropped": None, "reductions": None}
+    kinds = dict.fromkeys(r.kind for r in traj.reductions)
+    return {
+        "degraded": int(is_degraded(traj)),
+        "gold_pages_dropped": "|".join(map(str, traj.gold_pages_dropped)) or None,
+        "reductions": "|".join(kinds) or None,
+        "replayed_calls": traj.replayed_calls,
     }
 
 
@@ -96,13 +126,19 @@ def trajectory_metrics(traj: Trajectory) -> dict[str, float | None]:
 def _group_records(group: Group) -> Iterator[dict[str, Any]]:
     cell = describe_cell(group)
     by_item = outcomes(group)
+    decided = decisions(group)
     ids = set(group.trajectories) | {sid for rows in group.rows.values() for sid in rows}
     for sid in sorted(ids):
         traj = group.trajectories.get(sid)
         base = {
             **cell,
             "sample_id": sid,
-            **_item(group.run.samples.get(sid), traj, by_item.get(sid)),
+            **_item(
+                group.run.samples.get(sid),
+                traj,
+                by_item.get(sid),
+                decided[sid].scorer if sid in decided else None,
+            ),
         }
         if traj is not None:
             status = str(traj.status)

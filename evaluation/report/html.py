@@ -46,6 +46,7 @@ nav a { margin-right: 12px; }
 .o-unanswered { color: #8a5a00; background: #fff1cc; }
 .o-error { color: #fff; background: #6b3fa0; font-size: 12px; }
 .o-unscored { color: #888; }
+.o-degraded { color: #8a4b00; background: #ffe7c2; }
 .errs { color: #6b3fa0; font-weight: 600; } .nowrap { white-space: nowrap; }
 .zero { opacity: 0.35; filter: grayscale(1); }
 details.call, details.step { margin: 3px 0; } details.page { margin: 2px 0 2px 12px; }

@@ -16,6 +16,12 @@ from typing import Any
 
 from evaluation.outcomes import Outcome, status_kind
 from evaluation.report.breakdown import breakdown_fields
+from evaluation.report.conditions import (
+    conditions_html,
+    decider_setting,
+    degraded_badge,
+    is_degraded,
+)
 from evaluation.report.data import Group, RunData
 from evaluation.report.html import esc, img, outcome_badge, short, table
 from evaluation.report.measures import OutcomeCounts
@@ -27,6 +33,7 @@ from evaluation.report.table import (
     fmt,
     legend,
 )
+from scanrag.decider import describe_decider
 
 OUTCOME_RANK = {"correct": 0, "wrong": 1, "unanswered": 2, "error": 3, "unscored": 4}
 
@@ -45,9 +52,11 @@ def runs_section(runs: Sequence[RunData]) -> str:
                 esc(len(run.samples)),
                 esc(", ".join(models) if isinstance(models, list) else models),
                 esc(run.summary.get("stop_reason")),
+                esc(describe_decider(decider_setting(run.groups[0])) if run.groups else "—"),
             ]
         )
     headers = ["run", "folder", "complete", "trajectories", "samples", "agent models", "stopped"]
+    headers.append("✓/✗ decided by")
     return "<h2>Runs</h2>" + table(headers, rows, table_id="runs")
 
 
@@ -91,7 +100,8 @@ def comparison_section(data: ComparisonTable) -> str:
     headers += [label for _, label, _ in COST_COLUMNS]
     rows = []
     for row in data.rows:
-        cells = [esc(row.label), esc(row.strategy), outcomes_html(row.outcomes)]
+        extra = conditions_html(row.conditions) if row.conditions is not None else ""
+        cells = [esc(row.title), esc(row.strategy), outcomes_html(row.outcomes) + extra]
         cells += [metric_html(row.metrics.get(m)) for m in data.metrics]
         cells += [
             f'<span class="num">{esc(cost_text(row.cost, a, d))}</span>' for a, _, d in COST_COLUMNS
@@ -155,9 +165,12 @@ def _outcome_cell(group: Group, sid: str, outcome: Outcome | None) -> str:
         )
     status = str(traj.status)
     badge = outcome_badge(outcome.value, status, "; ".join(traj.errors) or None)
+    badge += degraded_badge(traj)
+    degraded = "1" if is_degraded(traj) else ""
     return (
         f'<td data-cell="{label}" data-outcome="{esc(outcome.value)}" '
-        f'data-status="{esc(status)}" data-sort="{OUTCOME_RANK[outcome.value]}">{badge}</td>'
+        f'data-status="{esc(status)}" data-degraded="{degraded}" '
+        f'data-sort="{OUTCOME_RANK[outcome.value]}">{badge}</td>'
     )
 
 
@@ -171,6 +184,7 @@ def _controls(groups: Sequence[Group], kinds: Sequence[str]) -> str:
         ("error", "⚠ error (any kind)"),
         ("not-correct", "not correct"),
         ("unscored", "· not scored"),
+        ("degraded", "◐ degraded (input reduced)"),
         *((f"kind:{k}", f"⚠ {k}") for k in kinds),
     ]
     options = "".join(f'<option value="{esc(v)}">{esc(t)}</option>' for v, t in outcomes)
@@ -225,7 +239,8 @@ def questions_section(
     note = (
         f'<p class="muted">{shown} of {len(samples)} questions have a viewer page. '
         "✓ correct, ✗ wrong, ∅ unanswered, ⚠ error (its kind beside it; hover for the "
-        "message), · not scored, — not run.</p>"
+        "message), · not scored, — not run; ◐ degraded: the strategy saw less than it "
+        "promises (◐!: a gold page was never shown; hover for what was cut and why).</p>"
     )
     return (
         '<h2 id="questions-list">Questions</h2><div>'
@@ -252,6 +267,7 @@ QUESTIONS_JS = """
   function hit(td, want) {
     if (!td || !td.dataset.outcome) { return false; }
     if (want === 'not-correct') { return td.dataset.outcome !== 'correct'; }
+    if (want === 'degraded') { return td.dataset.degraded === '1'; }
     if (want.indexOf('kind:') === 0) { return td.dataset.status === want.slice(5); }
     return td.dataset.outcome === want;
   }

@@ -37,14 +37,18 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "models": "agent models, judge model per role (and, where recorded, model entries)",
         "render_dpi": "page rendering resolution",
         "page_caps": "the page caps in force",
+        "on_degraded": "record | fail: what a degraded item becomes (runner.on_degraded)",
+        "decider": "the scorer order that decides correct/wrong (report.decider)",
         "budget": "the run's budget",
         "executor": "local or ray",
         "seed": "the runner's seed",
         "cells": "one entry per grid cell: run_key, strategy, label, params (as configured), "
-        "retriever, models (role → model), describe (resolved parameters), prompt_hashes",
+        "retriever, models (role → model), describe (resolved parameters, promise), "
+        "prompt_hashes, caps (pages, chars_per_page, images, windows) and cap_label (≤60p)",
         "scoring": "scorers, their params (profiles, extraction call shapes) and every judge "
         "prompt file with its sha256 (a score session records its own under sessions)",
-        "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors",
+        "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors, "
+        "corpus_docs (documents the retrievers index)",
         "retrievers": "per retriever alias: type, params and the index's own manifest",
         "documents": "every ingested PDF: path, id, sha256, pages, ocr_pages",
         "sessions": "one entry per session (start, resume) with what it did",
@@ -61,6 +65,9 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "cells": "per grid cell: the keys of summary.json cells below",
         "metrics": "per grid cell: every metric value (<scorer>.<metric>)",
         "headline": "per grid cell: the headline metric values",
+        "headline_scorers": "headline metric → the scorer that produced it",
+        "decider": "setting, order, describe and the judge models of the scorers that decide "
+        "correct/wrong (report.decider)",
         "scoring": "the evaluation summary (Summary below: intervals, n, errors, tables)",
         "usage": "run and score usage per stage, with totals",
         "sessions": "the manifest's sessions",
@@ -76,6 +83,15 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "wait_seconds_per_item": "seconds waiting around model calls per item (queue, cache)",
         "usage": "the cell's total usage",
         "usd_per_item": "USD per item",
+        "label": "the cell's label with the caps its items were read under (full_doc ≤60p)",
+        "caps": "the caps (pages, chars_per_page, images, windows)",
+        "degraded": "items whose input was reduced below the strategy's promise",
+        "gold_pages_dropped": "degraded items whose reductions never showed a gold page",
+        "by_kind": "degraded items per reduction kind (page_cap, context, char_cap ...)",
+        "replays": "calls replayed from the response cache, items with any, and the runs "
+        "they came from (run folder → calls)",
+        "decider": "decided_by (items per deciding scorer) and judge_vs_rules (items both "
+        "scored, disagreements, rate)",
     },
     "datasets.json": {
         "name": "the dataset's name in the config",
@@ -86,6 +102,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "report": "rows read, rows kept, dropped rows with reasons (and loader notes)",
         "sample_ids": "ids of the samples run",
         "input_errors": "sample id → why it cannot run (missing PDF...)",
+        "corpus_docs": "every document the dataset names (retrievers index them all, whatever "
+        "--limit, ids or tasks select)",
     },
 }
 

@@ -17,6 +17,7 @@ COMMON_HELP = """common overrides (each is a shortcut for --set):
   --budget-usd X       runner.budget.usd
   --budget-tokens N    runner.budget.tokens
   --no-budget          runner.budget=null
+  --no-cache           runner.llm.cache=false (every model call is made again, none replayed)
 """
 
 EXIT_HELP = """exit codes:
@@ -73,6 +74,11 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", help="where run folders are created (default: runs/)")
     parser.add_argument("--cache-dir", help="documents, pages, model responses (shared)")
     parser.add_argument("--no-score", action="store_true", help="skip the scoring stage")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="call every model again instead of replaying replies cached by earlier runs",
+    )
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None)
     progress.add_argument("--no-progress", dest="progress", action="store_false")
@@ -121,6 +127,8 @@ def overrides_from_args(
         out.append("runner.budget=null")
     if getattr(args, "no_score", False):
         out.append("scoring.enabled=false")
+    if getattr(args, "no_cache", False):
+        out.append("runner.llm.cache=false")
     return out
 
 

@@ -281,6 +281,18 @@ class RunnerSpec(StrictModel):
         "Every row reaches the kernel at once, so a killed process loses none.",
     )
     progress: bool | None = Field(default=None, description="None: only on a terminal.")
+    progress_interval_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Without a terminal, a plain progress line this often (done/total, rate, "
+        "ETA, errors so far).",
+    )
+    on_degraded: Literal["record", "fail"] = Field(
+        default="record",
+        description="An item whose input was reduced below its strategy's promise (page cap, "
+        "context window...): 'record' keeps it ok and flags it degraded; 'fail' makes it an "
+        "error (status degraded) without calling the model on the reduced input.",
+    )
     fail_threshold: float | None = Field(
         default=None,
         ge=0,
@@ -305,6 +317,25 @@ class RunnerSpec(StrictModel):
         if bad:
             raise ValueError(f"provider concurrency must be ≥ 1, got {bad}")
         return limits
+
+
+AUTO_DECIDER = "auto"
+
+
+class ReportSpec(StrictModel):
+    """How the report and the summary read the scores."""
+
+    decider: str = Field(
+        default="auto",
+        description="The scorer whose 'correct' decides ✓/✗ and the accuracy headline: auto "
+        "(the answer judge where it scored the item, else answer_rules), or one scorer with a "
+        "'correct' metric (answer, answer_rules, answer_official, mmlongbench ...).",
+    )
+
+    @field_validator("decider")
+    @classmethod
+    def _known_decider(cls, decider: str) -> str:
+        return decider if decider == AUTO_DECIDER else check_name(SCORERS, decider)
 
 
 class ScoringSpec(StrictModel):

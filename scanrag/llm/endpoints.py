@@ -3,8 +3,9 @@
 A role (an agent's ``reader``, a judge's ``default`` ...) names a model by a string — a litellm
 model string, ``local/<name>``, ``scripted/<name>`` — or by a :class:`ModelEntry`, which adds
 the server (``api_base``, the *name* of the environment variable holding its key, extra
-headers, timeout, concurrency), sampling (``temperature``, ``top_p``, ``max_tokens``, ``seed``,
-server-specific knobs in ``extra_body``) and how structured output is asked for
+headers, timeout, concurrency, the context window when the server does not report it),
+sampling (``temperature``, ``top_p``, ``max_tokens``, ``seed``, server-specific knobs in
+``extra_body``) and how structured output is asked for
 (``output_mode``). The gateway looks entries up by :attr:`ModelEntry.ref`, the string roles
 carry through the run (``name`` when given, else ``model``).
 
@@ -108,6 +109,12 @@ class ModelEntry(BaseModel):
     )
     output_mode: OutputMode | None = Field(
         default=None, description="json_schema | json_object | prompt (None: provider default)."
+    )
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="The model's context window in tokens, for servers that do not report it "
+        "(llama-cpp-python's server); prompts are planned to fit it.",
     )
 
     @field_validator("model")
@@ -251,6 +258,8 @@ class ModelEntry(BaseModel):
             out["timeout_s"] = self.timeout_s
         if self.max_concurrency is not None:
             out["max_concurrency"] = self.max_concurrency
+        if self.context_window is not None:
+            out["context_window"] = self.context_window
         return out
 
 

@@ -23,7 +23,7 @@ from scanrag.runner.scoring_checks import check_config_scoring
 from scanrag.scrub import MASK, masked_paths
 
 # On resume only these sections may change: anything else would change what the rows mean.
-RESUMABLE_SECTIONS = ("runner", "scoring")
+RESUMABLE_SECTIONS = ("runner", "scoring", "report")
 
 __all__ = [
     "DiskFullError",

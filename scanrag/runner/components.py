@@ -45,6 +45,8 @@ class LoadedDataset:
     bad: dict[str, str] = field(default_factory=dict)  # sample id → input error
     allow_outside: bool = False  # the dataset's allow_outside_pdf_dir
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # every document the dataset names, whatever limit/ids/tasks selected (the index corpus)
+    corpus: list[str] = field(default_factory=list)
     # name → resolved path (or the error), so items do not resolve (lstat) paths again
     _resolved: dict[str, Path | Exception] = field(default_factory=dict, repr=False)
 
@@ -118,9 +120,11 @@ def ingest_paths(
     return result
 
 
-def document_paths(datasets: Iterable[LoadedDataset]) -> list[Path]:
-    """Every PDF the runnable samples of ``datasets`` need, each once, sorted. Documents whose
-    names leave their PDF folder are never opened (their samples are input errors)."""
+def document_paths(datasets: Iterable[LoadedDataset], corpus: bool = False) -> list[Path]:
+    """Every PDF the runnable samples of ``datasets`` need, each once, sorted; with
+    ``corpus``, also every other document the datasets name (what retrievers index, so their
+    statistics do not depend on which samples a run selects). Documents whose names leave
+    their PDF folder are never opened (their samples are input errors)."""
     paths: set[Path] = set()
     for dataset in datasets:
         names = {
@@ -129,6 +133,8 @@ def document_paths(datasets: Iterable[LoadedDataset]) -> list[Path]:
             if s.id not in dataset.bad
             for n in (*s.doc_ids, *s.cited_doc_ids)
         }
+        if corpus:
+            names |= set(dataset.corpus)
         paths.update(dataset.doc_paths(names).values())
     return sorted(paths)
 
@@ -240,9 +246,11 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 # --------------------------------------------------------------------------- model client
 
 
-def build_llm(config: ExperimentConfig) -> ChatModel:
+def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
     """The gateway client every model call of the run goes through (with its disk cache),
-    knowing every model entry of the config (server, key variable, sampling, output mode)."""
+    knowing every model entry of the config (server, key variable, sampling, output mode);
+    ``origin`` (the run folder's name) is stored with each reply it caches, so a later run
+    replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
@@ -257,6 +265,7 @@ def build_llm(config: ExperimentConfig) -> ChatModel:
         cache_scripted=runner.llm.cache_scripted,
         endpoints=config.model_entries(),
         retry_after_max_s=runner.llm.retry_after_max_s,
+        origin=origin,
     )
     return client
 
@@ -270,5 +279,6 @@ def strategy_settings(config: ExperimentConfig) -> dict[str, Any]:
         "max_pages": caps.max_pages,
         "max_images": caps.max_images,
         "max_chars_per_page": caps.max_chars_per_page,
+        "on_degraded": runner.on_degraded,
         **runner.settings,
     }

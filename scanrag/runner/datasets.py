@@ -110,6 +110,7 @@ def load_dataset_spec(spec: DatasetSpec, cache_dir: Path) -> LoadedDataset:
         loader=loader,
         bad={d.id: d.reason for d in dropped if d.id is not None},
         allow_outside=allow_outside,
+        corpus=sorted({n for s in dataset.samples for n in (*s.doc_ids, *s.cited_doc_ids)}),
     )
     loaded.problems = dataset_problems(spec, dataset.report, dataset.samples, loaded)
     return loaded
@@ -235,6 +236,7 @@ def describe(dataset: LoadedDataset) -> dict[str, Any]:
         "report": dataset.report,
         "sample_ids": [s.id for s in dataset.samples],
         "input_errors": dict(dataset.bad),
+        "corpus_docs": list(dataset.corpus or dataset.doc_names()),
     }
 
 
@@ -288,6 +290,7 @@ def reload(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
                 loader=entry.get("loader"),
                 bad={d.id: d.reason for d in dropped if d.id is not None},
                 allow_outside=allow_outside,
+                corpus=list(entry.get("corpus_docs") or []),
             )
         )
     return datasets

@@ -144,7 +144,7 @@ def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, 
         for n in (*sample.doc_ids, *sample.cited_doc_ids)
     }
     ctx = StrategyContext(
-        llm=shared.llm or build_llm(shared.config),
+        llm=shared.llm or build_llm(shared.config, origin=Path(shared.run_dir).name),
         documents=documents,
         models=dict(item.models),
         retriever=RemoteRetriever(item.retriever or "", retriever) if retriever else None,

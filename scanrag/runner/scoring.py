@@ -29,6 +29,8 @@ from scanrag.runner.scoring_checks import scoring_problems
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Sample, Trajectory, Usage
 
+FAILED_ROW_STATUSES = frozenset({"judge_error", "judge_parse_error", "render_failed"})
+
 if TYPE_CHECKING:
     from scanrag.config import ExperimentConfig
 
@@ -222,7 +224,8 @@ def _score(
         def on_row(row: Any) -> None:
             scores.append(row)
             outcome.new_rows += 1
-            stage.advance(usage=_sum(row.usage) if row.usage else None)
+            failed = getattr(row, "status", "ok") in FAILED_ROW_STATUSES
+            stage.advance(usage=_sum(row.usage) if row.usage else None, error=failed)
 
         async def score_all() -> None:
             # One event loop for every chunk: the judge context's semaphore lives in it.
