@@ -16,7 +16,6 @@ import pytest
 
 from scanrag.documents import DocumentStore, pagecheck
 from scanrag.documents import pagestore as ps
-from scanrag.documents import store as store_module
 
 
 def _edit_text(path: Path, old: str, new: str) -> None:
@@ -28,22 +27,10 @@ def _edit_text(path: Path, old: str, new: str) -> None:
         fh.write(data.replace(old.encode(), new.encode()))
 
 
-def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    calls: list[Path] = []
-    real = store_module.read_pdfs
-
-    def counting(paths, **kw):  # type: ignore[no-untyped-def]
-        calls.extend(Path(p) for p in paths)
-        return real(paths, **kw)
-
-    monkeypatch.setattr(store_module, "read_pdfs", counting)
-    return calls
-
-
 def test_a_page_file_edited_in_place_is_rebuilt_with_a_warning(
-    simple_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog
+    simple_pdf: Path, tmp_path: Path, pdf_reads: list[Path], caplog
 ) -> None:
-    calls = _count_reads(monkeypatch)
+    calls = pdf_reads
     store = DocumentStore(tmp_path / "docs")
     first = store.load_or_ingest(simple_pdf)
     assert first.pages[1].text.startswith("Page 2 says hello")
@@ -75,10 +62,10 @@ def test_an_edited_record_is_noticed_too(simple_pdf: Path, tmp_path: Path) -> No
 
 
 def test_a_page_file_without_a_checksum_is_rebuilt(
-    simple_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    simple_pdf: Path, tmp_path: Path, pdf_reads: list[Path]
 ) -> None:
     """A file of an older version (no ``content_crc``) cannot be vouched for."""
-    calls = _count_reads(monkeypatch)
+    calls = pdf_reads
     store = DocumentStore(tmp_path / "docs")
     store.load_or_ingest(simple_pdf)
     (path,) = (tmp_path / "docs").glob("*.pages.sqlite")
