@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from scanrag import __version__
 from scanrag.plugins import PluginError, import_plugins, plugin_arguments
 from scanrag.registry import COMMANDS, RegistryError
+from scanrag.scrub import ScrubbedStream
 
 PLUGIN_HELP = (
     "import MODULE first (a module name or a .py file) so that what it registers is known; "
@@ -56,6 +57,18 @@ def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Everything it prints, its logging included, goes through the secret
+    scrubber (:class:`scanrag.scrub.ScrubbedStream`): a key a server echoes in an error
+    message never reaches the terminal."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(sys.stdout), ScrubbedStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         import_plugins(plugin_arguments(argv))

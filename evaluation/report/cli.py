@@ -44,10 +44,12 @@ def handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from evaluation.report import ReportError, ReportOptions, build_report
+    from evaluation.report.data import check_out_folder
 
     run_dirs = [Path(p) for p in args.run_dirs]
     out = Path(args.out) if args.out else default_out(run_dirs)
     try:
+        check_out_folder(out)
         options = ReportOptions(
             n_resamples=args.resamples,
             max_questions=args.max_questions,

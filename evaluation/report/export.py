@@ -249,7 +249,13 @@ def export_runs(
     """Write the long table and the wide comparison of ``run_dirs`` into ``out_dir``
     (default: the run's ``exports/`` folder for one run, ``./exports`` for several); returns
     the files written. Raises :class:`ValueError` for parquet without pyarrow."""
-    from evaluation.report.data import all_groups, default_baseline, find_group, load_runs
+    from evaluation.report.data import (
+        all_groups,
+        check_out_folder,
+        default_baseline,
+        find_group,
+        load_runs,
+    )
     from evaluation.report.table import build_table, wide_columns, wide_rows
     from scanrag.rundir import RunDir
 
@@ -262,7 +268,7 @@ def export_runs(
     groups = all_groups(runs)
     base = find_group(groups, baseline) if baseline else default_baseline(groups)
     default = RunDir(paths[0]).file(RunDir.EXPORTS) if len(paths) == 1 else Path(RunDir.EXPORTS)
-    out = Path(out_dir) if out_dir is not None else default
+    out = check_out_folder(Path(out_dir) if out_dir is not None else default)
     long = long_records(groups)
     table = build_table(groups, base, n_resamples=n_resamples, seed=seed)
     wide = wide_rows(table)

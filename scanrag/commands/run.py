@@ -28,6 +28,28 @@ the items that are not ok are listed on stderr by status, with the first message
 """
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number ≥ 1 (the error names the flag, not a config key)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """Flags shared by ``run`` and ``demo``."""
     parser.add_argument(
@@ -38,12 +60,16 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY.PATH=VALUE",
         help="override one config value (YAML syntax), e.g. runner.budget.usd=2.5; repeatable",
     )
-    parser.add_argument("--limit", type=int, help="at most N samples per dataset")
+    parser.add_argument("--limit", type=positive_int, help="at most N samples per dataset")
     parser.add_argument("--model", help="model for every agent role (e.g. local/smollm2-135m)")
     parser.add_argument("--executor", choices=["local", "ray"])
-    parser.add_argument("--concurrency", type=int, help="items in flight")
-    parser.add_argument("--budget-usd", type=float, help="stop starting items past this spend")
-    parser.add_argument("--budget-tokens", type=int, help="stop starting items past this usage")
+    parser.add_argument("--concurrency", type=positive_int, help="items in flight")
+    parser.add_argument(
+        "--budget-usd", type=positive_float, help="stop starting items past this spend"
+    )
+    parser.add_argument(
+        "--budget-tokens", type=positive_int, help="stop starting items past this usage"
+    )
     parser.add_argument("--no-budget", action="store_true", help="remove the budget")
     parser.add_argument("--runs-dir", help="where run folders are created (default: runs/)")
     parser.add_argument("--cache-dir", help="documents, pages, model responses (shared)")

@@ -17,9 +17,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from scanrag.config.bounded_yaml import YamlLimitError, load_yaml
 from scanrag.config.experiment import ExperimentConfig
 from scanrag.config.sections import ConfigError
 from scanrag.plugins import PluginError, import_plugin, is_file_plugin
+from scanrag.scrub import register_secret_values
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -28,7 +30,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not sep or not path.strip():
         raise ConfigError("--set", [f"{text!r}: expected KEY.PATH=VALUE"])
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = load_yaml(raw) if raw.strip() else ""
+    except YamlLimitError as exc:
+        raise ConfigError("--set", [f"{path}: value refused: {exc}"]) from None
     except yaml.YAMLError as exc:
         raise ConfigError("--set", [f"{path}: value is not valid YAML ({exc})"]) from None
     return [p for p in path.strip().split(".") if p], value
@@ -115,21 +119,35 @@ def config_from_dict(
     for text in overrides:
         path, value = parse_override(text)
         apply_override(raw, path, value)
+    register_secret_values(raw)  # the file's and --set's values under secret-named keys
     import_plugins(raw.get("plugins") if isinstance(raw, dict) else None, source)
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(source, format_validation_error(exc)) from None
+    for entry in config.model_entries().values():  # keys read through api_key_env, headers
+        entry.register_secrets()
     return _resolve_paths(config, base_dir or Path.cwd())
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The raw mapping of a YAML config file; ``ConfigError`` if unreadable."""
     path = Path(path)
+    if path.is_dir():
+        hint = (
+            f"; to finish that run use --resume {path}"
+            if (path / "config.resolved.yaml").is_file()
+            else ""
+        )
+        raise ConfigError(str(path), [f"is a folder, not a config file (a YAML file){hint}"])
     if not path.is_file():
         raise ConfigError(str(path), ["file not found"])
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [f"cannot read the file: {exc}"]) from None
+    except YamlLimitError as exc:
+        raise ConfigError(str(path), [f"YAML refused: {exc}"]) from None
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), [f"not valid YAML: {exc}"]) from None
     if not isinstance(data, dict):

@@ -2,24 +2,25 @@
 
 Strategy and retriever parameters (names, annotated types and each class's ``check_params``
 rules; retrievers through composites and config aliases, see ``scanrag.retriever_specs``) and
-dataset loader options are checked against their factories without building anything (a
-retriever may load a model; a loader with an ``option_problems`` method, such as the synthetic
-one, checks its own). Dataset paths must exist, and every dataset is then loaded once
-(:func:`scanrag.runner.datasets.load_checked`): an empty file, a file whose rows the loader all
-drops, ``ids`` that match nothing, or a dataset none of whose samples has usable PDFs stops the
-run. Every model a role of the run uses must be servable (:mod:`scanrag.llm.checks`: a
-registered scripted model, an embedded model whose weights are installed, a provider litellm
-knows), judges only when the run scores and only the roles its scorers use besides the ones
-the config names; every ``runner.per_provider`` key must name a concurrency group. Every
-problem is reported at once, each under its config key, and the loaded datasets go on to the
-run. A synthetic corpus that is not in the cache yet is generated (the one slow check) only
-when nothing else is wrong; a refusal before that says so.
+dataset loader options (names and types) are checked against their factories without building
+anything (a retriever may load a model; a loader with an ``option_problems`` method, such as
+the synthetic one, checks its own). Scorers are built with their ``scoring.params``, judge
+roles and prompt files checked (:mod:`scanrag.runner.scoring_checks`). Dataset paths must
+exist, and every dataset is then loaded once (:func:`scanrag.runner.datasets.load_checked`): an
+empty file, a file whose rows the loader all drops, ``ids`` that match nothing, or a dataset
+none of whose samples has usable PDFs stops the run. Every model a role of the run uses must be
+servable (:mod:`scanrag.llm.checks`: a registered scripted model, an embedded model whose
+weights are installed, a provider litellm knows), judges only when the run scores and only the
+roles its scorers use besides the ones the config names; every ``runner.per_provider`` key must
+name a concurrency group. Every problem is reported at once, each under its config key, and the
+loaded datasets go on to the run.
+A synthetic corpus that is not in the cache yet is generated (the one slow check) only when
+nothing else is wrong; a refusal before that says so.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from scanrag.runner.datasets import (
     synthetic_dir,
     synthetic_options,
 )
+from scanrag.runner.scoring_checks import check_config_scoring
 
 # Arguments the runner fills in itself rather than the config.
 INJECTED = frozenset({"samples"})
@@ -59,11 +61,13 @@ def preflight(
     components = [*_retriever_problems(config), *_strategy_problems(config)]
     limits = _per_provider_problems(config, checker)
     models = _model_problems(config, checker, agent_models, judge_models, datasets)
+    models += _scoring_problems(config, datasets)
     if slow and not (dataset_problems or components or models or limits):
         # a run that can start: generate the corpora, then check every dataset together
         datasets, dataset_problems = load_checked(config, only=sound)
         dataset_problems = spec_problems + dataset_problems
         models = _model_problems(config, checker, agent_models, judge_models, datasets)
+        models += _scoring_problems(config, datasets)
         slow = []
     problems = [*dataset_problems, *components, *models, *limits]
     return _refuse_or(datasets, problems, slow)
@@ -149,6 +153,15 @@ def _entry(value: str | ModelEntry, entries: Mapping[str, ModelEntry]) -> ModelE
     return entries.get(value) or ModelEntry(model=value)
 
 
+def _scoring_problems(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
+    """Scorers (configured, or the tasks' defaults, plus every one ``scoring.params`` names)
+    built with their parameters; judge roles and prompt files (:mod:`.scoring_checks`)."""
+    if not config.scoring.enabled:
+        return []
+    tasks = sorted({s.task for d in datasets for s in d.samples})
+    return check_config_scoring(config, tasks)
+
+
 def _default_judge_roles(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
     """The judge roles of the run's scorers that no ``models.judges`` entry names (the default
     judge takes them); ``[]`` when the scorers cannot be resolved here (scoring reports it)."""
@@ -219,25 +232,7 @@ def _loader_problems(
         return [
             f"{key}.{where}: {msg}" if where else f"{key}: {msg}" for where, msg in check(options)
         ]
-    return _binding(f"{key}.options", loader, options, positional=positional)
-
-
-def _binding(
-    key: str, factory: Callable[..., Any], params: Mapping[str, Any], positional: int = 0
-) -> list[str]:
-    """Whether ``params`` fit ``factory``'s signature (after ``positional`` arguments)."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # no signature to check against
-        return []
-    named = {k: v for k, v in params.items() if k not in INJECTED}
-    try:
-        signature.bind_partial(*([None] * positional), **named)
-    except TypeError as exc:
-        accepted = [
-            name
-            for name, p in list(signature.parameters.items())[positional:]
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in INJECTED
-        ]
-        return [f"{key}: {exc}; accepted: {', '.join(accepted) or '(none)'}"]
-    return []
+    given = {k: v for k, v in options.items() if k not in INJECTED}
+    found = param_problems(loader, given, positional=positional, skip=sorted(INJECTED))
+    at = f"{key}.options"
+    return [f"{at}.{where}: {msg}" if where else f"{at}: {msg}" for where, msg in found]
