@@ -58,7 +58,7 @@ class Counts:
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
-    out = np.concatenate(parts).astype(dtype, copy=False)
+    out: np.ndarray = np.concatenate(parts).astype(dtype, copy=False)
     parts.clear()
     return out
 

@@ -136,10 +136,7 @@ class SparseBM25:
         if not self.scored or not any_terms:
             return np.zeros(size)
         known = [t for t in term_ids if t >= 0]
-        if rows is None:
-            scores = self._corpus_scores(known)
-        else:
-            scores = self._scoped_scores(known, rows)
+        scores = self._corpus_scores(known) if rows is None else self._scoped_scores(known, rows)
         if self.nan_docs.size:
             where = self.nan_docs if rows is None else np.isin(rows, self.nan_docs)
             scores[where] = np.nan

@@ -63,8 +63,10 @@ def load_engine(
     if mmap is None:
         size = sum((directory / f"{name}.npy").stat().st_size for name in POSTINGS)
         mmap = size > MMAP_BYTES
-    mode = "r" if mmap else None
-    arrays = {name: np.load(directory / f"{name}.npy", mmap_mode=mode) for name in POSTINGS}
+    arrays = {
+        name: np.load(directory / f"{name}.npy", mmap_mode="r" if mmap else None)
+        for name in POSTINGS
+    }
     with gzip.open(directory / TERMS_FILE, "rb") as fh:
         terms: dict[str, Any] = json.loads(fh.read().decode("utf-8"))
     state = {name: np.load(directory / f"{name}.npy") for name in VOCAB_ARRAYS}

@@ -281,7 +281,8 @@ class Vocabulary:
     def from_state(cls, tokenizer: TokenizerConfig, state: dict[str, Any]) -> Vocabulary:
         vocab = cls(tokenizer)
         vocab.size = int(state["size"])
-        for term, term_id in zip(state["unigram_terms"], state["unigram_ids"].tolist()):
+        ids = state["unigram_ids"].tolist()
+        for term, term_id in zip(state["unigram_terms"], ids, strict=True):
             vocab.unigrams[term] = term_id
             vocab.unigram_of[term_id] = term
             if "_" in term:
@@ -293,7 +294,7 @@ class Vocabulary:
                 for part in (x, y):
                     if part not in vocab.unigrams:
                         vocab._waiting.setdefault(part, []).append(term)
-        vocab.joined.update(zip(state["joined_terms"], state["joined_ids"].tolist()))
+        vocab.joined.update(zip(state["joined_terms"], state["joined_ids"].tolist(), strict=True))
         vocab.pair_keys = np.asarray(state["pair_keys"], dtype=np.int64)
         vocab.pair_ids = np.asarray(state["pair_ids"], dtype=np.int64)
         first = np.asarray(state["first_key"], dtype=np.int64)
@@ -327,4 +328,3 @@ class Vocabulary:
         shifted = other.first_key + (np.int64(page_offset) << np.int64(POSITION_BITS))
         self.record_first(mapping, shifted, start)
         return mapping
-

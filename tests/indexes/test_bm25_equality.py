@@ -22,7 +22,7 @@ from scanrag.schemas import Document
 # Words chosen to meet every special case: stopwords, stems that merge words, numbers with
 # separators, and underscores (a word "x_y" spells the bigram of x and y; "a_b" + "c" and
 # "a" + "b_c" spell one string).
-WORDS = (
+WORDS = (  # noqa: SIM905
     "the of and revenue revenues liability liabilities cash flow flows balance sheet sheets "
     "x y x_y a b c a_b b_c a_b_c _lead trail_ ___ 1,117,400 3.5 2023 12 q4 q4_2023 "
     "operating operations net income total"
@@ -103,7 +103,7 @@ def test_saved_and_loaded_scores_are_equal(make_document, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("seed", range(4))
 def test_fast_counting_equals_counter_of_the_tokenizer(seed: int) -> None:
-    texts = _pages(seed, 40) + ["Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c"]
+    texts = [*_pages(seed, 40), "Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c"]
     for tokenizer in (TokenizerConfig(), TokenizerConfig.plain(), TokenizerConfig(bigrams=False)):
         vocab = Vocabulary(tokenizer)
         counts = count_texts(vocab, texts[:25])
