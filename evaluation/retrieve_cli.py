@@ -133,6 +133,7 @@ def run_eval(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
             dataset=str(args.dataset),
             group_by=args.by or None,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
     payload = result.model_dump(mode="json")
     payload["dropped_rows"] = len(dataset.report.dropped)
