@@ -48,8 +48,9 @@ from indexes.base import (
     library_versions,
     top_candidates,
 )
-from indexes.bm25_counts import Counts, count_texts, page_text_stream
-from indexes.bm25_sparse import SparseBM25
+from indexes.bm25_counts import Counts, count_chunks, count_texts, page_text_stream
+from indexes.bm25_disk import Spill
+from indexes.bm25_sparse import BYTES_PER_ENTRY, SparseBM25
 from indexes.bm25_store import load_engine, save_engine
 from indexes.bm25_vocab import Vocabulary
 from indexes.pagetext import PageText, check_page_text, page_texts
@@ -100,8 +101,12 @@ class BM25Index(PageIndex):
     their defaults). ``page_text`` composes the indexed text of a page (``heading+text+tables``,
     ``heading+text``, ``text+tables``, ``text``); ``query_mode`` prepares questions (``raw``,
     ``strip``, ``stmt``, ``strip+stmt``; only affects searching, not the stored index).
-    ``mmap`` (a runtime option, not recorded): memory-map a loaded index's postings instead of
-    reading them (``None``: when they exceed 1 GiB; ``indexes.bm25_store``).
+    Runtime options (not recorded, no effect on scores): ``mmap`` memory-maps a loaded
+    index's postings instead of reading them (``None``: when they exceed 1 GiB;
+    ``indexes.bm25_store``); ``memory_mb`` bounds the postings a build holds in memory (about
+    24 bytes per (term, page) entry while building): past it the index is assembled on disk,
+    in a temporary folder under ``spill_dir`` (default: the system's), and memory-mapped
+    (``indexes.bm25_disk``).
     """
 
     kind = "bm25"
@@ -115,14 +120,25 @@ class BM25Index(PageIndex):
         page_text: PageText = "heading+text+tables",
         query_mode: QueryMode = "strip+stmt",
         mmap: bool | None = None,
+        memory_mb: int = 2048,
+        spill_dir: str | None = None,
     ) -> None:
         super().__init__()
-        self.check_params({"k1": k1, "b": b, "page_text": page_text, "query_mode": query_mode})
+        self.check_params(
+            {
+                "k1": k1,
+                "b": b,
+                "page_text": page_text,
+                "query_mode": query_mode,
+                "memory_mb": memory_mb,
+            }
+        )
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.tokenizer = _tokenizer(tokenizer)
         self.page_text: PageText = page_text
         self.query_mode: QueryMode = query_mode
-        self.mmap = mmap
+        self.mmap, self.memory_mb, self.spill_dir = mmap, int(memory_mb), spill_dir
+        self._spill: Spill | None = None
         self._vocab = Vocabulary(self.tokenizer)
         self._engine = SparseBM25(self.k1, self.b, self.epsilon)
 
@@ -133,6 +149,8 @@ class BM25Index(PageIndex):
             raise ValueError(f"k1 must be > 0, got {k1}")
         if not 0 <= b <= 1:
             raise ValueError(f"b must lie in [0, 1], got {b}")
+        if arguments.get("memory_mb", 0) < 0:
+            raise ValueError(f"memory_mb must be >= 0, got {arguments['memory_mb']}")
         if "tokenizer" in arguments:
             _tokenizer(arguments["tokenizer"])
         if "page_text" in arguments:
@@ -157,10 +175,9 @@ class BM25Index(PageIndex):
         return library_versions("scipy", *extra)
 
     def _index(self, documents: list[Document]) -> None:
+        texts = page_text_stream(documents, self.page_text)
         with self._vocabulary_kept_on_failure():
-            texts = page_text_stream(documents, self.page_text)
-            counts = count_texts(self._vocab, texts, first_page=self._engine.page_count)
-            self._install(counts)
+            self._install(count_chunks(self._vocab, texts, self._engine.page_count))
 
     def add_texts(self, entries: Sequence[IndexedDocument], texts: Iterable[str]) -> None:
         """Index documents given as their pages' indexed texts (already composed as
@@ -174,8 +191,7 @@ class BM25Index(PageIndex):
         if len(texts) != sum(e.pages for e in entries):
             raise ValueError(f"{len(texts)} texts for {sum(e.pages for e in entries)} pages")
         with self._vocabulary_kept_on_failure():
-            counts = count_texts(self._vocab, texts, first_page=self._engine.page_count)
-            self._install(counts)
+            self._install(count_chunks(self._vocab, texts, self._engine.page_count))
         self._register(entries)
 
     def _build_part(self, documents: list[Document]) -> Bm25Part:
@@ -187,15 +203,16 @@ class BM25Index(PageIndex):
 
     def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
         with self._vocabulary_kept_on_failure():
-            merged = Counts()
-            offset = self._engine.page_count
-            for state, counts in payloads:
-                part = Vocabulary.from_state(self.tokenizer, state)
-                mapping = self._vocab.absorb(part, offset)
-                counts.terms = [mapping[t].astype(np.int32) for t in counts.terms]
-                offset += counts.pages
-                merged.extend(counts)
-            self._install(merged)
+            self._install(self._mapped_parts(payloads))
+
+    def _mapped_parts(self, payloads: list[Any]) -> Iterator[Counts]:
+        offset = self._engine.page_count
+        for state, counts in payloads:
+            part = Vocabulary.from_state(self.tokenizer, state)
+            mapping = self._vocab.absorb(part, offset)
+            counts.terms = [mapping[t].astype(np.int32) for t in counts.terms]
+            offset += counts.pages
+            yield counts
 
     @contextmanager
     def _vocabulary_kept_on_failure(self) -> Iterator[None]:
@@ -212,11 +229,31 @@ class BM25Index(PageIndex):
             )
             raise
 
-    def _install(self, counts: Counts) -> None:
-        """Append ``counts``'s pages and recompute; on failure nothing changes."""
+    def _install(self, chunks: Iterable[Counts]) -> None:
+        """Append the counted pages and recompute; on failure nothing changes. Postings past
+        ``memory_mb`` (or added to an index on disk) are assembled on disk
+        (``indexes.bm25_disk``) and memory-mapped."""
+        budget = self.memory_mb * (1 << 20) // BYTES_PER_ENTRY
+        held, spill = Counts(), None
+        on_disk = isinstance(self._engine.docs, np.memmap)
+        for chunk in chunks:
+            if spill is not None:
+                spill.add(chunk)
+                continue
+            held.extend(chunk)
+            if on_disk or self._engine.docs.size + held.entries > budget:
+                spill = Spill.create(self.spill_dir)
+                if self._engine.page_count:
+                    spill.add_postings(self._engine)
+                spill.add(held)
         engine = copy.copy(self._engine)  # append and compute replace arrays, never edit them
-        engine.append(counts, self._vocab.size)
-        engine.compute(self._vocab.first_key)
+        if spill is None:
+            engine.append(held, self._vocab.size)
+            engine.compute(self._vocab.first_key)
+        else:
+            engine = SparseBM25(self.k1, self.b, self.epsilon)
+            spill.assemble(engine, self._vocab)
+            self._spill = spill  # its folder holds the mapped arrays
         self._engine = engine
 
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:

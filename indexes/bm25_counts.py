@@ -45,6 +45,10 @@ class Counts:
     def pages(self) -> int:
         return sum(int(part.size) for part in self.lengths)
 
+    @property
+    def entries(self) -> int:
+        return sum(int(part.size) for part in self.terms)
+
     def joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(row counts, terms, tf, lengths) as single arrays; empties this object."""
         row_counts = _cat(self.row_counts, np.int64)
@@ -76,18 +80,24 @@ def count_texts(vocab: Vocabulary, texts: Iterable[str], first_page: int = 0) ->
     """Count the terms of ``texts`` (pages ``first_page``, ``first_page + 1``...), adding new
     terms to ``vocab``."""
     counts = Counts()
+    for chunk in count_chunks(vocab, texts, first_page):
+        counts.extend(chunk)
+    return counts
+
+
+def count_chunks(vocab: Vocabulary, texts: Iterable[str], first_page: int = 0) -> Iterator[Counts]:
+    """``count_texts``, one chunk of pages at a time."""
     chunk: list[str] = []
     page = first_page
     for text in texts:
         chunk.append(text)
         if len(chunk) == CHUNK_PAGES:
-            counts.extend(count_chunk(vocab, chunk, page))
+            yield count_chunk(vocab, chunk, page)
             page += len(chunk)
             chunk = []
             release_free_memory()
     if chunk:
-        counts.extend(count_chunk(vocab, chunk, page))
-    return counts
+        yield count_chunk(vocab, chunk, page)
 
 
 def count_chunk(vocab: Vocabulary, texts: list[str], first_page: int) -> Counts:

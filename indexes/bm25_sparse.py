@@ -31,7 +31,10 @@ import numpy as np
 
 from indexes.bm25_counts import Counts, release_free_memory
 
-WEIGHT_SLICE = 1 << 20  # postings whose weights are computed at once (bounds temporaries)
+WEIGHT_SLICE = 1 << 20
+# memory per (term, page) entry while building in memory: counts (10 bytes), the term-major
+# copy (6) and the contributions (8)
+BYTES_PER_ENTRY = 24  # postings whose weights are computed at once (bounds temporaries)
 SPAN_TERM_LIMIT = 256  # scoped searches with more (span, term) pairs score the whole corpus
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,11 @@ MMAP_BYTES = 1 << 30  # postings larger than this are memory-mapped when loaded
 def save_engine(directory: Path, engine: SparseBM25, vocab: Vocabulary) -> None:
     state = vocab.state()
     for name, array in engine.arrays().items():
-        np.save(directory / f"{name}.npy", np.ascontiguousarray(array))
+        target = directory / f"{name}.npy"
+        if isinstance(array, np.memmap) and _whole_file(array):
+            _link_or_copy(Path(str(array.filename)), target)  # no pass through memory
+        else:
+            np.save(target, np.ascontiguousarray(array))
     for name in VOCAB_ARRAYS:
         np.save(directory / f"{name}.npy", np.asarray(state[name], dtype=np.int64))
     terms = {
@@ -46,6 +52,26 @@ def save_engine(directory: Path, engine: SparseBM25, vocab: Vocabulary) -> None:
     }
     with gzip.GzipFile(directory / TERMS_FILE, "wb", mtime=0) as fh:
         fh.write(json.dumps(terms, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _whole_file(array: np.memmap) -> bool:
+    """Whether ``array`` maps all of a ``.npy`` file (so the file can stand for it)."""
+    filename = getattr(array, "filename", None)
+    if not filename or not str(filename).endswith(".npy") or array.ndim != 1:
+        return False
+    try:
+        saved = np.load(filename, mmap_mode="r")
+    except (OSError, ValueError):
+        return False
+    return saved.shape == array.shape and saved.dtype == array.dtype and array.offset == saved.offset
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def load_engine(

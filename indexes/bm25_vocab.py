@@ -257,6 +257,28 @@ class Vocabulary:
                 spelled[term_id] = f"{unigram_of[key >> 32]}_{unigram_of[key & 0xFFFFFFFF]}"
         return spelled
 
+    def renumber(self, new_of_old: np.ndarray) -> None:
+        """Give every term the id ``new_of_old[old id]`` (a permutation)."""
+        self._merge_pending()
+        self._merge_recent()
+        new = new_of_old.tolist()
+        self.unigrams = {t: new[i] for t, i in self.unigrams.items()}
+        self.unigram_of = {new[i]: t for i, t in self.unigram_of.items()}
+        self.joined = {t: new[i] for t, i in self.joined.items()}
+        self.underscored = {new[i] for i in self.underscored}
+        words = _WordIds(self)
+        words.update({w: (new[i] if i >= 0 else -1) for w, i in self.words.items()})
+        self.words = words
+        if self.pair_keys.size:
+            keys = (new_of_old[self.pair_keys >> PAIR_SHIFT] << PAIR_SHIFT) | new_of_old[
+                self.pair_keys & LOW_MASK
+            ]
+            order = np.argsort(keys)
+            self.pair_keys, self.pair_ids = keys[order], new_of_old[self.pair_ids][order]
+        first = np.empty(self.size, dtype=np.int64)
+        first[new_of_old] = self.first_key
+        self._first, self._first_len = [first], first.size
+
     # -- merging and persistence -------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         """Everything needed to rebuild this vocabulary (arrays and plain lists)."""

@@ -142,3 +142,24 @@ def test_every_score_equals_the_reference_on_real_pages(shared_dir, tmp_path, na
     index = BM25Index()
     index.add(documents)
     assert mismatches(index, documents, questions) == []
+
+
+def test_an_index_built_on_disk_scores_the_same(make_document, tmp_path: Path) -> None:
+    """Past ``memory_mb`` the postings are assembled on disk and memory-mapped: the same
+    scores, after an incremental add too, saved and loaded."""
+    documents = _documents(make_document, 5)
+    in_memory = BM25Index()
+    in_memory.add(documents)
+    on_disk = BM25Index(memory_mb=0, spill_dir=str(tmp_path))
+    on_disk.add(documents[:2])
+    on_disk.add(documents[2:])  # an add to an index on disk goes through the disk again
+    assert isinstance(on_disk.engine.weights, np.memmap)
+    assert mismatches(on_disk, documents, QUERIES) == []
+    assert on_disk.postings_by_term() == in_memory.postings_by_term()
+    loaded = BM25Index(mmap=True).load(on_disk.save(tmp_path / "saved"))
+    assert mismatches(loaded, documents, QUERIES) == []
+
+
+def test_memory_budget_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="memory_mb"):
+        BM25Index(memory_mb=-1)
