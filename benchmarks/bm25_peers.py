@@ -138,9 +138,7 @@ class Bm25s:
         self.bm25s, self.stemmer, self.data = bm25s, Stemmer.Stemmer("english"), data
 
     def _tokens(self, texts: list[str]) -> Any:
-        return self.bm25s.tokenize(
-            texts, stopwords="en", stemmer=self.stemmer, show_progress=False
-        )
+        return self.bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
 
     def build(self) -> None:
         self.retriever = self.bm25s.BM25()
