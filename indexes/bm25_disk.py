@@ -128,10 +128,9 @@ class Spill:
         vocab.renumber(new_of_old)
         engine.indptr = np.concatenate([[0], np.cumsum(df_new)]).astype(np.int64)
         engine.lengths = np.concatenate(self.lengths).astype(np.int64)
-        engine.docs = _FileArray(out / "docs.npy")  # read slice by slice while computing
-        engine.tf = _FileArray(out / "tf.npy")
         weights = _NpyAppender(out / "weights.npy", np.float64, self.entries)
-        engine.compute(vocab.first_key, out=_Streamed(weights))
+        postings = (_FileArray(out / "docs.npy"), _FileArray(out / "tf.npy"))  # plain reads
+        engine.compute(vocab.first_key, out=_Streamed(weights), postings=postings)
         weights.close()
         for name in ("docs", "tf", "weights"):
             setattr(engine, name, np.load(out / f"{name}.npy", mmap_mode="r"))
@@ -162,6 +161,9 @@ class _Streamed:
     def __init__(self, target: _NpyAppender) -> None:
         self.target = target
 
+    def __getitem__(self, where: slice) -> np.ndarray:
+        raise TypeError("written only")
+
     def __setitem__(self, where: slice, values: np.ndarray) -> None:
         self.target.write(values)
 
@@ -189,3 +191,6 @@ class _FileArray:
             count=max(0, stop - start),
             offset=self.offset + start * self.dtype.itemsize,
         )
+
+    def __setitem__(self, where: slice, values: np.ndarray) -> None:
+        raise TypeError("read only")

@@ -25,7 +25,7 @@ be memory-mapped files (``indexes.bm25_store``): searching reads only the rows i
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -36,6 +36,14 @@ WEIGHT_SLICE = 1 << 20
 # copy (6) and the contributions (8)
 BYTES_PER_ENTRY = 24  # postings whose weights are computed at once (bounds temporaries)
 SPAN_TERM_LIMIT = 256  # scoped searches with more (span, term) pairs score the whole corpus
+
+
+class Slices(Protocol):
+    """Read or written a slice at a time (an array, or a file: ``indexes.bm25_disk``)."""
+
+    def __getitem__(self, where: slice) -> np.ndarray: ...
+
+    def __setitem__(self, where: slice, values: np.ndarray) -> None: ...
 
 
 class SparseBM25:
@@ -90,23 +98,34 @@ class SparseBM25:
         self.lengths = np.concatenate([self.lengths, lengths]).astype(np.int64)
         self.weights = np.zeros(0, dtype=np.float64)  # freed before the new ones are made
 
-    def compute(self, first_key: np.ndarray, out: np.ndarray | None = None) -> None:
-        """Statistics and every contribution (``out``: where to write them, e.g. a file)."""
+    def compute(
+        self,
+        first_key: np.ndarray,
+        out: Slices | None = None,
+        postings: tuple[Slices, Slices] | None = None,
+    ) -> None:
+        """Statistics and every contribution. ``out`` receives the contributions slice by
+        slice, in order (default: a new array, installed as ``weights``); ``postings`` are
+        where the pages and counts are read from (default: ``docs`` and ``tf``)."""
         norm = self._statistics(first_key)
         if norm is None:
             self.weights = np.zeros(self.docs.size)
             return
         release_free_memory()
-        weights = np.empty(self.docs.size, dtype=np.float64) if out is None else out
-        for start in range(0, self.docs.size, WEIGHT_SLICE):
-            stop = min(start + WEIGHT_SLICE, self.docs.size)
+        docs, tf = postings or (self.docs, self.tf)
+        size = int(self.indptr[-1])
+        weights = np.empty(size, dtype=np.float64) if out is None else None
+        target: Any = out if weights is None else weights
+        for start in range(0, size, WEIGHT_SLICE):
+            stop = min(start + WEIGHT_SLICE, size)
             positions = np.arange(start, stop, dtype=np.int64)
             term_of = np.searchsorted(self.indptr, positions, side="right") - 1
-            q_freq = self.tf[start:stop].astype(np.float64)
-            part = q_freq * (self.k1 + 1) / (q_freq + norm[self.docs[start:stop]])
-            weights[start:stop] = self.idf[term_of] * part
+            q_freq = tf[start:stop].astype(np.float64)
+            part = q_freq * (self.k1 + 1) / (q_freq + norm[docs[start:stop]])
+            target[start:stop] = self.idf[term_of] * part
             del positions, term_of, q_freq, part
-        self.weights = weights
+        if weights is not None:
+            self.weights = weights
         release_free_memory()
 
     def _statistics(self, first_key: np.ndarray) -> np.ndarray | None:

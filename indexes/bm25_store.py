@@ -63,7 +63,8 @@ def _whole_file(array: np.memmap) -> bool:
         saved = np.load(filename, mmap_mode="r")
     except (OSError, ValueError):
         return False
-    return saved.shape == array.shape and saved.dtype == array.dtype and array.offset == saved.offset
+    same = saved.shape == array.shape and saved.dtype == array.dtype
+    return same and array.offset == saved.offset
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
