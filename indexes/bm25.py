@@ -31,6 +31,7 @@ all, or a query with no known terms, scores every page 0 (ties then rank by docu
 from __future__ import annotations
 
 import copy
+import itertools
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -75,6 +76,36 @@ def tokenize_pages(
         )
         for text in texts:
             yield list(map(intern, tokenizer(text)))
+
+
+# Corpora of at least SHARD_MIN_PAGES pages are counted by the ingestion pool's workers (when
+# it has two or more), in slices of about SHARD_PAGES pages merged in order (same index).
+SHARD_MIN_PAGES = 100_000
+SHARD_PAGES = 20_000
+PART_TASK = "indexes.bm25:build_part_of"
+
+
+def _shards(documents: list[Document]) -> list[list[Document]] | None:
+    """Slices of ``documents`` for the worker pool, or ``None`` to count them here."""
+    from scanrag.documents.parallel import pool_size
+
+    pages = sum(d.num_pages for d in documents)
+    if pages < SHARD_MIN_PAGES or len(documents) < 2 or pool_size() < 2:
+        return None
+    slices: list[list[Document]] = [[]]
+    held = 0
+    for document in documents:
+        if held >= SHARD_PAGES:
+            slices.append([])
+            held = 0
+        slices[-1].append(document)
+        held += document.num_pages
+    return slices
+
+
+def build_part_of(params: dict[str, Any], documents: list[Document]) -> Bm25Part:
+    """A worker's share of a sharded build: ``BM25Index(**params).build_part``'s payload."""
+    return BM25Index(**params)._build_part(documents)
 
 
 def _tokenizer(value: TokenizerConfig | Mapping[str, Any] | None) -> TokenizerConfig:
@@ -175,9 +206,30 @@ class BM25Index(PageIndex):
         return library_versions("scipy", *extra)
 
     def _index(self, documents: list[Document]) -> None:
-        texts = page_text_stream(documents, self.page_text)
         with self._vocabulary_kept_on_failure():
+            slices = _shards(documents)
+            if slices is not None:
+                self._install(self._mapped_parts(self._pool_parts(slices)))
+                return
+            texts = page_text_stream(documents, self.page_text)
             self._install(count_chunks(self._vocab, texts, self._engine.page_count))
+
+    def _pool_parts(self, slices: list[list[Document]]) -> Iterator[Bm25Part]:
+        """``build_part`` of each slice, computed by the ingestion pool's workers (a few
+        slices in flight at a time), in order."""
+        from scanrag.documents.parallel import pool_size, submit_task
+
+        params = {**self.params(), "query_mode": self.query_mode}
+        pending: list[Any] = []
+        queue = iter(slices)
+        for piece in itertools.islice(queue, 2 * pool_size()):
+            pending.append(submit_task(PART_TASK, params, piece))
+        while pending:
+            part = pending.pop(0).result()
+            piece = next(queue, [])
+            if piece:
+                pending.append(submit_task(PART_TASK, params, piece))
+            yield part
 
     def add_texts(self, entries: Sequence[IndexedDocument], texts: Iterable[str]) -> None:
         """Index documents given as their pages' indexed texts (already composed as
@@ -205,7 +257,7 @@ class BM25Index(PageIndex):
         with self._vocabulary_kept_on_failure():
             self._install(self._mapped_parts(payloads))
 
-    def _mapped_parts(self, payloads: list[Any]) -> Iterator[Counts]:
+    def _mapped_parts(self, payloads: Iterable[Any]) -> Iterator[Counts]:
         offset = self._engine.page_count
         for state, counts in payloads:
             part = Vocabulary.from_state(self.tokenizer, state)

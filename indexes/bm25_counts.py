@@ -104,33 +104,38 @@ def count_chunk(vocab: Vocabulary, texts: list[str], first_page: int) -> Counts:
     """Term counts of one chunk of pages (see the module docstring)."""
     tokenizer = vocab.tokenizer
     start = vocab.size
+    words = [tokenizer.words(text) for text in texts]
+    n = len(words)
+    raw_lengths = np.fromiter(map(len, words), dtype=np.int64, count=n)
+    total = int(raw_lengths.sum())
     word_id = vocab.words.__getitem__
-    per_page = [list(map(word_id, tokenizer.words(text))) for text in texts]
-    n = len(per_page)
-    raw_lengths = np.fromiter(map(len, per_page), dtype=np.int64, count=n)
-    flat = np.fromiter(chain.from_iterable(per_page), dtype=np.int64, count=int(raw_lengths.sum()))
-    del per_page
+    flat = np.fromiter(map(word_id, chain.from_iterable(words)), dtype=np.int64, count=total)
+    del words
     page_of = np.repeat(np.arange(n, dtype=np.int64), raw_lengths)
     kept = flat >= 0
     unigrams, unigram_page = flat[kept], page_of[kept]
+    del flat, page_of, kept
     per_page_kept = np.bincount(unigram_page, minlength=n).astype(np.int64)
     page_start = np.cumsum(per_page_kept) - per_page_kept
-    position = np.arange(unigrams.size, dtype=np.int64) - page_start[unigram_page]
-    ids, pages, positions = [unigrams], [unigram_page], [position]
     lengths = per_page_kept.copy()
+    # first sightings: only terms new in this chunk need their first position
+    new = np.flatnonzero(unigrams >= start)
+    first_ids = [unigrams[new]]
+    first_keys = [_key(unigram_page[new], new - page_start[unigram_page[new]], first_page)]
+    ids, pages = [unigrams], [unigram_page]
     if tokenizer.bigrams and unigrams.size > 1:
         left = np.flatnonzero(unigram_page[1:] == unigram_page[:-1])
         pair_page = unigram_page[left]
-        ids.append(vocab.pair_ids_for(unigrams[left], unigrams[left + 1]))
+        pair_ids = vocab.pair_ids_for(unigrams[left], unigrams[left + 1])
+        ids.append(pair_ids)
         pages.append(pair_page)
-        positions.append(per_page_kept[pair_page] + left - page_start[pair_page])
+        new = np.flatnonzero(pair_ids >= start)
+        at = pair_page[new]
+        first_ids.append(pair_ids[new])
+        first_keys.append(_key(at, per_page_kept[at] + left[new] - page_start[at], first_page))
         lengths += np.maximum(per_page_kept - 1, 0)
+    vocab.record_first(np.concatenate(first_ids), np.concatenate(first_keys), start)
     all_ids, all_pages = np.concatenate(ids), np.concatenate(pages)
-    all_positions = np.concatenate(positions)
-    if all_positions.size and int(all_positions.max()) >= _MAX_POSITION:
-        raise ValueError(f"a page holds more than {_MAX_POSITION} terms")
-    keys = ((all_pages + first_page) << np.int64(POSITION_BITS)) | all_positions
-    vocab.record_first(all_ids, keys, start)
     entries, tf = np.unique((all_pages << PAIR_SHIFT) | all_ids, return_counts=True)
     return Counts(
         row_counts=[np.bincount(entries >> PAIR_SHIFT, minlength=n).astype(np.int64)],
@@ -138,6 +143,13 @@ def count_chunk(vocab: Vocabulary, texts: list[str], first_page: int) -> Counts:
         tf=[tf.astype(np.uint16 if tf.size == 0 or tf.max() < 1 << 16 else np.uint32)],
         lengths=[lengths],
     )
+
+
+def _key(pages: np.ndarray, positions: np.ndarray, first_page: int) -> np.ndarray:
+    """First-seen keys: page << POSITION_BITS | position of the term in the page's list."""
+    if positions.size and int(positions.max()) >= _MAX_POSITION:
+        raise ValueError(f"a page holds more than {_MAX_POSITION} terms")
+    return ((pages + first_page) << np.int64(POSITION_BITS)) | positions
 
 
 def count_term_dicts(vocab: Vocabulary, pages: Iterable[dict[str, int]]) -> Counts:

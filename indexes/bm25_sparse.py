@@ -118,12 +118,11 @@ class SparseBM25:
         target: Any = out if weights is None else weights
         for start in range(0, size, WEIGHT_SLICE):
             stop = min(start + WEIGHT_SLICE, size)
-            positions = np.arange(start, stop, dtype=np.int64)
-            term_of = np.searchsorted(self.indptr, positions, side="right") - 1
+            term_of = _terms_of(self.indptr, start, stop)
             q_freq = tf[start:stop].astype(np.float64)
             part = q_freq * (self.k1 + 1) / (q_freq + norm[docs[start:stop]])
             target[start:stop] = self.idf[term_of] * part
-            del positions, term_of, q_freq, part
+            del term_of, q_freq, part
         if weights is not None:
             self.weights = weights
         release_free_memory()
@@ -213,6 +212,13 @@ class SparseBM25:
             self.weights = weights
         else:
             self.compute(first_key)
+
+
+def _terms_of(indptr: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The term of each posting ``start..stop-1``."""
+    first, last = np.searchsorted(indptr, [start, stop - 1], side="right") - 1
+    bounds = np.clip(indptr[first : last + 2], start, stop)
+    return np.repeat(np.arange(first, last + 1, dtype=np.int64), np.diff(bounds))
 
 
 def row_spans(rows: np.ndarray) -> list[tuple[int, int, int]]:

@@ -163,3 +163,26 @@ def test_an_index_built_on_disk_scores_the_same(make_document, tmp_path: Path) -
 def test_memory_budget_must_not_be_negative() -> None:
     with pytest.raises(ValueError, match="memory_mb"):
         BM25Index(memory_mb=-1)
+
+
+def test_a_sharded_build_equals_a_whole_one(make_document, monkeypatch) -> None:
+    """A large corpus is counted by the ingestion pool's workers, slice by slice, and merged
+    in order: the same postings, statistics and scores."""
+    import indexes.bm25 as bm25_module
+    from scanrag.documents.parallel import shutdown_pool
+
+    documents = _documents(make_document, 6)
+    whole = BM25Index()
+    whole.add(documents)
+    monkeypatch.setenv("SCANRAG_INGEST_WORKERS", "2")
+    monkeypatch.setattr(bm25_module, "SHARD_MIN_PAGES", 1)
+    monkeypatch.setattr(bm25_module, "SHARD_PAGES", 15)
+    assert len(bm25_module._shards(documents) or []) == 3
+    sharded = BM25Index()
+    try:
+        sharded.add(documents)
+    finally:
+        shutdown_pool()
+    assert sharded.postings_by_term() == whole.postings_by_term()
+    assert sharded.engine.average_idf == whole.engine.average_idf
+    assert mismatches(sharded, documents, QUERIES) == []
