@@ -41,7 +41,7 @@ def generate(out: Path, pages: int, per_doc: int, seed: int = 0) -> dict[str, An
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from scale_corpus import vocabulary
+    from scale_corpus import question_row, vocabulary
 
     from scanrag.documents import DocumentStore
     from scanrag.documents.pagestore import write_document
@@ -75,15 +75,7 @@ def generate(out: Path, pages: int, per_doc: int, seed: int = 0) -> dict[str, An
         for q in range(2):
             page = int(rng.integers(1, count + 1))
             rare = vocab[np.unique(drawn[page - 1])[-6:]].tolist()
-            rows.append(
-                {
-                    "id": f"q{index:05d}-{q}",
-                    "doc": name,
-                    "question": f"Which section mentions {' '.join(rare)}?",
-                    "answer": f"section {page}",
-                    "evidence_pages": [page],
-                }
-            )
+            rows.append(question_row(f"q{index:05d}-{q}", name, rare, page))
         left -= count
         index += 1
     (out / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
