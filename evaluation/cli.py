@@ -27,6 +27,8 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
+    from scanrag.commands.run import positive_int
+
     parser = subparsers.add_parser(
         "score",
         help="score a run's trajectories (only what is not scored yet)",
@@ -54,7 +56,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
     parser.add_argument(
-        "--concurrency", type=int, help="items scored at once (default: the run's, else 8)"
+        "--concurrency",
+        type=positive_int,
+        help="items scored at once (default: the run's, else 8)",
     )
     parser.add_argument("--retry-failed", action="store_true", help="re-score failed rows")
     parser.add_argument(
@@ -197,8 +201,9 @@ def _fmt(value: float | None) -> str:
 
 def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
-    from rich.console import Console
     from rich.table import Table
+
+    from scanrag.runner.summary import table_console
 
     table = Table(title="scores")
     table.add_column("run key", overflow="fold")
@@ -214,7 +219,7 @@ def print_summary(summary: Any) -> None:
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )
-    Console(width=None if sys.stdout.isatty() else 180).print(table)
+    table_console(table).print(table)
 
 
 def print_official_blocks(run_dir: Path, summary: Any) -> None:
@@ -234,6 +239,7 @@ def print_official_blocks(run_dir: Path, summary: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
+    from scanrag.runner.components import SetupError
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     try:
@@ -251,7 +257,7 @@ def handle(args: argparse.Namespace) -> int:
             n_resamples=args.resamples,
             seed=args.seed,
         )
-    except (RunDirError, UnknownNameError, ValueError) as exc:
+    except (RunDirError, SetupError, UnknownNameError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for line in result.warnings:

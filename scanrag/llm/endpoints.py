@@ -16,12 +16,15 @@ read from the named variable at call time, and header values may be written ``${
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scanrag.scrub import register_secret, register_secrets
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]
 OUTPUT_MODES: tuple[str, ...] = ("json_schema", "json_object", "prompt")
@@ -202,11 +205,27 @@ class ModelEntry(BaseModel):
                 raise EndpointError(
                     f"environment variable {self.api_key_env} (api_key_env) is not set"
                 )
+            register_secret(value)  # masked wherever it appears, whatever the variable's name
             return value
         return "not-needed" if self.api_base is not None else None
 
     def headers(self) -> dict[str, str]:
-        return {k: expand_env(v) for k, v in self.extra_headers.items()}
+        values = {k: expand_env(v) for k, v in self.extra_headers.items()}
+        self.register_secrets()
+        return values
+
+    def register_secrets(self) -> None:
+        """Register with the scrubber what this entry sends that may be secret, as the
+        environment holds it now: the ``api_key_env`` key, every variable a header value
+        reads (``${VAR}``) and the whole value of a secret-named header (unset variables are
+        skipped: calls report them)."""
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            register_secret(os.environ[self.api_key_env])
+        for name, value in self.extra_headers.items():
+            register_secrets(os.environ.get(ref, "") for ref in _ENV_REF.findall(value))
+            if _SECRET_HEADER.search(name):
+                with contextlib.suppress(EndpointError):
+                    register_secret(expand_env(value))
 
     def cache_identity(self) -> dict[str, Any]:
         """What about the server changes an answer: where it is and what the body carries.

@@ -41,13 +41,15 @@ class ParseStatus(StrEnum):
     with a stray trailing comma) was closed and read. ``fallback``: the JSON path got a
     free-text reply and read it with the citation grammar (answer tag or "Answer:" line).
     ``bare_text``: the reply ignored the format; its prose as a whole is the answer.
-    ``none``: nothing usable was read.
+    ``ambiguous``: the reply gives two or more different final answers; none is taken (the
+    item is ``unparsed``). ``none``: nothing usable was read.
     """
 
     CLEAN = "clean"
     REPAIRED = "repaired"
     FALLBACK = "fallback"
     BARE_TEXT = "bare_text"
+    AMBIGUOUS = "ambiguous"
     NONE = "none"
 
 

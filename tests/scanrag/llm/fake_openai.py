@@ -13,6 +13,8 @@ a queue of *modes* (consumed one per request), then by ``default``:
 - ``"empty"``: a reply whose content is the empty string;
 - ``"prose"``: a reply in plain prose, whatever format was asked for;
 - ``"length"``: a reply cut by the token limit (``finish_reason: length``);
+- ``"unauthorized"``: HTTP 401 whose error message quotes the key the request sent (as some
+  servers do), to show that a key is masked wherever it comes back;
 - ``"overflow"``: HTTP 400 saying the prompt exceeds ``context_window`` tokens.
 
 ``model_meta`` adds fields to the model's ``GET <prefix>/models`` entry (``max_model_len``...),
@@ -44,6 +46,7 @@ MODES = (
     "empty",
     "prose",
     "length",
+    "unauthorized",
     "overflow",
 )
 PROSE = "The answer is probably on the third page, but I am not sure."
@@ -310,7 +313,11 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 fake.leave()
 
         def _reply(self, mode: str, body: dict[str, Any]) -> None:
-            if mode == "rate_limit":
+            if mode == "unauthorized":
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+                message = f"Incorrect API key provided: {key}. Check the key of this server."
+                self._send(401, _error_body(message, "invalid_request_error"))
+            elif mode == "rate_limit":
                 self._send(
                     429,
                     _error_body("Rate limit reached, slow down", "rate_limit_exceeded"),
