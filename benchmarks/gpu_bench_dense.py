@@ -199,7 +199,3 @@ def _vector_diff(project: Callable[[], Any], legacy: Callable[[], Any]) -> float
     if ours.shape != theirs.shape:
         return float("inf")
     return float(np.abs(ours - theirs).max())
-
-
-def _texts(docs: list[Document]) -> list[str]:
-    return [t for d in docs for t in d.page_texts()]

@@ -183,6 +183,47 @@ def test_device_choices_for_cuda_without_a_gpu(monkeypatch):
     assert pinned == [1]
 
 
+@pytest.mark.model
+def test_the_cuda_path_runs_on_the_cpu_with_stand_ins(monkeypatch):
+    """The CUDA branches of ``TorchFeed`` (pinned, non-blocking copies in; pinned buffers out;
+    one synchronize per call) run on CPU tensors, the CUDA calls replaced by stand-ins that
+    count them: the same vectors as the CPU path."""
+    encoder = load_encoder(str(tiny_encoder_dir()), "cpu")
+    ids = WindowCutter(encoder.tokenizer, 62, 8, "", encoder.max_seq_length).texts(TEXTS)
+    want = feed_for(encoder, "torch", "cpu", normalize=True, batch_size=2).encode(ids)
+    feed = feed_for(encoder, "torch", "cpu", normalize=True, batch_size=2)
+    feed.cuda = True
+    calls = {"pinned": 0, "non_blocking": 0, "pinned_buffers": 0, "synchronize": 0}
+    real_to, real_empty = torch.Tensor.to, torch.empty
+
+    def count(name):
+        calls[name] += 1
+
+    def to(self, *args, **kwargs):
+        if kwargs.get("non_blocking"):
+            count("non_blocking")
+        return real_to(self, *args, **kwargs)
+
+    def empty(*args, pin_memory=False, **kwargs):
+        if pin_memory:
+            count("pinned_buffers")
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self: count("pinned") or self)
+    monkeypatch.setattr(torch.Tensor, "to", to)
+    monkeypatch.setattr(torch, "empty", empty)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: count("synchronize"))
+    got = feed.encode(ids)
+    batches = -(-len(ids) // 2)
+    assert calls == {
+        "pinned": 2 * batches,  # input ids and mask of every batch
+        "non_blocking": 2 * batches,
+        "pinned_buffers": batches,  # one host buffer per batch's vectors
+        "synchronize": 1,
+    }
+    assert got.dtype == np.float32 and np.abs(got - want).max() < 1e-6
+
+
 def test_onnx_feed_normalises_when_the_model_does():
     class Layout:
         normalize = True
