@@ -3,7 +3,6 @@ generated pages (the real comparison names another source tree as ``--before``).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -11,24 +10,15 @@ import pytest
 
 pytestmark = pytest.mark.model
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "benchmarks" / "dense_before_after.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("dense_before_after", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_host_and_build_sections_run_interleaved(tmp_path):
+def test_host_and_build_sections_run_interleaved(tmp_path, bench_script):
     out = tmp_path / "report.json"
     args = [
         "--before", str(REPO), "--sections", "host,build", "--source", "synthetic",
         "--pages", "3", "--rounds", "2", "--cache-dir", str(tmp_path), "--json", str(out),
     ]  # fmt: skip
-    assert _load().main(args) == 0
+    assert bench_script("dense_before_after").main(args) == 0
     report = json.loads(out.read_text())
     host, build = report["host"], report["build"]
     for side in ("before", "after"):
@@ -39,8 +29,8 @@ def test_host_and_build_sections_run_interleaved(tmp_path):
     assert report["environment"]["cpus"] >= 1
 
 
-def test_the_before_tree_is_checked(tmp_path):
+def test_the_before_tree_is_checked(tmp_path, bench_script):
     with pytest.raises(SystemExit):
-        _load().main(["--before", str(tmp_path)])
+        bench_script("dense_before_after").main(["--before", str(tmp_path)])
     with pytest.raises(SystemExit):
-        _load().main(["--before", str(REPO), "--sections", "host,warp"])
+        bench_script("dense_before_after").main(["--before", str(REPO), "--sections", "host,warp"])

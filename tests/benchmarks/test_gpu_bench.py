@@ -3,35 +3,24 @@ are sane (the GPU figures come from running the script itself on a GPU)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.model
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_bench.py"
 TINY = [
     "--pages", "3", "--host-pages", "6", "--chars", "1500", "--maxsim-pages", "40",
     "--maxsim-tokens", "24", "--doc-pages", "10", "--search-vectors", "3000", "--repeats", "1",
 ]  # fmt: skip
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("gpu_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_every_section_runs_with_tiny_sizes(tmp_path, capsys):
+def test_every_section_runs_with_tiny_sizes(tmp_path, capsys, bench_script):
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("sized for the CPU; run the script itself on a GPU")
     out = tmp_path / "bench.json"
-    assert _load().main([*TINY, "--json", str(out)]) == 0
+    assert bench_script("gpu_bench").main([*TINY, "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     dense, maxsim, search = report["dense"], report["maxsim"], report["search"]
     assert dense["device"] == "cpu" and dense["single_tokenization"] is True
@@ -53,6 +42,6 @@ def test_every_section_runs_with_tiny_sizes(tmp_path, capsys):
     assert "[maxsim]" in capsys.readouterr().out
 
 
-def test_unknown_sections_are_refused():
+def test_unknown_sections_are_refused(bench_script):
     with pytest.raises(SystemExit):
-        _load().main(["--sections", "dense,warp"])
+        bench_script("gpu_bench").main(["--sections", "dense,warp"])

@@ -3,31 +3,20 @@ device falls back to the CPU, where the "GPU" and CPU indexes must agree exactly
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.model
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_every_section_runs_and_agrees_on_the_cpu(tmp_path, capsys):
+def test_every_section_runs_and_agrees_on_the_cpu(tmp_path, capsys, bench_script):
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this test pins the CPU fallback; run the script itself on a GPU")
     out = tmp_path / "gpu.json"
-    assert _load().main(["--pages", "40", "--json", str(out)]) == 0
+    assert bench_script("gpu_check").main(["--pages", "40", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["environment"]["cuda"] is False
     dense = report["dense"]
