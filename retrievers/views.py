@@ -34,7 +34,7 @@ def default_view(component: Any) -> View:
 def check_views(views: Sequence[str] | None, components: int) -> None:
     if views is None:
         return
-    if isinstance(views, str) or len(views) != components:
+    if isinstance(views, str) or not isinstance(views, Sequence) or len(views) != components:
         raise ValueError(f"views needs one entry per retriever ({components}), got {views!r}")
     unknown = [v for v in views if v not in VIEWS]
     if unknown:

@@ -271,6 +271,7 @@ def test_sentence_views_of_a_batch_stay_with_their_question():
 @pytest.mark.parametrize(
     ("views", "message"),
     [(["query"], "one entry per retriever"), ("query", "one entry per retriever"),
+     (5, "one entry per retriever"),
      (["query", "words"], "unknown view 'words'")],
 )  # fmt: skip
 def test_invalid_views(views, message):
