@@ -139,27 +139,40 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/docscope/test_official_view.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "evaluation.docscope.official_pages": [
+    "evaluation.docscope.profiled": [
+        "tests/evaluation/docscope/test_profiles.py",
+        "tests/evaluation/docscope/test_official_profile.py",
         "tests/evaluation/docscope/test_official_pages.py",
-        "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "evaluation.docscope.official_answer": [
-        "tests/evaluation/docscope/test_official_profile.py",
-        "tests/evaluation/docscope/test_official_answer.py",
+    "evaluation.docscope.gold": [
+        "tests/evaluation/docscope/test_official_edge.py",
+        "tests/evaluation/docscope/test_official_fact.py",
+        "tests/loaders/test_docscope_profile.py",
+    ],
+    "evaluation.docscope.reading": [
+        "tests/evaluation/docscope/test_official_region.py",
+        "tests/evaluation/docscope/test_region_geometry.py",
+    ],
+    "evaluation.docscope.labelling": [
+        "tests/evaluation/docscope/test_official_fact.py",
+        "tests/evaluation/docscope/test_official_region.py",
+        "tests/evaluation/docscope/test_fact.py",
+        "tests/evaluation/docscope/test_region.py",
+    ],
+    "evaluation.docscope.region_page": [
+        "tests/evaluation/docscope/test_official_region.py",
+        "tests/evaluation/docscope/test_region_aggregate.py",
         "tests/evaluation/docscope/test_judge_prompts.py",
-        "tests/evaluation/docscope/test_official_run.py",
     ],
-    "evaluation.docscope.official_fact": [
-        "tests/evaluation/docscope/test_official_profile.py",
+    "evaluation.docscope.fact": [
+        "tests/evaluation/docscope/test_fact.py",
         "tests/evaluation/docscope/test_official_fact.py",
         "tests/evaluation/docscope/test_judge_prompts.py",
-        "tests/evaluation/docscope/test_official_run.py",
     ],
-    "evaluation.docscope.official_region": [
-        "tests/evaluation/docscope/test_official_profile.py",
-        "tests/evaluation/docscope/test_official_region.py",
+    "evaluation.docscope.answer": [
+        "tests/evaluation/docscope/test_answer.py",
+        "tests/evaluation/docscope/test_official_answer.py",
         "tests/evaluation/docscope/test_judge_prompts.py",
-        "tests/evaluation/docscope/test_official_run.py",
     ],
     "evaluation.docscope.importer": [
         "tests/evaluation/docscope/test_importer.py",
@@ -174,6 +187,8 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/test_mmlongbench_official.py",
         "tests/evaluation/test_mmlongbench_metrics.py",
         "tests/evaluation/test_mmlongbench_scorer.py",
+        "tests/evaluation/test_mmlongbench_profiles.py",
+        "tests/evaluation/test_mmlongbench_expressions.py",
     ],
 }
 
@@ -253,11 +268,6 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.mmlongbench.official:_decimals:107:31:unary:USub->drop": (
         "str(float) holds at most one point, so split('.') has at most two parts: [1] is [-1]"
     ),
-    # evaluation.docscope.official_answer
-    "evaluation.docscope.official_answer:score_answer:71:24:const:'judge_error'->''": (
-        "official_judge gives no reply for a judge_error record, so consistent is None and the "
-        "branch is taken either way"
-    ),
     # scanrag.parsing.jsonscan
     "scanrag.parsing.jsonscan:fenced_blocks:59:11:cmp0:Lt->LtE": _AFTER_OPEN,
     "scanrag.parsing.jsonscan:fenced_blocks:59:19:const:0->1": _AFTER_OPEN,
@@ -290,17 +300,6 @@ EQUIVALENT: dict[str, str] = {
     ),
     "evaluation.docscope.importer:import_infer:313:38:boolop:Or->And": (
         "the docscope loader always sets source to the benchmark file: both name the same file"
-    ),
-    # evaluation.docscope.official_region
-    "evaluation.docscope.official_region:_region_row:251:52:boolop:And->Or": (
-        "judge_items gives a box the status ok exactly when it has a label, so and/or agree"
-    ),
-    "evaluation.docscope.official_region:_region_row:289:77:const:'ok'->''": (
-        "read only when no box is ok (ok boxes are those with a label): every status then "
-        "differs from both 'ok' and ''"
-    ),
-    "evaluation.docscope.official_region:_pixels:97:74:const:True->False": (
-        "zip(strict=...): a box has four numbers and there are four scales"
     ),
     # evaluation.scholscan_formula
     "evaluation.scholscan_formula:LocationCounts:47:47:const:True->False": _BY_NAME,

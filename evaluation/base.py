@@ -61,7 +61,9 @@ class Scorer:
     """Base class of every scorer. Subclasses set ``name`` and implement ``score`` and
     ``aggregate``."""
 
-    name: ClassVar[str] = ""
+    # The registry name; an instance may carry another one (a profile bound under its own
+    # name, see ``evaluation.docscope.profiled.ProfileBinding``).
+    name: str = ""
     tasks: ClassVar[frozenset[str]] = frozenset({"qa"})
     roles: ClassVar[tuple[str, ...]] = ()
     item_level: ClassVar[bool] = True

@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="ROLE=FILE",
-        help="use FILE verbatim as the prompt of judge ROLE (answer, fact, region)",
+        help="use FILE verbatim as the prompt of judge ROLE (answer, fact, region; extractor: "
+        "MMLongBench-Doc's extraction prompt, official call shape)",
     )
     parser.add_argument("--samples", type=Path, help="samples file (default RUN_DIR/samples.jsonl)")
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
@@ -110,8 +111,10 @@ def score_dir(
     n_resamples: int | None = None,
     seed: int | None = None,
     llm: Any = None,
+    params: dict[str, dict[str, Any]] | None = None,
 ) -> ScoreDirResult:
-    """Score ``run_dir`` as the command does; ``llm`` overrides the gateway (tests).
+    """Score ``run_dir`` as the command does; ``llm`` overrides the gateway (tests) and
+    ``params`` the scorers' parameters (``{scorer: {name: value}}``).
 
     The run's recorded config supplies scorers, their parameters, the judges and the
     bootstrap settings (what ``scanrag run`` used); every argument given here overrides it.
@@ -122,6 +125,7 @@ def score_dir(
     from scanrag.config import ScoringSpec
     from scanrag.rundir import RunDir
     from scanrag.runner.manifest import now_iso
+    from scanrag.runner.manifest_build import scoring_entry
     from scanrag.runner.scoring import ScoreRequest, score_run_dir
     from scanrag.runner.summary import write_summary
 
@@ -132,6 +136,7 @@ def score_dir(
     scoring = scoring.model_copy(update={k: v for k, v in stats.items() if v is not None})
     request = ScoreRequest(
         scorers=list(scorers) if scorers else None,
+        params=params,
         judge_model=judge_model,
         role_models=parse_role_models(role_models),
         judge_prompts=parse_role_models(judge_prompts, "FILE") if judge_prompts else None,
@@ -152,7 +157,15 @@ def score_dir(
         )
         manifest = run.manifest()
         if manifest:
-            session = {"command": "score", "started": started, "finished": now_iso()}
+            session: dict[str, Any] = {"command": "score", "started": started}
+            session["finished"] = now_iso()
+            session["scoring"] = scoring_entry(
+                request.scorers if request.scorers is not None else scoring.scorers,
+                request.params if request.params is not None else scoring.params,
+                request.judge_prompts
+                if request.judge_prompts is not None
+                else scoring.judge_prompts,
+            )
             manifest.setdefault("sessions", []).append(session)
             run.write_json(RunDir.MANIFEST, manifest)
         samples = {s.id: s for s in run.samples(samples_path)[0]}
@@ -196,6 +209,20 @@ def print_summary(summary: Any) -> None:
     Console(width=None if sys.stdout.isatty() else 180).print(table)
 
 
+def print_official_blocks(run_dir: Path, summary: Any) -> None:
+    """The JSON DocScope's ``summarize_eval.py`` prints, for every grid cell with a DocScope
+    stage scored under the official profile."""
+    import json
+
+    from evaluation.docscope.official_summary import summaries
+    from scanrag.rundir import RunDir
+
+    blocks = summaries(summary, RunDir(run_dir).manifest())
+    for cell, block in blocks.items():
+        print(f"DocScope official summary (as summarize_eval.py prints it), {cell}:")
+        print(json.dumps(block, indent=2, ensure_ascii=False))
+
+
 def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
@@ -223,6 +250,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"warning: {line}", file=sys.stderr)
     if not args.quiet:
         print_summary(result.summary)
+        print_official_blocks(args.run_dir, result.summary)
     print(
         f"{result.new_rows} new score rows, {result.total_rows} in {args.run_dir / 'scores.jsonl'}"
     )

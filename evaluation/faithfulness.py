@@ -225,7 +225,7 @@ def citations_by_sentence(
 class FaithfulnessScorer(Scorer):
     """Sentence-level attributability of the response; see the module docstring."""
 
-    name: ClassVar[str] = "faithfulness"
+    name = "faithfulness"
     tasks: ClassVar[frozenset[str]] = frozenset({"qa", "chain_qa", "summary"})
     roles: ClassVar[tuple[str, ...]] = ("faithfulness",)
 

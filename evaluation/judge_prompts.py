@@ -20,6 +20,10 @@ The fields each role fills (the names DocScope's files use):
   gold_bbox_px=[...]`` line per gold box, pixels of a 144-DPI render), ``n_pred``,
   ``pred_bboxes_norm`` (the predicted boxes as a list of ``[x1, y1, x2, y2]``).
 
+* ``extractor`` (MMLongBench-Doc's answer extraction with ``call_shape: official``): no field;
+  the file is sent as it is, braces included, as the user turn, and the question and the
+  response follow as an assistant turn (as ``eval/extract_answer.py`` sends its prompt file).
+
 A template naming any other field is refused when it is loaded, with the known fields listed.
 The reply must have the shape the role expects (``{"consistent": ..., "reason": ...}`` for
 answers, ``{"items": [{"id": ..., "label": ..., "reason": ...}]}`` for boxes and facts).
@@ -50,6 +54,7 @@ ROLE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+LITERAL_ROLES = frozenset({"extractor"})  # prompt files used as they are, never formatted
 BRACES_HINT = " (write literal braces as {{ and }})"
 
 
@@ -68,8 +73,10 @@ def template_fields(template: str) -> set[str]:
 
 def check_template(role: str, template: str) -> None:
     """Raise :class:`PromptFileError` unless ``template`` fits ``role``."""
+    if role in LITERAL_ROLES:
+        return
     if role not in ROLE_FIELDS:
-        known = ", ".join(sorted(ROLE_FIELDS))
+        known = ", ".join(sorted({*ROLE_FIELDS, *LITERAL_ROLES}))
         raise PromptFileError(f"no prompt file can replace role {role!r}; known roles: {known}")
     try:
         names = template_fields(template)

@@ -295,6 +295,45 @@ class JudgeContext:
             self._gate = (loop, asyncio.Semaphore(self.config.concurrency))
         return self._gate[1]
 
+    async def ask(
+        self,
+        role: str,
+        messages: Sequence[Message],
+        prompt_hash: str,
+        *,
+        key: str | None = None,
+        max_tokens: int | None = None,
+        top_p: float | None = None,
+    ) -> JudgeRecord:
+        """One free-text call with this context's model for ``role``: no JSON asked for and
+        none parsed, the reply is the record's ``raw``; ``judge_error`` when the call failed,
+        ``skipped`` when the role has no model."""
+        model = self.model_for(role)
+        if model is None or self.llm is None:
+            return self.skipped(role, key, prompt_hash)
+        record = JudgeRecord(role=role, model=model, prompt_hash=prompt_hash, key=key, attempts=1)
+        request = ChatRequest(
+            model=model,
+            messages=list(messages),
+            temperature=self.config.temperature,
+            top_p=top_p,
+            max_tokens=max_tokens if max_tokens is not None else self.config.max_tokens,
+            stage=f"judge.{role}",
+            prompt_hash=prompt_hash,
+            seed=self.config.seed,
+        )
+        async with self._slots():
+            try:
+                response = await self.llm.chat(request)
+            except Exception as exc:  # any failure to get a reply is the judge's, never a 0
+                record.status = "judge_error"
+                record.error = f"{type(exc).__name__}: {exc}"
+                return record
+        record.usage = response.usage
+        record.raw = response.text
+        record.status = "ok"
+        return record
+
     async def judge(
         self,
         role: str,

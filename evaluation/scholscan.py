@@ -123,7 +123,7 @@ def _no_claim_counts(gold_error: bool) -> ScholScanCounts:
 class ScholScanScorer(Scorer):
     """Extractor judge + official S score; see the module docstring."""
 
-    name: ClassVar[str] = "scholscan"
+    name = "scholscan"
     tasks: ClassVar[frozenset[str]] = frozenset({"error_detection"})
     roles: ClassVar[tuple[str, ...]] = ("extractor",)
 

@@ -95,7 +95,7 @@ def gold_verdict(sample: Sample) -> bool | None:
 class SinBenchScorer(Scorer):
     """SIN-Bench metrics for the four tasks; see the module docstring."""
 
-    name: ClassVar[str] = "sinbench"
+    name = "sinbench"
     tasks: ClassVar[frozenset[str]] = frozenset({"find", "verify", "chain_qa", "summary"})
     roles: ClassVar[tuple[str, ...]] = ("matching", "answer")
 

@@ -121,7 +121,9 @@ def row_basis(content: str, scorer: Scorer, judges: JudgeConfig | None = None) -
     after a ``skipped`` region row, say) are scored again, and nothing else is.
     """
     config = judges if judges is not None else JudgeConfig()
-    params = {k: _plain(v) for k, v in vars(scorer).items() if not k.startswith("_")}
+    params = {  # the name is the basis's "scorer" already
+        k: _plain(v) for k, v in vars(scorer).items() if not k.startswith("_") and k != "name"
+    }
     basis: dict[str, Any] = {
         "content": content,
         "scorer": scorer.name,

@@ -20,6 +20,12 @@ other as pixels. Boxes are ``[x1, y1, x2, y2]`` unless ``bbox_format="xywh"``. T
 is recorded in every sample's ``metadata["bbox_units"]``; a box that ends more than 2% beyond
 its page drops its row rather than being clamped, since the unit must be wrong then. The load
 report's notes give the mean box area next to the paper's 9.79%.
+
+**Profiles.** ``profile="paper"`` (the default) reads rows by the rules above. With
+``profile="official"`` every row DocScope's released evaluation code scores is kept, read as
+it reads them (float pages, pages past the PDF, boxes past the edge, the last of a repeated
+id), and the samples ask the DocScope scorers for the official profile
+(:mod:`loaders.docscope_official`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from loaders.docscope_boxes import (
     detect_units,
     pixels_label,
 )
+from loaders.docscope_official import last_rows, official_sample
 from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.errors import DocumentPathError
 from scanrag.datasets.paths import resolve_document
@@ -61,6 +68,7 @@ from scanrag.schemas import BBox, Fact, Region, Sample
 __all__ = ["NORMALIZED", "POINTS", "detect_units", "load_docscope", "sample_from_docscope"]
 
 DEFAULT_FILES = ("benchmark.json",)
+PROFILES = ("paper", "official")
 _UNIT_LABELS = {"normalized": NORMALIZED, "points": POINTS}
 _UNIT_NAMES = {"points": "PDF points", "normalized": "normalized boxes"}
 _OWN = frozenset(
@@ -178,12 +186,16 @@ def load_docscope(
     bbox_dpi: float = OFFICIAL_DPI,
     bbox_format: BBoxFormat = "xyxy",
     allow_outside_pdf_dir: bool = False,
+    profile: str = "paper",
 ) -> Dataset:
     """Load DocScope ``benchmark.json`` (or a folder holding it).
 
     ``split`` keeps one split (``"test"`` or ``"dev"``); items of other splits are reported
-    as dropped with that reason. See the module docstring for ``bbox_units`` and ``bbox_dpi``.
+    as dropped with that reason. See the module docstring for ``bbox_units``, ``bbox_dpi``
+    and ``profile``.
     """
+    if profile not in PROFILES:
+        raise DatasetError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
     if bbox_units not in UNITS:
         raise DatasetError(f"bbox_units must be one of {', '.join(UNITS)}, got {bbox_units!r}")
     if bbox_format not in ("xyxy", "xywh"):
@@ -198,7 +210,14 @@ def load_docscope(
         units = detect_units([r for _, r, _ in records], bbox_format)
     state = LoadState()
     boxes: dict[str, PageBoxes] = {}
-    for index, row in state.read(records):
+    rows = list(state.read(records))
+    build = sample_from_docscope
+    if profile == "official":
+        build = official_sample
+        rows, replaced = last_rows(rows)
+        for index, ident in replaced:
+            state.drop(index, ident, "a later row has the same id (the released code keeps it)")
+    for index, row in rows:
         if split is not None and row.get("split") != split:
             state.drop(index, row.get("id"), f"split {row.get('split')!r} not selected")
             continue
@@ -208,7 +227,7 @@ def load_docscope(
                 boxes[doc] = _page_boxes(
                     folder, doc, units, bbox_format, float(bbox_dpi), allow_outside_pdf_dir
                 )
-            state.parsed.append((index, sample_from_docscope(row, boxes[doc])))
+            state.parsed.append((index, build(row, boxes[doc])))
         except RowError as exc:
             state.drop(index, row.get("id"), str(exc))
     dataset = finish_load(

@@ -108,10 +108,17 @@ class PageBoxes:
         width, height = self._sizes[page - 1]
         return width / self.scale, height / self.scale
 
-    def box(self, value: Any, page: int, where: str) -> BBox:
+    def box(self, value: Any, page: int, where: str, *, clip: bool = False) -> BBox:
+        """The normalized box of ``value`` on ``page`` (a missing box covers the page).
+
+        Without ``clip`` a box with corners out of order, or ending more than
+        :data:`TOLERANCE` past the page, raises :class:`RowError`; with it the corners are
+        ordered and the box clipped to the page (as the released scorers draw it)."""
         found = numbers(value, where, self.fmt)
         if found is None:
             return BBox(x1=0.0, y1=0.0, x2=1.0, y2=1.0)
+        if clip:
+            return self._clipped(found, page, where)
         x1, y1, x2, y2 = found
         if x1 > x2 or y1 > y2:
             raise RowError(f"{where}: bbox corners out of order: {value!r}")
@@ -127,6 +134,16 @@ class PageBoxes:
                 f"{self.unit_name}); are the boxes in another unit? (bbox_units)"
             )
         return BBox.from_points(found, width, height)
+
+    def _clipped(self, found: list[float], page: int, where: str) -> BBox:
+        if self.units == "normalized":
+            width = height = 1.0
+        else:
+            width, height = self.size(page, where)
+        box = BBox.from_points(found, width, height)  # orders the corners, clamps to the page
+        if box.x2 <= box.x1 or box.y2 <= box.y1:
+            raise RowError(f"{where}: bbox {found!r} lies outside the page")
+        return box
 
 
 def mean_area(boxes: Iterable[BBox]) -> tuple[float, int]:

@@ -12,6 +12,10 @@ question (whitespace folded), so the same question has the same id in every file
 document keeps both rows, the second as ``<id>~2``. The row's position is kept in
 ``metadata["source_index"]``. (``shared/data/mmlb-dev`` was converted by hand with positional
 ids ``mmlongbench-doc/NNNN``; that file is in the generic format and keeps its own ids.)
+
+``profile`` (``official`` or ``lenient``) asks the ``mmlongbench`` scorer for that scoring
+profile for these samples (``metadata["scoring_profile"]``); without it the scorer's own
+default (``official``) applies. See ``docs/mmlongbench-scoring.md``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scanrag.datasets.base import Dataset
+from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.fields import content_id, unique_content_ids
 from scanrag.datasets.sources import (
     NOT_ANSWERABLE,
@@ -37,6 +41,7 @@ from scanrag.datasets.sources import (
 from scanrag.schemas import Sample
 
 ID_PREFIX = "mmlongbench-doc/"
+PROFILES = ("official", "lenient")
 DEFAULT_FILES = ("samples.json",)
 
 
@@ -124,12 +129,15 @@ def load_mmlongbench(
     validate: bool = True,
     name: str | None = None,
     allow_outside_pdf_dir: bool = False,
+    profile: str | None = None,
 ) -> Dataset:
     """Load MMLongBench-Doc ``samples.json`` (or a folder holding it).
 
     ``pdf_dir`` defaults to ``pdfs/`` next to the file or one level up (the repository keeps
     ``data/samples.json`` beside ``documents/``; pass ``pdf_dir`` for that layout).
     """
+    if profile is not None and profile not in PROFILES:
+        raise DatasetError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
     source = resolve_file(path, DEFAULT_FILES)
     folder = Path(pdf_dir) if pdf_dir is not None else default_pdf_dir(source)
     state = LoadState()
@@ -137,9 +145,13 @@ def load_mmlongbench(
     idents = _row_ids(rows)
     for (index, row), ident in zip(rows, idents, strict=True):
         try:
-            state.parsed.append((index, sample_from_mmlb(row, index, ident)))
+            sample = sample_from_mmlb(row, index, ident)
         except RowError as exc:
             state.drop(index, ident, str(exc))
+            continue
+        if profile is not None:
+            sample.metadata["scoring_profile"] = profile
+        state.parsed.append((index, sample))
     return finish_load(
         state,
         name=name or "mmlongbench-doc",

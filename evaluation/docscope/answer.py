@@ -1,40 +1,44 @@
 """Answer verification: a semantic-equivalence judge (``answer``) and format rules
 (``answer_rules``). Both report accuracy on answerable items, on unanswerable items and on all.
 
-Unanswerable gold: correct exactly when the system answered "Unanswerable" (case, spacing
-and outer punctuation aside; "Not answerable" is the same answer), decided without a judge.
-Answerable gold: an empty answer or an "Unanswerable" answer is wrong and an answer equal to
-the gold one (case, spacing and outer punctuation aside) is right, both without a judge call;
-otherwise the judge decides whether a and a* mean the same given q. A judge failure leaves
-the item out of the accuracy (counted as excluded), never counted wrong.
+What the profile decides for ``answer`` (:mod:`evaluation.docscope.profiles`):
 
-``profile: official`` (``answer`` only) follows DocScope's released scorer instead: the judge
-is always called, with the whole reply when there is no answer tag
-(:mod:`evaluation.docscope.official_answer`). A user prompt file for the ``answer`` role
-(:mod:`evaluation.judge_prompts`) replaces the built-in prompt under either profile.
+* paper: rules first. Unanswerable gold: correct exactly when the system answered
+  "Unanswerable" (case, spacing and outer punctuation aside; "Not answerable" is the same
+  answer), decided without a judge. Answerable gold: an empty answer or an "Unanswerable"
+  answer is wrong and an answer equal to the gold one (case, spacing and outer punctuation
+  aside) is right, both without a judge call; otherwise the judge decides whether a and a*
+  mean the same given q (a verdict written as a word is read; one corrective call);
+* official (``score_answer.py``): every item whose inference succeeded, the judge always
+  called, with the gold ``"Unanswerable"`` for unanswerable items and the content of the last
+  answer tag (else the whole reply) as the system answer; only a JSON boolean ``consistent``
+  counts, anything else is a ``judge_parse_error``; the table ``official_summary`` is the
+  ``answer`` block of ``summarize_eval.py`` (``n_judged``, ``n_correct``, ``accuracy``,
+  ``n_with_answer_tag``, ``n_total``).
+
+A judge failure leaves the item out of the accuracy (counted as excluded), never counted
+wrong. A user prompt file for the ``answer`` role (:mod:`evaluation.judge_prompts`) replaces
+the built-in prompt under either profile.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from evaluation.base import PureScorer, RowGroup, Scorer, StatsOptions, mean_metric, split_rows
+from evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
 from evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
 from evaluation.docscope.common import answer_text
-from evaluation.docscope.official_answer import aggregate_answer, answer_messages, score_answer
-from evaluation.docscope.profiles import (
-    OFFICIAL,
-    PAPER,
-    Profile,
-    aggregate_by_profile,
-    apply_profile,
-    official_twin,
-)
+from evaluation.docscope.official import official_judge, verdict
+from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from evaluation.docscope.profiles import OFFICIAL, Profile
+from evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from evaluation.judging import JudgeContext
-from evaluation.schemas import AggregateResult, ScoreRow
+from evaluation.prompts import docscope_answer as prompt
+from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
 from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory
 
@@ -79,53 +83,122 @@ def accuracy_aggregate(rows: Sequence[ScoreRow], stats: StatsOptions) -> Aggrega
     return AggregateResult(metrics=metrics)
 
 
-class AnswerScorer(Scorer):
+def official_answer_summary(rows: Sequence[ScoreRow]) -> dict[str, Any]:
+    """The answer block of the released summary: judged rows, correct ones, the accuracy,
+    rows whose reply had an answer tag, and every row a judge call was made for."""
+    attempted = [r for r in rows if r.status != "skipped"]
+    judged = [r for r in attempted if r.metrics.get("correct") is not None]
+    correct = sum(1 for r in judged if r.metrics["correct"] == 1.0)
+    return {
+        "n_judged": len(judged),
+        "n_correct": correct,
+        "accuracy": correct / len(judged) if judged else 0.0,
+        "n_with_answer_tag": sum(1 for r in attempted if r.details.get("has_answer_tag")),
+        "n_total": len(attempted),
+    }
+
+
+def answer_messages(
+    judge: JudgeContext, question: str, gold: str, answer: str
+) -> tuple[list[Any], str]:
+    """The answer judge's messages: a user prompt file if given, else our prompt."""
+    template = custom_template(judge, ROLE)
+    if template is None:
+        messages = prompt.build_messages(question=question, gold=gold, answer=answer)
+        return messages, prompt.PROMPT_HASH
+    fields = {"question": question, "gold_answer": gold, "model_answer": answer}
+    return custom_messages(template, fields), template_hash(template)
+
+
+def rule_verdict(answerable: bool, gold: str, predicted: str) -> tuple[bool, str] | None:
+    """The paper profile's decisions without a judge: (correct, method), or ``None``."""
+    if not answerable:
+        return says_unanswerable(predicted), "unanswerable_rule"
+    if not predicted:
+        return False, "empty_answer"
+    if says_unanswerable(predicted):
+        return False, "refused"
+    if normalize_text(predicted) == normalize_text(gold):
+        return True, "exact_match"
+    return None
+
+
+async def _verdict(
+    judge: JudgeContext, profile: Profile, messages: list[Any], prompt_hash: str
+) -> tuple[JudgeRecord, bool | None, str, str | None]:
+    """(record, consistent, reason, error) of one answer judge call under ``profile``."""
+    if profile.exact_replies:
+        record, reply = await official_judge(
+            judge, ROLE, messages, prompt_hash, max_tokens=profile.judge_max_tokens
+        )
+        consistent, reason = (None, "") if reply is None else verdict(reply)
+        error = record.error or "no JSON boolean 'consistent' in the reply"
+        return record, consistent, reason, error
+    record, parsed = await judge.judge(
+        ROLE, messages, AnswerJudgment, prompt_hash, max_tokens=profile.judge_max_tokens
+    )
+    if parsed is None:
+        return record, None, "", record.error
+    return record, parsed.consistent, parsed.reason, None
+
+
+class AnswerScorer(ProfiledScorer):
     """Semantic equivalence of a and a* given q, decided by a text judge."""
 
     name = "answer"
+    stage = "answer"
     roles = (ROLE,)
-    profile: Profile = PAPER
-
-    def __init__(self, profile: Profile = PAPER) -> None:
-        apply_profile(self, profile)
 
     async def score(
         self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
     ) -> ScoreRow:
-        if self.profile == OFFICIAL:
-            return await score_answer(self, trajectory, sample, judge)
-        predicted = answer_text(trajectory)
-        details = {
-            "profile": PAPER,
-            "answerable": sample.answerable,
-            "predicted": predicted,
-            "gold": sample.answer,
-        }
-        if not sample.answerable:
-            ok = says_unanswerable(predicted)
-            return self._done(trajectory, sample, ok, "unanswerable_rule", details)
-        if sample.answer is None:
+        opening = self.open_item(trajectory, sample, judge, stage_metric=False)
+        if isinstance(opening, ScoreRow):
+            return opening
+        profile, gold, view = opening.profile, opening.gold, opening.view
+        details = opening.details | {"answerable": gold.answerable}
+        if profile.reads_reply:
+            details["has_answer_tag"] = view.has_answer_tag
+        if profile.shortcuts and gold.answerable and gold.answer is None:
+            details |= {"predicted": view.answer, "gold": None}
             return self.skip(trajectory, sample, "no gold answer", details=details)
-        if not predicted:
-            return self._done(trajectory, sample, False, "empty_answer", details)
-        if says_unanswerable(predicted):
-            return self._done(trajectory, sample, False, "refused", details)
-        if normalize_text(predicted) == normalize_text(sample.answer):
-            return self._done(trajectory, sample, True, "exact_match", details)
+        expected = gold.answer_text if gold.answerable else profile.unanswerable_gold
+        details |= {"gold": expected if expected is not None else gold.answer}
+        details["predicted"] = view.answer
+        if profile.shortcuts:
+            decided = rule_verdict(gold.answerable, gold.answer_text, view.answer)
+            if decided is not None:
+                return self._done(trajectory, sample, decided[0], decided[1], details)
         if judge is None or judge.model_for(ROLE) is None:
             reason = judge.why_not(ROLE) if judge is not None else "no judge context"
             return self.skip(trajectory, sample, reason, details=details)
-        messages, prompt_hash = answer_messages(judge, sample.question, sample.answer, predicted)
-        record, parsed = await judge.judge(ROLE, messages, AnswerJudgment, prompt_hash)
+        return await self._judged(trajectory, sample, opening, judge, expected or "", details)
+
+    async def _judged(
+        self,
+        trajectory: Trajectory,
+        sample: Sample,
+        opening: Opening,
+        judge: JudgeContext,
+        expected: str,
+        details: dict[str, Any],
+    ) -> ScoreRow:
+        messages, prompt_hash = answer_messages(
+            judge, opening.gold.question, expected, opening.view.answer
+        )
+        record, consistent, reason, error = await _verdict(
+            judge, opening.profile, messages, prompt_hash
+        )
         row = self.new_row(trajectory, sample, details=details | {"method": "judge"})
         row.add_judge(record)
-        if parsed is None:
-            row.status = record.status  # type: ignore[assignment]
-            row.reason = record.error
+        if consistent is None:
+            status = "judge_error" if record.status == "judge_error" else "judge_parse_error"
+            row.status = status  # type: ignore[assignment]
+            row.reason = error
             row.metrics = {"correct": None}
             return row
-        row.metrics = {"correct": 1.0 if parsed.consistent else 0.0}
-        row.details["judge_reason"] = parsed.reason
+        row.metrics = {"correct": 1.0 if consistent else 0.0}
+        row.details["judge_reason"] = reason
         return row
 
     def _done(
@@ -138,18 +211,19 @@ class AnswerScorer(Scorer):
             details=details | {"method": method},
         )
 
-    def aggregate(
-        self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
+    def summarise(
+        self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
-        return aggregate_by_profile(
-            rows,
-            self.profile,
-            lambda kept: accuracy_aggregate(kept, stats),
-            lambda kept: aggregate_answer(kept, stats),
-        )
+        result = accuracy_aggregate(rows, stats)
+        if profile.summary_blocks:
+            result.tables["official_summary"] = official_answer_summary(rows)
+            result.tables["inference_errors"] = sum(
+                1 for r in rows if r.status == "skipped" and "inference status" in (r.reason or "")
+            )
+        return result
 
 
-AnswerOfficialScorer = official_twin(AnswerScorer, "answer_official")
+answer_official = ProfileBinding(AnswerScorer, OFFICIAL, "answer_official")
 
 
 class AnswerRulesScorer(PureScorer):

@@ -84,10 +84,14 @@ def _box_from_values(values: list[float] | None) -> BBox | bool | None:
 
 @dataclass
 class PagePrediction:
-    """Predicted boxes on one page: the valid ones, and how many were invalid."""
+    """Predicted boxes on one page: the valid ones, and the invalid ones as written."""
 
     valid: list[BBox] = field(default_factory=list)
-    invalid: int = 0
+    invalid_boxes: list[list[float]] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> int:
+        return len(self.invalid_boxes)
 
     @property
     def n_pred(self) -> int:
@@ -113,8 +117,8 @@ def predicted_boxes(trajectory: Trajectory, page: int, scope: DocScope) -> PageP
         if citation.page != page or not scope.accepts(citation.doc_id):
             continue
         box = _box_from_values(citation.bbox)
-        if box is False:
-            out.invalid += 1
+        if box is False and citation.bbox is not None:
+            out.invalid_boxes.append([float(v) for v in citation.bbox])
         elif isinstance(box, BBox) and use_citation_boxes and box not in seen:
             seen.add(box)
             out.valid.append(box)

@@ -20,10 +20,10 @@ unanswerable items are outside the analysis. A second variant, ``geometric``, ta
 ``region_geometry`` instead (GT-recall ≥ its threshold for every gold box on P̂), so
 completeness exists without a vision judge.
 
-``profile`` picks the rows: ``paper`` (default) reads rows scored with the paper profile,
-``official`` those scored with the official one (from ``pages`` or ``pages_official`` and so
-on; the answer then comes from the official answer judge only). ``completeness_official``
-is the same scorer with the official profile fixed.
+``profile`` picks the rows: ``paper`` reads rows scored with the paper profile, ``official``
+those scored with the official one (from ``pages`` or ``pages_official`` and so on; the answer
+then comes from the official answer judge only). Without one, the profile of the stage rows
+present decides (``paper`` when both are). ``completeness_official`` binds the official profile.
 """
 
 from __future__ import annotations
@@ -31,13 +31,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric
+from evaluation.base import RowGroup, StatsOptions, mean_metric
+from evaluation.docscope.profiled import ProfileBinding, ProfiledScorer
 from evaluation.docscope.profiles import (
+    OFFICIAL,
     OFFICIAL_SUFFIX,
-    PAPER,
-    Profile,
-    apply_profile,
-    official_twin,
+    PAPER_NAME,
+    get_profile,
+    row_profile,
     stage_rows,
 )
 from evaluation.schemas import AggregateResult, ScoreRow
@@ -54,11 +55,11 @@ OTHER = "other"  # kept for readers of old summaries; no item lands here any mor
 _STAGES = ("pages", "region", "region_geometry", "fact", "answer")
 
 
-def answer_correct(group: RowGroup, profile: str = PAPER) -> dict[str, bool]:
-    """Correctness per sample: the answer judge where usable, else (paper profile) the rule
-    matcher."""
+def answer_correct(group: RowGroup, profile: str = PAPER_NAME) -> dict[str, bool]:
+    """Correctness per sample: the answer judge where usable, else, for a profile that lets
+    rules decide answers (``shortcuts``: the paper profile), the rule matcher."""
     out: dict[str, bool] = {}
-    sources = [group.rows("answer_rules")] if profile == PAPER else []
+    sources = [group.rows("answer_rules")] if get_profile(profile).shortcuts else []
     sources.append(stage_rows(group, "answer", profile))
     for rows in sources:  # the judge overrides the rules
         for sample_id, row in rows.items():
@@ -111,7 +112,7 @@ def combination(p: bool, b: bool, f: bool) -> str:
     return "".join(f"{k}{'✓' if v else '✗'}" for k, v in zip("PBF", (p, b, f), strict=True))
 
 
-class CompletenessScorer(Scorer):
+class CompletenessScorer(ProfiledScorer):
     name = "completeness"
     item_level = False
     depends_on: ClassVar[tuple[str, ...]] = (
@@ -122,24 +123,33 @@ class CompletenessScorer(Scorer):
         "answer",
         "answer_rules",
     )
-    profile: Profile = PAPER
 
-    def __init__(self, profile: Profile = PAPER) -> None:
-        apply_profile(self, profile)
+    def rows_profile(self, group: RowGroup) -> str:
+        """The profile whose stage rows are read: the one asked for, else the stage rows'."""
+        if self.chosen is not None:
+            return self.chosen.name
+        found = {
+            row_profile(row)
+            for stage in _STAGES
+            for name in (stage, stage + OFFICIAL_SUFFIX)
+            for row in group.rows(name).values()
+        }
+        return found.pop() if len(found) == 1 else PAPER_NAME
 
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
-        correct = answer_correct(group, self.profile)
+        profile = self.rows_profile(group)
+        correct = answer_correct(group, profile)
         result = AggregateResult()
-        result.tables["profile"] = self.profile
+        result.tables["profile"] = profile
         result.tables["answer_correct"] = sum(correct.values())
         variants = {
             "judge": ("region", region_check),
             "geometric": ("region_geometry", geometric_check),
         }
         for variant, (region_scorer, check) in variants.items():
-            table, complete = self._variant(group, correct, region_scorer, check)
+            table, complete = self._variant(group, correct, region_scorer, check, profile)
             result.tables[variant] = table
             suffix = "" if variant == "judge" else "_geometric"
             result.metrics[f"complete_rate{suffix}"] = mean_metric(
@@ -148,11 +158,16 @@ class CompletenessScorer(Scorer):
         return result
 
     def _variant(
-        self, group: RowGroup, correct: dict[str, bool], region_scorer: str, check: Any
+        self,
+        group: RowGroup,
+        correct: dict[str, bool],
+        region_scorer: str,
+        check: Any,
+        profile: str,
     ) -> tuple[dict[str, Any], list[float]]:
-        pages = stage_rows(group, "pages", self.profile)
-        regions = stage_rows(group, region_scorer, self.profile)
-        facts = stage_rows(group, "fact", self.profile)
+        pages = stage_rows(group, "pages", profile)
+        regions = stage_rows(group, region_scorer, profile)
+        facts = stage_rows(group, "fact", profile)
         counts = dict.fromkeys(BUCKETS.values(), 0)
         combos: dict[str, int] = {}
         complete: list[float] = []
@@ -191,5 +206,9 @@ def _answerable(group: RowGroup, sample_id: str, page_row: ScoreRow | None) -> b
     return page_row.details.get("answerable", True) is not False
 
 
-CompletenessOfficialScorer = official_twin(CompletenessScorer, "completeness_official")
-CompletenessOfficialScorer.depends_on = tuple(stage + OFFICIAL_SUFFIX for stage in _STAGES)
+completeness_official = ProfileBinding(
+    CompletenessScorer,
+    OFFICIAL,
+    "completeness_official",
+    depends_on=tuple(stage + OFFICIAL_SUFFIX for stage in _STAGES),
+)

@@ -1,16 +1,25 @@
-"""Fact extraction with a text judge (answerable questions with gold facts).
+"""Fact extraction with a text judge (items with gold facts).
 
-For each correctly retrieved page p ∈ P̂ with gold facts, the evidence is citation-scoped
-(:func:`evaluation.docscope.common.evidence_units`): only the units a structured citation of
-page p closes, never the final answer, never the ``doc_page`` field. One judge call per page
-labels every gold fact of that page consistent / not_consistent. A page with no admissible
-unit labels all its gold facts not_consistent without a call (nothing on that page was
-cited, so nothing can support them). Gold facts on pages outside P̂ are not counted
-(inter-stage decoupling). Consistency = Σ consistent / Σ gold facts judged, pooled over
-items; pages whose judgment failed are excluded and counted. ``profile: official`` scores
-DocScope's released population and policy instead (the judge reads the whole reply;
-:mod:`evaluation.docscope.official_fact`); a user prompt file for the ``fact`` role
-(:mod:`evaluation.judge_prompts`) replaces the built-in prompt under either profile.
+For each page p of P̂ (gold pages the system cited) that has gold facts, one judge call labels
+every gold fact of p consistent / not_consistent. Gold facts on pages outside P̂ are not
+counted (inter-stage decoupling). Consistency = Σ consistent / Σ gold facts labelled, pooled
+over items; a fact whose judgment failed is excluded and counted.
+
+What the profile decides (:mod:`evaluation.docscope.profiles`):
+
+* paper (spec §2): answerable items; the judge sees only the citation-scoped evidence units
+  of p (:func:`evaluation.docscope.common.evidence_units`: the unit each structured citation
+  of p closes, never the final answer, never ``doc_page``); a page with no such unit labels
+  its facts not_consistent without a call; fact ids ``f1``, ``f2``... per page; a reply that
+  does not label every fact fails the page (after one corrective call);
+* official (``score_facts.py``): every item whose inference succeeded; the judge gets the
+  whole reply with the item's facts of other pages as context and applies the citation rule
+  itself, always; ids are the benchmark's fact ids; each fact has its own status; the table
+  ``official_summary`` is the ``facts`` block of ``summarize_eval.py``.
+
+A user prompt file for the ``fact`` role (:mod:`evaluation.judge_prompts`) replaces the
+built-in prompt under either profile (``model_raw`` is the cited units under the paper
+profile, the whole reply under the official one).
 """
 
 from __future__ import annotations
@@ -21,30 +30,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, count_column, ratio_metric, split_rows
-from evaluation.docscope.common import (
-    DocScope,
-    correct_pages,
-    doc_scope,
-    evidence_units,
-    gold_facts_by_page,
-)
-from evaluation.docscope.official_fact import aggregate_fact, score_fact
-from evaluation.docscope.profiles import (
-    OFFICIAL,
-    PAPER,
-    Profile,
-    aggregate_by_profile,
-    apply_profile,
-    official_twin,
-)
+from evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
+from evaluation.docscope import official_prompts
+from evaluation.docscope.gold import GoldFact
+from evaluation.docscope.labelling import label_items
+from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from evaluation.docscope.profiles import OFFICIAL, Profile
 from evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from evaluation.judging import JudgeContext
 from evaluation.prompts import docscope_fact as prompt
 from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
-from scanrag.schemas import Fact, Sample, Trajectory
+from scanrag.schemas import Sample, Trajectory
 
 ROLE = "fact"
+LABELS = frozenset({"consistent", "not_consistent"})
 
 
 class FactItem(BaseModel):
@@ -78,180 +77,173 @@ def fact_labels(judgment: FactJudgment, n_facts: int) -> list[str]:
     return [label for label in labels if label is not None]
 
 
-class _PageOutcome(BaseModel):
+class FactOutcome(BaseModel):
     page: int
+    index: int
+    fact_id: str
     status: str
-    labels: list[str] = []
-    units: int = 0
+    label: str | None = None
+    reason: str | None = None
+
+
+class FactPage(BaseModel):
+    page: int
+    facts: list[FactOutcome]
+    units: int = 0  # evidence units read (paper profile)
+    shortcut: bool = False  # labelled without a call: nothing on the page was cited
     record: JudgeRecord | None = None
 
 
-def _custom_messages(
-    template: str, sample: Sample, page: int, facts: list[Fact], units: list[str]
-) -> list[Any]:
-    """A user prompt file under the paper profile: ``model_raw`` holds the cited units."""
-    siblings = [f.text for f in sample.gold_facts if f.page != page]
-    fields = {
-        "question": sample.question,
-        "gt_page": page,
-        "gold_facts_block": "\n".join(
-            f"id={prompt.fact_id(i)} :: {f.text}" for i, f in enumerate(facts)
-        ),
-        "sibling_facts": "; ".join(siblings) if siblings else "(none)",
-        "model_raw": "\n".join(units),
-    }
-    return custom_messages(template, fields)
+def _messages(
+    ctx: JudgeContext, opening: Opening, page: int, facts: list[GoldFact], evidence: list[str]
+) -> tuple[list[Any], str]:
+    gold = opening.gold
+    template = custom_template(ctx, ROLE)
+    if template is not None:
+        fields = {
+            "question": gold.question,
+            "gt_page": page,
+            "gold_facts_block": "\n".join(f"id={f.fact_id} :: {f.text}" for f in facts),
+            "sibling_facts": official_prompts.siblings_text(gold.siblings(page)),
+            "model_raw": "\n".join(evidence),
+        }
+        return custom_messages(template, fields), template_hash(template)
+    if opening.profile.fact_reads == "whole_reply":
+        messages = official_prompts.build_messages(
+            question=gold.question,
+            page=page,
+            ids=[f.fact_id for f in facts],
+            facts=[f.text for f in facts],
+            siblings=gold.siblings(page),
+            reply=opening.view.raw,
+        )
+        return messages, official_prompts.PROMPT_HASH
+    messages = prompt.build_messages(
+        question=gold.question, page=page, facts=[f.text for f in facts], units=evidence
+    )
+    return messages, prompt.PROMPT_HASH
 
 
-class FactScorer(Scorer):
+async def judge_facts(ctx: JudgeContext, opening: Opening, page: int) -> FactPage:
+    """The outcome of every gold fact of ``page``."""
+    facts = opening.gold.facts_on(page)
+    evidence = opening.view.evidence(page)
+    units = len(evidence) if opening.profile.fact_reads == "cited_units" else 0
+
+    def each(status: str, labels: Sequence[str | None], reasons: Sequence[str | None]) -> list:
+        return [
+            FactOutcome(page=page, index=i, fact_id=f.fact_id, status=s, label=v, reason=r)
+            for i, (f, s, v, r) in enumerate(zip(facts, status, labels, reasons, strict=True))
+        ]
+
+    if opening.profile.shortcuts and not evidence:
+        n = len(facts)
+        outcomes = each(["ok"] * n, ["not_consistent"] * n, [None] * n)  # type: ignore[arg-type]
+        return FactPage(page=page, facts=outcomes, shortcut=True)
+    messages, prompt_hash = _messages(ctx, opening, page, facts, evidence)
+    record, items = await label_items(
+        ctx,
+        opening.profile,
+        ROLE,
+        messages,
+        prompt_hash,
+        key=f"page={page}",
+        ids=[f.fact_id for f in facts],
+        allowed=LABELS,
+        schema=FactJudgment,
+        labeller=fact_labels,
+    )
+    statuses, labels, reasons = zip(*items, strict=True) if items else ((), (), ())
+    outcomes = each(statuses, labels, reasons)  # type: ignore[arg-type]
+    return FactPage(page=page, facts=outcomes, units=units, record=record)
+
+
+class FactScorer(ProfiledScorer):
     name = "fact"
+    stage = "fact"
     roles = (ROLE,)
-    profile: Profile = PAPER
-
-    def __init__(self, profile: Profile = PAPER) -> None:
-        apply_profile(self, profile)
 
     async def score(
         self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
     ) -> ScoreRow:
-        if self.profile == OFFICIAL:
-            return await score_fact(self, trajectory, sample, judge)
-        if not sample.answerable:
-            return self.skip(trajectory, sample, "unanswerable question: no fact metric")
-        scope = doc_scope(trajectory, sample, judge)
-        facts_by_page = gold_facts_by_page(sample, scope)
-        if not facts_by_page:
-            return self.skip(trajectory, sample, "no gold facts")
-        if judge is None or judge.model_for(ROLE) is None:
-            reason = judge.why_not(ROLE) if judge is not None else "no judge context"
-            return self.skip(trajectory, sample, reason)
-        pages = [p for p in correct_pages(trajectory, sample) if facts_by_page.get(p)]
-        outcomes = await asyncio.gather(
-            *(self._page(trajectory, sample, p, facts_by_page[p], scope, judge) for p in pages)
+        opening = self.open_item(
+            trajectory, sample, judge, has_gold=lambda g: g.n_facts > 0, role=ROLE
         )
-        return self._row(trajectory, sample, facts_by_page, list(outcomes))
+        if isinstance(opening, ScoreRow):
+            return opening
+        assert judge is not None  # the opening checked the judge
+        pages = [p for p in opening.p_hat() if opening.gold.facts_on(p)]
+        results = await asyncio.gather(*(judge_facts(judge, opening, p) for p in pages))
+        return fact_row(self, trajectory, sample, opening, list(results))
 
-    async def _page(
-        self,
-        trajectory: Trajectory,
-        sample: Sample,
-        page: int,
-        facts: list[Fact],
-        scope: DocScope,
-        ctx: JudgeContext,
-    ) -> _PageOutcome:
-        units = evidence_units(trajectory, page, scope)
-        if not units:
-            return _PageOutcome(page=page, status="ok", labels=["not_consistent"] * len(facts))
-        template = custom_template(ctx, ROLE)
-        if template is None:
-            messages = prompt.build_messages(
-                question=sample.question, page=page, facts=[f.text for f in facts], units=units
-            )
-            prompt_hash = prompt.PROMPT_HASH
-        else:
-            messages = _custom_messages(template, sample, page, facts, units)
-            prompt_hash = template_hash(template)
-
-        def complete(judgment: FactJudgment) -> None:
-            fact_labels(judgment, len(facts))
-
-        record, parsed = await ctx.judge(
-            ROLE, messages, FactJudgment, prompt_hash, key=f"page={page}", check=complete
-        )
-        if parsed is None:
-            return _PageOutcome(page=page, status=record.status, units=len(units), record=record)
-        return _PageOutcome(
-            page=page,
-            status="ok",
-            labels=fact_labels(parsed, len(facts)),
-            units=len(units),
-            record=record,
-        )
-
-    def _row(
-        self,
-        trajectory: Trajectory,
-        sample: Sample,
-        facts_by_page: dict[int, list[Fact]],
-        outcomes: list[_PageOutcome],
-    ) -> ScoreRow:
-        row = self.new_row(trajectory, sample)
-        facts = consistent = no_citation = 0
-        units: list[dict[str, Any]] = []
-        pages: dict[str, dict[str, Any]] = {}
-        failed = [o for o in outcomes if o.status != "ok"]
-        for outcome in outcomes:
-            if outcome.record is not None:
-                row.add_judge(outcome.record)
-            pages[str(outcome.page)] = {"status": outcome.status, "units": outcome.units}
-            if outcome.status != "ok":
-                pages[str(outcome.page)]["error"] = outcome.record.error if outcome.record else None
-                continue
-            facts += len(outcome.labels)
-            consistent += sum(1 for label in outcome.labels if label == "consistent")
-            if outcome.units == 0:
-                no_citation += len(outcome.labels)
-            units += [
-                {
-                    "unit": f"page{outcome.page}/fact{i}",
-                    "page": outcome.page,
-                    "index": i,
-                    "label": label,
-                }
-                for i, label in enumerate(outcome.labels)
-            ]
-        row.metrics = {"consistency": consistent / facts if facts else None}
-        row.counts = {
-            "facts": facts,
-            "consistent": consistent,
-            "facts_no_citation": no_citation,
-            "facts_all": sum(len(v) for v in facts_by_page.values()),
-            "pages_judged": sum(1 for o in outcomes if o.status == "ok" and o.units),
-            "pages_no_citation": sum(1 for o in outcomes if o.status == "ok" and not o.units),
-            "pages_failed": len(failed),
-        }
-        row.details = {"profile": PAPER, "pages": pages, "units": units}
-        if failed:
-            row.status = "partial" if len(failed) < len(outcomes) else failed[0].status  # type: ignore[assignment]
-            row.reason = f"{len(failed)} of {len(outcomes)} pages excluded (judge failed)"
-            if row.status != "partial":
-                row.metrics = {"consistency": None}
-        return row
-
-    def aggregate(
-        self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
+    def summarise(
+        self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
-        return aggregate_by_profile(
-            rows,
-            self.profile,
-            lambda kept: self._paper(kept, stats),
-            lambda kept: aggregate_fact(kept, stats),
-        )
-
-    @staticmethod
-    def _paper(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)
         facts = count_column(usable, "facts")
-        metrics = {
-            "consistency": ratio_metric(
-                count_column(usable, "consistent"),
-                facts,
-                stats,
-                excluded=failed,
-                skipped=skipped,
-                headline=True,
-            )
-        }
-        return AggregateResult(
-            metrics=metrics,
-            tables={
-                "facts": int(facts.sum()),
-                "facts_no_citation": int(count_column(usable, "facts_no_citation").sum()),
-                "pages_failed": int(count_column(usable, "pages_failed").sum()),
-                "partial_items": sum(1 for r in usable if r.status == "partial"),
-            },
+        consistent = count_column(usable, "consistent")
+        metric = ratio_metric(
+            consistent, facts, stats, excluded=failed, skipped=skipped, headline=True
         )
+        tables: dict[str, Any] = {
+            "facts": int(facts.sum()),
+            "facts_no_citation": int(count_column(usable, "facts_no_citation").sum()),
+            "facts_failed": int(count_column(usable, "facts_failed").sum()),
+            "pages_failed": int(count_column(usable, "pages_failed").sum()),
+            "partial_items": sum(1 for r in usable if r.status == "partial"),
+        }
+        if profile.summary_blocks:
+            by_label = {
+                "consistent": int(consistent.sum()),
+                "not_consistent": int(count_column(usable, "not_consistent").sum()),
+            }
+            by_label = {k: v for k, v in by_label.items() if v}
+            tables["official_summary"] = {"n": int(facts.sum()), "by_label": by_label}
+        return AggregateResult(metrics={"consistency": metric}, tables=tables)
 
 
-FactOfficialScorer = official_twin(FactScorer, "fact_official")
+def fact_row(
+    scorer: ProfiledScorer,
+    trajectory: Trajectory,
+    sample: Sample,
+    opening: Opening,
+    pages: list[FactPage],
+) -> ScoreRow:
+    row = scorer.new_row(trajectory, sample)
+    outcomes = [o for page in pages for o in page.facts]
+    labels = [o.label for o in outcomes if o.status == "ok" and o.label]
+    failed = [o for o in outcomes if o.status != "ok"]
+    info: dict[str, dict[str, Any]] = {}
+    for page in pages:
+        if page.record is not None:
+            row.add_judge(page.record)
+        bad = [o.status for o in page.facts if o.status != "ok"]
+        info[str(page.page)] = {"status": bad[0] if bad else "ok", "units": page.units}
+        if bad and page.record is not None and page.record.error:
+            info[str(page.page)]["error"] = page.record.error
+    consistent = labels.count("consistent")
+    row.counts = {
+        "facts": len(labels),
+        "facts_ok": len(labels),
+        "consistent": consistent,
+        "not_consistent": len(labels) - consistent,
+        "facts_failed": len(failed),
+        "facts_no_citation": sum(len(p.facts) for p in pages if p.shortcut),
+        "facts_judged_pages": len(outcomes),
+        "facts_all": opening.gold.n_facts,
+        "pages_judged": sum(1 for p in pages if not p.shortcut and p.record is not None),
+        "pages_no_citation": sum(1 for p in pages if p.shortcut),
+        "pages_failed": sum(1 for p in pages if info[str(p.page)]["status"] != "ok"),
+    }
+    row.metrics = {"consistency": consistent / len(labels) if labels else None}
+    row.details = opening.details | {
+        "pages": info,
+        "units": [o.model_dump() | {"unit": f"page{o.page}/fact{o.index}"} for o in outcomes],
+    }
+    if failed:
+        row.status = "partial" if labels else failed[0].status  # type: ignore[assignment]
+        row.reason = f"{len(failed)} of {len(outcomes)} gold facts failed"
+    return row
+
+
+fact_official = ProfileBinding(FactScorer, OFFICIAL, "fact_official")

@@ -1,9 +1,11 @@
 """``scanrag import docscope-infer INFER.jsonl --benchmark benchmark.json --out RUN_DIR``.
 
 Turns the ``infer.jsonl`` written by DocScope's own ``run_infer.py`` into a run folder;
-``scanrag score RUN_DIR`` then scores it (add the ``*_official`` scorers, e.g.
-``--scorers pages,region,fact,answer,pages_official,region_official,fact_official,
-answer_official``, to see both profiles side by side) and ``scanrag report RUN_DIR`` reports it.
+``scanrag score RUN_DIR`` then scores it (with ``--profile official`` every record counts as
+DocScope's released scorers count it and the scorers use the official profile; add the
+``*_official`` scorers, e.g. ``--scorers pages,region,fact,answer,pages_official,
+region_official,fact_official,answer_official``, to see both profiles side by side) and
+``scanrag report RUN_DIR`` reports it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ def register(subparsers: Any) -> None:
     infer.add_argument("--split", choices=["test", "dev"], help="keep one split")
     infer.add_argument("--bbox-units", help="how benchmark boxes are written (loader option)")
     infer.add_argument("--run-key", help="grid-cell name (default: docscope_infer/<model>)")
+    infer.add_argument(
+        "--profile",
+        choices=["paper", "official"],
+        default="paper",
+        help="official: keep every record and benchmark row as DocScope's released scorers "
+        "do, and score them with the official profile by default (docs/docscope-scoring.md)",
+    )
     infer.set_defaults(func=handle)
 
 
@@ -50,6 +59,7 @@ def handle(args: argparse.Namespace) -> int:
             split=args.split,
             bbox_units=args.bbox_units,
             run_key=args.run_key,
+            profile=args.profile,
         )
     except InferImportError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -22,6 +22,15 @@ repeats, the last record wins (reported). The run folder gets ``samples.jsonl``,
 ``trajectories.jsonl`` and ``manifest.json`` (no ``config.resolved.yaml``: nothing was run
 here, so scoring uses its defaults and the command's options); an existing run folder with
 trajectories is never overwritten.
+
+``profile="official"`` imports the population DocScope's released scorers score: the
+benchmark is loaded with the loader's official profile (rows kept as the released code reads
+them, samples asking for the official scoring profile); every record is kept, a repeated
+question id as its own item (``<id>#2``, ``<id>#3``... with ``metadata["repeat_of"]``), a
+question id missing from the benchmark as an item with no gold (its record's ``gold_answer``
+and ``gold_pages`` if any, as the released scorers read them), and a record without a
+``parsed`` block is read as having none. The manifest records the number of JSON lines of the
+file (``summarize_eval.py``'s ``infer.n``) and the grid cell.
 """
 
 from __future__ import annotations
@@ -35,8 +44,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from evaluation.docscope.gold import NOT_IN_BENCHMARK
+from evaluation.docscope.import_official import official_items
 from evaluation.docscope.official import INFER_KEY
 from evaluation.docscope.official_parser import parse_official
+from evaluation.docscope.profiles import OFFICIAL_NAME, PROFILES
 from scanrag.hashing import file_sha256
 from scanrag.schemas import (
     UNANSWERABLE,
@@ -64,6 +76,8 @@ class ImportReport(BaseModel):
     ok: int = 0
     errors: int = 0
     samples: int = 0
+    profile: str = "paper"
+    json_lines: int = 0
     unknown_questions: list[str] = Field(default_factory=list)
     duplicates: list[str] = Field(default_factory=list)
     bad_lines: list[int] = Field(default_factory=list)
@@ -75,10 +89,19 @@ class ImportReport(BaseModel):
             f"{self.records} records ({self.ok} ok, {self.errors} inference errors), "
             f"{self.samples} samples → {self.out_dir}"
         ]
+        official = self.profile == OFFICIAL_NAME
         notes = {
             "lines that are not JSON (skipped)": [str(n) for n in self.bad_lines],
-            "question ids seen twice (last record kept)": self.duplicates,
-            "question ids not in the benchmark (scored as skipped)": self.unknown_questions,
+            (
+                "question ids seen again (each record scored, as officially)"
+                if official
+                else "question ids seen twice (last record kept)"
+            ): self.duplicates,
+            (
+                "question ids not in the benchmark (scored with no gold, as officially)"
+                if official
+                else "question ids not in the benchmark (scored as skipped)"
+            ): self.unknown_questions,
             "benchmark rows the loader dropped": self.dropped_benchmark_rows,
             "PDFs not found (region judging will fail for them)": self.missing_pdfs,
         }
@@ -89,11 +112,18 @@ class ImportReport(BaseModel):
         return out
 
 
-def read_infer(path: Path) -> tuple[dict[str, dict[str, Any]], list[int], list[str]]:
-    """Records by question id (last wins), numbers of unreadable lines, repeated ids."""
-    records: dict[str, dict[str, Any]] = {}
-    bad: list[int] = []
-    repeated: list[str] = []
+class InferFile(BaseModel):
+    """The lines of an ``infer.jsonl``: every JSON object with its line number, the numbers of
+    the lines that are not JSON objects, and how many lines are JSON at all (the released
+    summary's ``infer.n``)."""
+
+    records: list[tuple[int, dict[str, Any]]] = Field(default_factory=list)
+    bad: list[int] = Field(default_factory=list)
+    json_lines: int = 0
+
+
+def read_lines(path: Path) -> InferFile:
+    out = InferFile()
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -101,16 +131,31 @@ def read_infer(path: Path) -> tuple[dict[str, dict[str, Any]], list[int], list[s
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                bad.append(number)
+                out.bad.append(number)
                 continue
-            if not isinstance(record, dict) or not record.get("question_id"):
-                bad.append(number)
-                continue
-            qid = str(record["question_id"])
-            if qid in records:
-                repeated.append(qid)
-            records[qid] = record
-    return records, bad, repeated
+            out.json_lines += 1
+            if isinstance(record, dict):
+                out.records.append((number, record))
+            else:
+                out.bad.append(number)
+    return out
+
+
+def read_infer(path: Path) -> tuple[dict[str, dict[str, Any]], list[int], list[str]]:
+    """Records by question id (last wins), numbers of unreadable lines, repeated ids."""
+    lines = read_lines(path)
+    records: dict[str, dict[str, Any]] = {}
+    bad = list(lines.bad)
+    repeated: list[str] = []
+    for number, record in lines.records:
+        if not record.get("question_id"):
+            bad.append(number)
+            continue
+        qid = str(record["question_id"])
+        if qid in records:
+            repeated.append(qid)
+        records[qid] = record
+    return records, sorted(bad), repeated
 
 
 def _answer(value: Any) -> str | None:
@@ -187,9 +232,11 @@ def trajectory_from_record(
     *,
     num_pages: int | None = None,
     run_key: str | None = None,
+    sample_id: str | None = None,
 ) -> Trajectory:
-    """One ``infer.jsonl`` record as a trajectory (see the module docstring)."""
-    qid = str(record.get("question_id"))
+    """One ``infer.jsonl`` record as a trajectory (see the module docstring); ``sample_id``
+    overrides the record's question id (a repeated record's own item)."""
+    qid = sample_id or str(record.get("question_id"))
     model = str(record.get("model") or "unknown")
     status = str(record.get("status"))
     raw = record.get("model_raw") if isinstance(record.get("model_raw"), str) else None
@@ -211,10 +258,10 @@ def trajectory_from_record(
         traj.metadata[INFER_KEY] = kept
         return traj.fail(Status.MODEL_ERROR, status)
     parsed = record.get("parsed")
-    if not isinstance(parsed, Mapping):
+    kept["parsed"] = dict(parsed) if isinstance(parsed, Mapping) else {}
+    if not isinstance(parsed, Mapping):  # our fields from a parse; the official view sees none
         parsed = parse_official(raw or "").model_dump()
         kept["parsed_by"] = "scanrag official parser (the record had no parsed block)"
-    kept["parsed"] = dict(parsed)
     traj.metadata[INFER_KEY] = kept
     traj.metadata["parser"] = "docscope_infer"
     _fill(traj, parsed, raw or "", num_pages)
@@ -232,6 +279,19 @@ def _num_pages(path: Path) -> int | None:
         return None
 
 
+def _paper_items(
+    infer: Path, samples: Mapping[str, Sample], report: ImportReport
+) -> list[tuple[dict[str, Any], Sample | None]]:
+    records, bad, repeated = read_infer(infer)
+    report.bad_lines, report.duplicates = bad, repeated
+    items: list[tuple[dict[str, Any], Sample | None]] = []
+    for qid, record in records.items():
+        if qid not in samples:
+            report.unknown_questions.append(qid)
+        items.append((record, samples.get(qid)))
+    return items
+
+
 def import_infer(
     infer: str | Path,
     benchmark: str | Path,
@@ -241,12 +301,15 @@ def import_infer(
     split: str | None = None,
     bbox_units: str | None = None,
     run_key: str | None = None,
+    profile: str = "paper",
 ) -> ImportReport:
     """Write a run folder for ``infer`` scored against ``benchmark``; returns what happened."""
     from scanrag.datasets import DatasetError, load_dataset, write_generic
-    from scanrag.runner.store import write_atomic, write_json
+    from scanrag.rundir import write_atomic, write_json
 
     infer, out = Path(infer), Path(out_dir)
+    if profile not in PROFILES:
+        raise InferImportError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     if not infer.is_file():
         raise InferImportError(f"{infer} not found")
     if (out / "trajectories.jsonl").exists():
@@ -256,38 +319,52 @@ def import_infer(
     options: dict[str, Any] = {"validate": False, "split": split}
     if bbox_units is not None:
         options["bbox_units"] = bbox_units
+    if profile == OFFICIAL_NAME:
+        options["profile"] = OFFICIAL_NAME
     try:
         dataset = load_dataset("docscope", benchmark, pdf_dir, **options)
     except (DatasetError, TypeError, ValueError) as exc:
         raise InferImportError(f"cannot load the benchmark: {exc}") from exc
     samples = {s.id: s for s in dataset.samples}
-    records, bad, repeated = read_infer(infer)
-    report = ImportReport(out_dir=out, records=len(records), bad_lines=bad, duplicates=repeated)
+    lines = read_lines(infer)
+    report = ImportReport(out_dir=out, profile=profile, json_lines=lines.json_lines)
     report.dropped_benchmark_rows = [f"{d.id or d.row}: {d.reason}" for d in dataset.report.dropped]
+    items: list[tuple[dict[str, Any], Sample | None]]
+    if profile == OFFICIAL_NAME:
+        items = list(
+            official_items(lines.records, samples, report.duplicates, report.unknown_questions)
+        )
+        report.bad_lines = list(lines.bad)
+    else:
+        items = _paper_items(infer, samples, report)
+    report.records = len(items)
     pages_of: dict[str, int | None] = {}
     trajectories = []
-    for qid, record in records.items():
-        sample = samples.get(qid)
-        if sample is None:
-            report.unknown_questions.append(qid)
+    for record, sample in items:
         num_pages = None
-        if sample is not None:
+        if sample is not None and not sample.metadata.get(NOT_IN_BENCHMARK):
             doc = sample.doc_ids[0]
             if doc not in pages_of:
                 pages_of[doc] = _num_pages(dataset.pdf_dir / doc)
                 if pages_of[doc] is None:
                     report.missing_pdfs.append(doc)
             num_pages = pages_of[doc]
-        traj = trajectory_from_record(record, sample, num_pages=num_pages, run_key=run_key)
+        traj = trajectory_from_record(
+            record,
+            sample,
+            num_pages=num_pages,
+            run_key=run_key,
+            sample_id=sample.id if sample is not None else None,
+        )
         report.ok += traj.status != Status.MODEL_ERROR
         trajectories.append(traj)
     report.errors = report.records - report.ok
-    kept = [samples[q] for q in records if q in samples]
+    kept = [s for _, s in items if s is not None]
     report.samples = len(kept)
     out.mkdir(parents=True, exist_ok=True)
     write_generic(kept, out / "samples.jsonl")
-    lines = "".join(t.model_dump_json(exclude_defaults=False) + "\n" for t in trajectories)
-    write_atomic(out / "trajectories.jsonl", lines)
+    text = "".join(t.model_dump_json(exclude_defaults=False) + "\n" for t in trajectories)
+    write_atomic(out / "trajectories.jsonl", text)
     write_json(
         out / "datasets.json",
         [
@@ -295,6 +372,7 @@ def import_infer(
                 "name": dataset.name,
                 "source": str(dataset.source),
                 "loader": "docscope",
+                "options": {"profile": profile},
                 "pdf_dir": str(dataset.pdf_dir),
                 "report": dataset.report.model_dump(mode="json"),
                 "sample_ids": [s.id for s in kept],
@@ -307,7 +385,9 @@ def import_infer(
         {
             "imported_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "importer": "scanrag import docscope-infer",
-            "infer": {"path": str(infer), "sha256": file_sha256(infer)},
+            "profile": profile,
+            "infer": {"path": str(infer), "sha256": file_sha256(infer), "lines": lines.json_lines},
+            "run_keys": sorted({t.run_key or t.strategy for t in trajectories}),
             "benchmark": {
                 "path": str(benchmark),
                 "sha256": file_sha256(dataset.source or benchmark),

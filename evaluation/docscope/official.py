@@ -37,13 +37,15 @@ from scanrag.schemas import Status, Trajectory
 INFER_KEY = "docscope_infer"
 OK_STATUSES = frozenset({Status.OK.value, Status.UNPARSED.value})
 JUDGE_MAX_TOKENS = 2048  # every released judge call asks for at most 2048 tokens
-GOLD_UNANSWERABLE = "Unanswerable"
 _FENCED_OBJECT = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
+Page = int | float | str  # a cited page as written in a ``parsed`` block (ints, normally)
+
+
 class ViewCitation(BaseModel):
-    page: int
-    bbox: list[float] = Field(default_factory=list)
+    page: Page
+    bbox: list[int | float] = Field(default_factory=list)
     is_normalized: bool = False
 
 
@@ -55,15 +57,16 @@ class OfficialView(BaseModel):
     raw: str = ""
     answer: str | None = None
     has_answer_tag: bool = False
-    predicted_pages: list[int] = Field(default_factory=list)
+    predicted_pages: list[Page] = Field(default_factory=list)
     citations: list[ViewCitation] = Field(default_factory=list)
     source: str
 
-    def boxes_on(self, page: int) -> tuple[list[list[float]], list[list[float]]]:
-        """Four-number boxes cited on ``page``, duplicates kept: (drawn, skipped) where only
-        boxes with every number in [-0.01, 1.5] are drawn."""
-        drawn: list[list[float]] = []
-        skipped: list[list[float]] = []
+    def boxes_on(self, page: Page) -> tuple[list[list[int | float]], list[list[int | float]]]:
+        """Four-number boxes cited on ``page``, as written and duplicates kept: (drawn,
+        skipped), where only boxes flagged ``is_normalized`` (every number in [-0.01, 1.5]
+        when the parser set it) are drawn."""
+        drawn: list[list[int | float]] = []
+        skipped: list[list[int | float]] = []
         for citation in self.citations:
             if citation.page != page or len(citation.bbox) != 4:
                 continue
@@ -78,16 +81,31 @@ class OfficialView(BaseModel):
         return self.raw
 
 
+def _page(value: Any) -> Page | None:
+    """A page value as the released code compares it (``==``); containers and flags are none."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    return value
+
+
+def _numbers(value: Any) -> list[int | float]:
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
 def _from_dicts(items: Iterable[Any]) -> list[ViewCitation]:
+    """Citations of a ``parsed`` block; a citation without the ``is_normalized`` flag is not
+    drawn (the released scorer reads a missing flag as false)."""
     out = []
     for item in items:
-        if not isinstance(item, Mapping) or not isinstance(item.get("page"), int):
+        if not isinstance(item, Mapping) or (page := _page(item.get("page"))) is None:
             continue
-        bbox = item.get("bbox")
-        numbers = [float(v) for v in bbox] if isinstance(bbox, list) else []
-        flag = item.get("is_normalized")
-        normalized = bool(flag) if isinstance(flag, bool) else is_normalized(numbers)
-        out.append(ViewCitation(page=item["page"], bbox=numbers, is_normalized=normalized))
+        bbox = _numbers(item.get("bbox"))
+        if isinstance(item.get("bbox"), list) and len(bbox) != len(item["bbox"]):
+            bbox = []  # a box with a non-number in it is neither drawn nor skipped
+        flag = bool(item.get("is_normalized", False))
+        out.append(ViewCitation(page=page, bbox=bbox, is_normalized=flag))
     return out
 
 
@@ -101,6 +119,11 @@ def _from_trajectory(trajectory: Trajectory) -> list[ViewCitation]:
     return out
 
 
+def _sorted_pages(values: Iterable[Any]) -> list[Page]:
+    pages = {p for v in values if (p := _page(v)) is not None}
+    return sorted(pages, key=lambda p: (isinstance(p, str), str(p) if isinstance(p, str) else p))
+
+
 def official_view(trajectory: Trajectory) -> OfficialView:
     """The fields the official profile scores (see the module docstring for the sources)."""
     record = trajectory.metadata.get(INFER_KEY)
@@ -110,14 +133,14 @@ def official_view(trajectory: Trajectory) -> OfficialView:
         parsed = record.get("parsed") if isinstance(record.get("parsed"), Mapping) else {}
         assert isinstance(parsed, Mapping)
         answer = parsed.get("answer")
-        pages = parsed.get("predicted_pages") or []
+        pages = parsed.get("predicted_pages")
         return OfficialView(
             ok=status == "ok",
             status=status,
             raw=raw,
             answer=answer if isinstance(answer, str) else None,
             has_answer_tag=bool(parsed.get("has_answer_tag")),
-            predicted_pages=sorted({int(p) for p in pages if isinstance(p, int)}),
+            predicted_pages=_sorted_pages(pages if isinstance(pages, list) else []),
             citations=_from_dicts(parsed.get("citations") or []),
             source="infer_jsonl",
         )
@@ -137,29 +160,22 @@ def official_view(trajectory: Trajectory) -> OfficialView:
             raw=raw,
             answer=parsed_reply.answer,
             has_answer_tag=parsed_reply.has_answer_tag,
-            predicted_pages=sorted({c.page for c in citations}),
+            predicted_pages=_sorted_pages(c.page for c in citations),
             citations=citations,
             source=source,
         )
     citations = _from_trajectory(trajectory)
-    pages = {c.page for c in citations} | set(trajectory.pages)
+    pages = [c.page for c in citations] + list(trajectory.pages)
     return OfficialView(
         ok=status in OK_STATUSES,
         status=status,
         raw=raw or (trajectory.answer or ""),
         answer=trajectory.answer,
         has_answer_tag=trajectory.answer is not None,
-        predicted_pages=sorted(pages),
+        predicted_pages=_sorted_pages(pages),
         citations=citations,
         source="trajectory",
     )
-
-
-def inference_skip(scorer: Any, trajectory: Trajectory, sample: Any, view: OfficialView) -> Any:
-    """The ``skipped`` row of an item whose model call failed (left out officially)."""
-    reason = f"inference status {view.status!r}: left out under the official profile"
-    details = {"profile": "official", "view": view.source}
-    return scorer.skip(trajectory, sample, reason, details=details)
 
 
 # --------------------------------------------------------------------------- judge replies
@@ -172,18 +188,17 @@ class AnyReply(BaseModel):
 
 
 async def official_judge(
-    ctx: Any, role: str, messages: Sequence[Any], prompt_hash: str, key: str | None = None
+    ctx: Any,
+    role: str,
+    messages: Sequence[Any],
+    prompt_hash: str,
+    key: str | None = None,
+    max_tokens: int | None = JUDGE_MAX_TOKENS,
 ) -> tuple[Any, dict[str, Any] | None]:
     """One judge call as the released scorers make it (at most 2048 tokens, no second try):
     the record, and the reply's JSON object (``None`` when the call itself failed)."""
     record, _ = await ctx.judge(
-        role,
-        messages,
-        AnyReply,
-        prompt_hash,
-        key=key,
-        max_tokens=JUDGE_MAX_TOKENS,
-        parse_retry=False,
+        role, messages, AnyReply, prompt_hash, key=key, max_tokens=max_tokens, parse_retry=False
     )
     if record.status == "judge_error" or record.raw is None:
         return record, None
@@ -198,10 +213,11 @@ async def judge_items(
     key: str,
     ids: Sequence[str],
     allowed: frozenset[str],
+    max_tokens: int | None = JUDGE_MAX_TOKENS,
 ) -> tuple[Any, list[tuple[str, str | None, str | None]]]:
     """One call labelling several items (gold boxes, facts): the record and, per id,
     (status, label, reason); a failed call gives every item the call's status."""
-    record, reply = await official_judge(ctx, role, messages, prompt_hash, key)
+    record, reply = await official_judge(ctx, role, messages, prompt_hash, key, max_tokens)
     if reply is None:
         status = record.status if record.status != "ok" else "judge_error"
         return record, [(status, None, None)] * len(ids)

@@ -10,20 +10,24 @@
 Each official-profile aggregate keeps its block as the table ``official_summary``;
 :func:`official_summary` puts them together for one grid cell (``pages`` with ``{"n": 0}``
 and the other blocks empty when that stage was not scored with the official profile).
+``infer.n`` is the number of JSON lines of the imported ``infer.jsonl`` (recorded by
+``scanrag import docscope-infer``), else the number of items scored.
 ``python -m evaluation.docscope.official_summary RUN_DIR`` prints it for every grid cell of a
-scored run, to set beside the output of ``summarize_eval.py``.
+scored run; ``scanrag score`` prints it after its table when a DocScope stage was scored with
+the official profile.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.docscope.profiles import OFFICIAL, OFFICIAL_SUFFIX
+from evaluation.docscope.profiles import OFFICIAL_NAME, OFFICIAL_SUFFIX
 from evaluation.schemas import GroupSummary, Summary
+from scanrag.rundir import RunDir, RunDirError
 
 _BLOCKS = {"pages": "pages", "bbox": "region", "facts": "fact", "answer": "answer"}
 _EMPTY: dict[str, dict[str, Any]] = {
@@ -42,27 +46,58 @@ _EMPTY: dict[str, dict[str, Any]] = {
 
 def _block(group: GroupSummary, stage: str) -> dict[str, Any] | None:
     for name in (stage + OFFICIAL_SUFFIX, stage):
-        if group.tables.get(f"{name}.profile") == OFFICIAL:
+        if group.tables.get(f"{name}.profile") == OFFICIAL_NAME:
             block = group.tables.get(f"{name}.official_summary")
             if isinstance(block, dict):
                 return block
     return None
 
 
-def official_summary(group: GroupSummary) -> dict[str, Any]:
-    """``summarize_eval.py``'s output for one grid cell (``infer.n``: items scored)."""
-    out: dict[str, Any] = {"infer": {"n": group.items}}
+def has_official_blocks(group: GroupSummary) -> bool:
+    """Whether any DocScope stage of the grid cell was summarised with the official profile."""
+    return any(_block(group, stage) is not None for stage in _BLOCKS.values())
+
+
+def official_summary(group: GroupSummary, infer_lines: int | None = None) -> dict[str, Any]:
+    """``summarize_eval.py``'s output for one grid cell (``infer.n``: ``infer_lines`` when
+    known, else the items scored)."""
+    out: dict[str, Any] = {"infer": {"n": infer_lines if infer_lines is not None else group.items}}
     for key, stage in _BLOCKS.items():
         block = _block(group, stage)
         out[key] = block if block is not None else dict(_EMPTY[key])
     return out
 
 
+def infer_lines(manifest: Mapping[str, Any]) -> dict[str, int]:
+    """Grid cell → JSON lines of its imported ``infer.jsonl`` (an imported run's manifest)."""
+    infer = manifest.get("infer")
+    keys = manifest.get("run_keys")
+    if not isinstance(infer, Mapping) or not isinstance(infer.get("lines"), int):
+        return {}
+    if not isinstance(keys, list) or len(keys) != 1:
+        return {}  # one file, several grid cells: its lines are no cell's infer.n
+    return {str(keys[0]): infer["lines"]}
+
+
+def summaries(summary: Summary, manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{grid cell: official summary}`` of the cells with an official-profile stage."""
+    lines = infer_lines(manifest)
+    return {
+        name: official_summary(group, lines.get(name))
+        for name, group in summary.groups.items()
+        if has_official_blocks(group)
+    }
+
+
 def run_official_summaries(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """``{grid cell: official summary}`` from a scored run's ``summary.json``."""
-    data = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    summary = Summary.model_validate(data.get("scoring") or {})
-    return {name: official_summary(group) for name, group in summary.groups.items()}
+    """``{grid cell: official summary}`` from a scored run's summary and manifest (every grid
+    cell, official stages or not)."""
+    run = RunDir.open(run_dir, need=(RunDir.SUMMARY,))
+    summary = Summary.model_validate(run.summary().get("scoring") or {})
+    lines = infer_lines(run.manifest())
+    return {
+        name: official_summary(group, lines.get(name)) for name, group in summary.groups.items()
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         out = run_official_summaries(Path(args[0]))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=2, ensure_ascii=False))

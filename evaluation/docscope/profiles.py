@@ -1,80 +1,151 @@
-"""Scoring profiles of the DocScope scorers: ``paper`` (the default) and ``official``.
+"""Scoring profiles of the DocScope scorers, as data: ``paper`` (the default) and ``official``.
+
+A :class:`Profile` lists what differs between two ways of scoring the same items; each
+DocScope scorer is one class per metric that reads its profile's fields (never its name):
 
 * ``paper`` follows the paper's definitions (spec §2): stage metrics on answerable items,
-  inference errors scored as wrong, a validity gate before the region judge, citation-scoped
-  evidence units for the fact judge, rule shortcuts before the answer judge, de-duplicated
-  predicted boxes and strict/lenient capped-precision F1.
-* ``official`` reproduces the populations and policies of DocScope's released scorers
-  (``code/eval/score_*.py``, ``scripts/summarize_eval.py``); see ``docs/docscope-scoring.md``
-  for every difference.
+  inference errors scored as wrong, shortcuts decided without a judge (the region validity
+  gate, a fact page with nothing cited, the answer rules), tolerant judge replies with one
+  corrective retry, de-duplicated valid boxes and strict/lenient capped-precision F1. It is
+  the lenient one of the two, and its summaries and reports say ``paper``.
+* ``official`` reproduces DocScope's released evaluation code (``code/eval/score_*.py``,
+  ``scripts/summarize_eval.py``): its populations, the reply as its parser reads it, exact
+  judge replies with no second call, 2048-token judge calls and the summary blocks
+  ``summarize_eval.py`` prints; see ``docs/docscope-scoring.md`` for every difference.
 
-A scorer takes ``profile`` as a parameter (``scoring.params: {pages: {profile: official}}``),
-and every DocScope scorer is also registered a second time as ``<name>_official`` with the
-official profile fixed, so both profiles can be scored side by side in one run. Each row
-says which profile made it (``details["profile"]``) and each aggregate says which profile
-it summarises (table ``profile``). The profile attribute is stored on a scorer only when it
-differs from the class default, so adding profiles left the rows' bases (and so existing
-score files) unchanged.
+A scorer takes ``profile`` as a parameter (``scoring.params: {pages: {profile: official}}``);
+without one it scores each sample with its dataset's profile (``metadata["scoring_profile"]``,
+set by a loader given ``profile: official``), else ``paper``. The names ``<scorer>_official``
+are registry factories binding the official profile (see :mod:`evaluation.docscope.profiled`),
+so both profiles can be scored side by side in one run. Each row says which profile made it
+(``details["profile"]``) and each aggregate says which profile it summarises (table
+``profile``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from evaluation.base import RowGroup, Scorer
-from evaluation.schemas import AggregateResult, ScoreRow
+from evaluation.base import RowGroup
+from evaluation.schemas import ScoreRow
 
-S = TypeVar("S", bound=type[Scorer])
-
-Profile = Literal["paper", "official"]
-PAPER: Profile = "paper"
-OFFICIAL: Profile = "official"
-PROFILES: tuple[str, ...] = (PAPER, OFFICIAL)
+PAPER_NAME = "paper"
+OFFICIAL_NAME = "official"
 OFFICIAL_SUFFIX = "_official"
+SAMPLE_KEY = "scoring_profile"  # a sample's dataset profile (set by the loaders)
+REPEAT_KEY = "repeat_of"  # a repeated infer record: the question id it repeats
 
 
-def check_profile(value: object) -> Profile:
-    if value == PAPER:
-        return PAPER
-    if value == OFFICIAL:
-        return OFFICIAL
-    raise ValueError(f"unknown scoring profile {value!r}; known profiles: {', '.join(PROFILES)}")
+@dataclass(frozen=True)
+class Profile:
+    """What one way of scoring DocScope items decides (each field is one difference)."""
+
+    name: str
+    label: str
+    # -- population
+    answerable_only: bool  # stage metrics (pages, regions, facts) on answerable items only
+    skips_failed_inference: bool  # an item whose model call failed is left out (not wrong)
+    scores_repeats: bool  # a repeated infer record of the same question is scored again
+    scores_without_gold_pages: bool  # pages: an item without gold pages is scored (P=0, R=1)
+    # -- what is read
+    reads_reply: bool  # predictions as the released parser reads the reply, not our fields
+    gold_as_released: bool  # gold from the benchmark row as the released scorers read it
+    # -- judges
+    shortcuts: bool  # validity gate, no-citation pages and answer rules decided without a call
+    exact_replies: bool  # exact ids, labels and booleans, per box / fact; no second call
+    judge_max_tokens: int | None  # None: the judge configuration's
+    unanswerable_gold: str | None  # the gold the answer judge sees when unanswerable
+    fact_reads: Literal["cited_units", "whole_reply"]
+    # -- summaries
+    page_edges: Literal["undefined", "released"]  # empty sets: None, or the released values
+    region_headline: Literal["capped_f1", "label_rates"]
+    summary_blocks: bool  # tables ``official_summary`` as ``summarize_eval.py`` prints them
 
 
-def apply_profile(scorer: Any, profile: object) -> None:
-    """Set ``scorer.profile`` (only when it differs from its class's, see the module doc).
+PAPER = Profile(
+    name=PAPER_NAME,
+    label="paper (the paper's definitions, lenient judges)",
+    answerable_only=True,
+    skips_failed_inference=False,
+    scores_repeats=False,
+    scores_without_gold_pages=False,
+    reads_reply=False,
+    gold_as_released=False,
+    shortcuts=True,
+    exact_replies=False,
+    judge_max_tokens=None,
+    unanswerable_gold=None,
+    fact_reads="cited_units",
+    page_edges="undefined",
+    region_headline="capped_f1",
+    summary_blocks=False,
+)
 
-    A class that fixes its profile (``<name>_official``) refuses another one.
-    """
-    chosen = check_profile(profile)
-    fixed: Profile = type(scorer).profile
-    if getattr(type(scorer), "fixed_profile", False) and chosen != fixed:
-        base = scorer.name.removesuffix(OFFICIAL_SUFFIX)
-        raise ValueError(
-            f"scorer {scorer.name!r} always uses the {fixed} profile; "
-            f"use {base!r} with profile: {chosen} instead"
-        )
-    if chosen != fixed:
-        scorer.profile = chosen
+OFFICIAL = Profile(
+    name=OFFICIAL_NAME,
+    label="official (DocScope's released evaluation code)",
+    answerable_only=False,
+    skips_failed_inference=True,
+    scores_repeats=True,
+    scores_without_gold_pages=True,
+    reads_reply=True,
+    gold_as_released=True,
+    shortcuts=False,
+    exact_replies=True,
+    judge_max_tokens=2048,  # every released judge call asks for at most 2048 tokens
+    unanswerable_gold="Unanswerable",
+    fact_reads="whole_reply",
+    page_edges="released",
+    region_headline="label_rates",
+    summary_blocks=True,
+)
+
+PROFILES: dict[str, Profile] = {PAPER.name: PAPER, OFFICIAL.name: OFFICIAL}
+ALIASES = {"lenient": PAPER_NAME}
+
+
+def get_profile(value: object) -> Profile:
+    """The profile named ``value`` (``lenient`` is the paper profile); ``ValueError`` lists
+    the known names."""
+    if isinstance(value, Profile):
+        return value
+    name = ALIASES.get(str(value), str(value)) if isinstance(value, str) else None
+    if name in PROFILES:
+        return PROFILES[name]
+    known = ", ".join([*PROFILES, *ALIASES])
+    raise ValueError(f"unknown scoring profile {value!r}; known profiles: {known}")
+
+
+def sample_profile(metadata: dict[str, Any]) -> Profile | None:
+    """The profile a sample's dataset asks for, if any (an unknown name counts as none)."""
+    value = metadata.get(SAMPLE_KEY)
+    try:
+        return None if value is None else get_profile(value)
+    except ValueError:
+        return None
 
 
 def row_profile(row: ScoreRow) -> str:
     """The profile a row was scored with (rows written before profiles existed: paper)."""
-    return str(row.details.get("profile", PAPER))
+    return str(row.details.get("profile", PAPER_NAME))
 
 
-def rows_of_profile(rows: Sequence[ScoreRow], wanted: str) -> tuple[str, list[ScoreRow], int]:
+def rows_of_profile(
+    rows: Sequence[ScoreRow], wanted: str | None
+) -> tuple[str, list[ScoreRow], int]:
     """The profile to summarise and its rows, plus how many rows of another profile were left
     out. Rows of a single profile are summarised as they are, whatever ``wanted`` says (the
     summary may build the scorer without the parameters it was scored with); a mixture keeps
-    only ``wanted``."""
+    only ``wanted`` (``paper`` when the scorer names none)."""
     found = {row_profile(r) for r in rows}
-    if len(found) == 1:
-        profile = found.pop()
+    if len(found) <= 1:
+        profile = found.pop() if found else (wanted or PAPER_NAME)
         return profile, list(rows), 0
-    kept = [r for r in rows if row_profile(r) == wanted]
-    return wanted, kept, len(rows) - len(kept)
+    keep = wanted or PAPER_NAME
+    kept = [r for r in rows if row_profile(r) == keep]
+    return keep, kept, len(rows) - len(kept)
 
 
 def stage_rows(group: RowGroup, stage: str, profile: str) -> dict[str, ScoreRow]:
@@ -85,38 +156,3 @@ def stage_rows(group: RowGroup, stage: str, profile: str) -> dict[str, ScoreRow]
             if row_profile(row) == profile:
                 out.setdefault(sample_id, row)
     return out
-
-
-def aggregate_by_profile(
-    rows: Sequence[ScoreRow],
-    wanted: str,
-    paper: Callable[[Sequence[ScoreRow]], AggregateResult],
-    official: Callable[[Sequence[ScoreRow]], AggregateResult],
-) -> AggregateResult:
-    """Aggregate rows with the function of their profile (:func:`rows_of_profile`); the
-    result's tables say which profile (``profile``) and how many rows were left out."""
-    profile, kept, other = rows_of_profile(rows, wanted)
-    result = official(kept) if profile == OFFICIAL else paper(kept)
-    result.tables["profile"] = profile
-    if other:
-        result.tables["rows_of_other_profile"] = other
-    return result
-
-
-def official_twin(base: S, name: str) -> S:
-    """``base`` with the official profile fixed, opt-in, registered as ``name``."""
-
-    def init(self: Any, *args: Any, profile: Profile = OFFICIAL, **kwargs: Any) -> None:
-        base.__init__(self, *args, profile=profile, **kwargs)  # type: ignore[call-arg]
-
-    attributes = {
-        "__doc__": f"``{base.name}`` with the official profile, under its own name.",
-        "__module__": base.__module__,
-        "__qualname__": name,
-        "__init__": init,
-        "name": name,
-        "profile": OFFICIAL,
-        "fixed_profile": True,
-        "opt_in": True,
-    }
-    return type(name, (base,), attributes)  # type: ignore[return-value]

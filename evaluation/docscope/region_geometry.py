@@ -1,14 +1,13 @@
-"""Geometric region metrics, no judge: every gold box on P̂ against the union of valid
-predicted boxes on its page (IoU, IoM, GT-recall; see :mod:`evaluation.docscope.geometry`).
+"""Geometric region metrics, no judge: every gold box on P̂ against the union of the
+predicted boxes drawn on its page (IoU, IoM, GT-recall; see :mod:`evaluation.docscope.geometry`).
 
-Same items and pages as the region judge (answerable, gold regions, p ∈ P̂ with gold
-regions). Aggregates are means over gold boxes, pooled across items. ``covered_rate`` is
-the share of gold boxes with GT-recall ≥ ``covered_threshold`` (default 0.9, the share of
-gold content at which the region judge prefers "covered"); evidence-chain completeness uses
-it as its judge-free region check. ``profile: official`` measures the boxes the official
-region judge sees instead (inference-error items left out, unanswerable items in, every
-four-number box within [-0.01, 1.5] clipped to the page; see
-:mod:`evaluation.docscope.official_region`).
+Same items and pages as the region judge of the same profile (paper: answerable items, valid
+de-duplicated boxes; official: every item whose inference succeeded, every box flagged
+normalized clipped to the page; see :mod:`evaluation.docscope.region`). Aggregates are means
+over gold boxes, pooled across items. ``covered_rate`` is the share of gold boxes with
+GT-recall ≥ ``covered_threshold`` (default 0.9, the share of gold content at which the region
+judge prefers "covered"); evidence-chain completeness uses it as its judge-free region check.
+A gold box that cannot be placed on its page is counted as degenerate.
 """
 
 from __future__ import annotations
@@ -18,49 +17,37 @@ from typing import Any
 
 from evaluation.base import (
     PureScorer,
-    RowGroup,
     StatsOptions,
     count_column,
     ratio_metric,
     safe_ratio,
     split_rows,
 )
-from evaluation.docscope.common import (
-    correct_pages,
-    doc_scope,
-    gold_regions_by_page,
-    predicted_boxes,
-)
 from evaluation.docscope.geometry import gold_vs_union
-from evaluation.docscope.profiles import (
-    OFFICIAL,
-    PAPER,
-    Profile,
-    aggregate_by_profile,
-    apply_profile,
-    official_twin,
-)
+from evaluation.docscope.profiled import ProfileBinding, ProfiledScorer
+from evaluation.docscope.profiles import OFFICIAL, Profile
 from evaluation.judging import JudgeContext
 from evaluation.schemas import AggregateResult, ScoreRow
-from scanrag.schemas import BBox, Region, Sample, Trajectory
+from scanrag.schemas import BBox, Sample, Trajectory
 
 GEOMETRIC = ("iou", "iom", "gt_recall")
 
 
 def measure_boxes(
     pages: Iterable[tuple[int, Sequence[BBox]]],
-    gold: Mapping[int, Sequence[Region]],
+    gold: Mapping[int, Sequence[BBox | None]],
     threshold: float,
 ) -> tuple[dict[str, float | None], dict[str, float], list[dict[str, Any]]]:
     """Per-item metrics, additive counts and per-box units of the gold boxes of ``pages``
-    (each with the predicted boxes whose union they are measured against)."""
+    (each with the predicted boxes whose union they are measured against); a gold box that
+    cannot be placed (``None``) or has no area is degenerate."""
     sums = dict.fromkeys(GEOMETRIC, 0.0)
     n_gold = covered = degenerate = 0
     units: list[dict[str, Any]] = []
     for page, valid in pages:
-        for index, region in enumerate(gold.get(page, [])):
-            geo = gold_vs_union(region.bbox, valid)
-            if geo.gt_recall is None or geo.iou is None or geo.iom is None:
+        for index, box in enumerate(gold.get(page, [])):
+            geo = gold_vs_union(box, valid) if box is not None else None
+            if geo is None or geo.gt_recall is None or geo.iou is None or geo.iom is None:
                 degenerate += 1
                 continue
             n_gold += 1
@@ -82,54 +69,37 @@ def measure_boxes(
     return {name: safe_ratio(sums[name], n_gold) for name in GEOMETRIC}, counts, units
 
 
-class RegionGeometryScorer(PureScorer):
+class RegionGeometryScorer(ProfiledScorer, PureScorer):
     name = "region_geometry"
+    stage = "region"
 
-    profile: Profile = PAPER
-
-    def __init__(self, covered_threshold: float = 0.9, profile: Profile = PAPER) -> None:
+    def __init__(self, covered_threshold: float = 0.9, profile: str | None = None) -> None:
         if not 0.0 < covered_threshold <= 1.0:
             raise ValueError(f"covered_threshold must lie in (0, 1], got {covered_threshold}")
         self.covered_threshold = covered_threshold
-        apply_profile(self, profile)
+        super().__init__(profile)
 
     def compute(
         self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
     ) -> ScoreRow:
-        if self.profile == OFFICIAL:
-            from evaluation.docscope.official_region import score_geometry
-
-            return score_geometry(self, trajectory, sample, self.covered_threshold)
-        if not sample.answerable:
-            return self.skip(trajectory, sample, "unanswerable question: no region metric")
-        scope = doc_scope(trajectory, sample, judge)
-        gold_by_page = gold_regions_by_page(sample, scope)
-        if not gold_by_page:
-            return self.skip(trajectory, sample, "no gold regions")
-        pages = [
-            (page, predicted_boxes(trajectory, page, scope).valid)
-            for page in correct_pages(trajectory, sample)
-        ]
-        metrics, counts, units = measure_boxes(pages, gold_by_page, self.covered_threshold)
+        opening = self.open_item(trajectory, sample, judge, has_gold=lambda g: g.n_boxes > 0)
+        if isinstance(opening, ScoreRow):
+            return opening
+        pages = [(p, opening.view.boxes(p).shapes) for p in opening.p_hat()]
+        gold = {p: [g.box for g in found] for p, found in opening.gold.boxes.items()}
+        metrics, counts, units = measure_boxes(pages, gold, self.covered_threshold)
         return self.new_row(
             trajectory,
             sample,
             metrics=metrics,
             counts=counts,
-            details={
-                "profile": PAPER,
-                "units": units,
-                "covered_threshold": self.covered_threshold,
-            },
+            details=opening.details | {"units": units, "covered_threshold": self.covered_threshold},
         )
 
-    def aggregate(
-        self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
+    def summarise(
+        self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
-        def summary(kept: Sequence[ScoreRow]) -> AggregateResult:
-            return geometry_summary(kept, stats)
-
-        return aggregate_by_profile(rows, self.profile, summary, summary)
+        return geometry_summary(rows, stats)
 
 
 def geometry_summary(rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
@@ -159,4 +129,6 @@ def geometry_summary(rows: Sequence[ScoreRow], stats: StatsOptions) -> Aggregate
     )
 
 
-RegionGeometryOfficialScorer = official_twin(RegionGeometryScorer, "region_geometry_official")
+region_geometry_official = ProfileBinding(
+    RegionGeometryScorer, OFFICIAL, "region_geometry_official"
+)

@@ -1,22 +1,31 @@
-"""The answer extraction step: what the extractor judge returns, and the prediction text the
-official rules score.
+"""The answer extraction step: the two call shapes and what they return.
 
-The official pipeline asks an LLM for a short answer before scoring; ours asks the
-``extractor`` judge role with our own prompt (:mod:`evaluation.prompts.mmlongbench_extract`)
-for ``{"answer": ..., "format": ...}``. A JSON array becomes a Python list literal
-(``['Jun', 'Aug']``), the form the official list rule reads; a number becomes its text.
+* ``json`` (ours): the ``extractor`` judge role with our prompt
+  (:mod:`evaluation.prompts.mmlongbench_extract`), system + user messages, a JSON reply
+  ``{"answer": ..., "format": ...}`` (:class:`Extraction`); a JSON array becomes a Python list
+  literal (``['Jun', 'Aug']``), the form the official list rule reads.
+* ``official`` (``eval/extract_answer.py``'s shape): the prompt as the user turn and
+  ``"\\n\\nQuestion:{question}\\nAnalysis:{response}\\n"`` as an assistant turn, temperature 0,
+  top-p 1, at most 256 tokens, a free-text reply read by :func:`read_free_text` (the text after
+  ``Extracted answer:`` up to ``Answer format:``). The prompt is the user's ``extractor``
+  prompt file, used as it is (``--judge-prompt extractor=FILE``; the benchmark's own file is not
+  shipped here), else our free-text prompt. A failed call reads as the reply "Failed", as the
+  released code records it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
 from evaluation.mmlongbench.official import NOT_ANSWERABLE
 
 FAIL_TO_ANSWER = "Fail to answer"
+OFFICIAL_MAX_TOKENS = 256  # eval/extract_answer.py asks for at most 256 tokens
+CallShape = Literal["json", "official"]
+CALL_SHAPES: tuple[str, ...] = ("json", "official")
 _REFUSAL = re.compile(r"^\W*(?:not answerable|unanswerable)\W*$", re.IGNORECASE)
 
 
@@ -48,3 +57,17 @@ class Extraction(BaseModel):
     @classmethod
     def _text(cls, value: Any) -> str:
         return answer_as_text(value)
+
+
+def analysis_turn(question: str, response: str) -> str:
+    """The assistant turn of the official call shape."""
+    return f"\n\nQuestion:{question}\nAnalysis:{response}\n"
+
+
+def read_free_text(reply: str) -> str | None:
+    """The answer of a free-text extraction: what follows the first ``Extracted answer:`` up to
+    the first ``Answer format:`` (which comes first in the reply counts), trimmed; ``None``
+    without ``Extracted answer:`` after that cut."""
+    head = reply.split("Answer format:")[0]
+    parts = head.split("Extracted answer:")
+    return parts[1].strip() if len(parts) > 1 else None

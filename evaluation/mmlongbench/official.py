@@ -26,16 +26,24 @@ The rules, by format:
   the two sorted lists must be equal item by item, otherwise the score is the lowest ANLS of
   the items paired in sorted order.
 
-The official code reads lists with ``eval``; this module reads Python literals only, so an
-expression such as ``"[1+2]"`` (which ``eval`` would compute) scores 0 here.
+The official code reads lists with ``eval``; this module computes the same values without it
+(:mod:`evaluation.mmlongbench.expressions`: literals, ``+``, indexing, slicing, f-strings,
+``*`` unpacking, arithmetic on numbers), so ``"['White'] + ['10%']"`` is the list it makes.
+A form outside that set (a call, say) scores 0 with the reason (:class:`Outcome`).
+
+Where ``eval_score`` raises (a ``Float`` gold that is no number, a list that ``eval`` cannot
+read, two empty lists), :func:`official_outcome` says so: the benchmark's pipeline then records
+the prediction "Failed to extract" with a score of 0 (:func:`official_score` returns 0.0).
 """
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+
+from evaluation.mmlongbench.expressions import OutsideSubsetError, evaluate
 
 NOT_ANSWERABLE = "Not answerable"
 ANLS_THRESHOLD = 0.5
@@ -53,7 +61,34 @@ _NUMBER_RUN = re.compile(r"\d+(?:-\d+|\s\d+)?")  # 42, 2015-2016, 555 1234
 _DATE = re.compile(r"\d{4}[-\s]\d{2}[-\s]\d{2}")  # 2024-05-01
 _EMAIL = re.compile(r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}")
 _EXACT_PATTERNS = (_NUMBER_RUN, _DATE, _EMAIL)
-_LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+# What ``eval`` (and the code right after it) may raise on a list answer.
+_EVAL_ERRORS = (
+    ValueError,
+    TypeError,
+    SyntaxError,
+    NameError,
+    ArithmeticError,
+    LookupError,
+    MemoryError,
+    RecursionError,
+)
+
+
+class ReleasedCodeRaisesError(ValueError):
+    """``eval_score`` raises on this case; its pipeline scores it 0 as "Failed to extract"."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The official score of one prediction, and why it is 0 when no rule decided it.
+
+    ``failure``: the released ``eval_score`` raises here (its pipeline then records the
+    prediction "Failed to extract"). ``refused``: the prediction is an expression outside the
+    safe subset (``eval`` might have computed a list; here it scores 0)."""
+
+    score: float
+    failure: str | None = None
+    refused: str | None = None
 
 
 def clean_answer(value: object) -> str:
@@ -141,7 +176,11 @@ def score_int(gold: str, pred: str) -> float:
 
 def score_float(gold: str, pred: str) -> float:
     try:
-        expected, given = float(clean_answer(gold)), float(clean_answer(pred))
+        expected = float(clean_answer(gold))
+    except ValueError as exc:
+        raise ReleasedCodeRaisesError(f"the Float gold {gold!r} is no number") from exc
+    try:
+        given = float(clean_answer(pred))
     except ValueError:
         return 0.0
     return float(float_equal(expected, given))
@@ -155,21 +194,27 @@ def score_text(gold: str, pred: str) -> float:
 
 
 def list_items(text: str) -> list[object]:
-    """The items of a list answer: a Python list literal when ``text`` starts with ``[``
-    (raises ``ValueError``/``SyntaxError``... when it is none), else ``[text]``."""
+    """The items of a list answer: the value of the expression when ``text`` starts with ``[``
+    (a list, else one item; :class:`ReleasedCodeRaisesError` where ``eval`` would raise,
+    :class:`~evaluation.mmlongbench.expressions.OutsideSubsetError` for a form not computed here),
+    else ``[text]``."""
     if not text.startswith("["):
         return [text]
-    value = ast.literal_eval(text)
+    try:
+        value = evaluate(text)
+    except OutsideSubsetError:
+        raise
+    except _EVAL_ERRORS as exc:
+        raise ReleasedCodeRaisesError(f"eval cannot read {text[:80]!r}: {exc}") from exc
     return value if isinstance(value, list) else [value]
 
 
 def score_list(gold: str, pred: str) -> float:
-    try:
-        expected, given = list_items(gold), list_items(pred)
-    except _LITERAL_ERRORS:
+    expected, given = list_items(gold), list_items(pred)
+    if len(expected) != len(given):
         return 0.0
-    if not expected or len(expected) != len(given):
-        return 0.0
+    if not expected:
+        raise ReleasedCodeRaisesError("two empty lists (the released code reads the first item)")
     gold_items = sorted(clean_answer(item) for item in expected)
     pred_items = sorted(clean_answer(item) for item in given)
     if _is_number(gold_items[0]) or needs_exact_match(gold_items[0]):
@@ -185,8 +230,18 @@ SCORERS_BY_FORMAT: dict[str, Callable[[str, str], float]] = {
 }
 
 
+def official_outcome(gold: str, pred: str, answer_format: str) -> Outcome:
+    """What MMLongBench-Doc's ``eval_score(gold, pred, answer_format)`` gives: its score, or
+    that it raises. Formats other than ``Int``, ``Float``, ``Str`` and ``None`` are scored as
+    lists, as officially."""
+    try:
+        return Outcome(SCORERS_BY_FORMAT.get(answer_format, score_list)(gold, pred))
+    except OutsideSubsetError as exc:
+        return Outcome(0.0, refused=str(exc))
+    except ReleasedCodeRaisesError as exc:
+        return Outcome(0.0, failure=str(exc))
+
+
 def official_score(gold: str, pred: str, answer_format: str) -> float:
-    """What MMLongBench-Doc's ``eval_score(gold, pred, answer_format)`` returns (0.0 where it
-    raises). Formats other than ``Int``, ``Float``, ``Str`` and ``None`` are scored as lists,
-    as officially."""
-    return SCORERS_BY_FORMAT.get(answer_format, score_list)(gold, pred)
+    """:func:`official_outcome`'s score (0.0 where the released code raises)."""
+    return official_outcome(gold, pred, answer_format).score

@@ -1,24 +1,24 @@
-"""The ``mmlongbench`` scorer: MMLongBench-Doc's official scoring of a run, reporting the
-paper's two headline numbers, accuracy and generalised F1.
+"""The ``mmlongbench`` scorer: MMLongBench-Doc's scoring of a run, reporting the paper's two
+headline numbers, accuracy and generalised F1.
 
-Per item: the prediction is scored against the gold answer with :func:`official_score`
-under the sample's ``answer_format`` (the scorer applies to question-answering samples that
-carry one). The prediction is
+Per item: the prediction is scored against the gold answer with
+:func:`~evaluation.mmlongbench.official.official_outcome` under the sample's ``answer_format``
+(the scorer applies to question-answering samples that carry one). The prediction is
 
 * ``extract=False`` (default): the system's answer as it is;
-* ``extract=True``: the short answer the ``extractor`` judge pulls out of the system's answer
-  (our prompt, the official contract: a short answer, "Not answerable" or "Fail to answer"),
-  as the benchmark's pipeline does before scoring. An empty answer is "Fail to answer"
-  without a call. A failed extraction is a ``judge_error``/``judge_parse_error`` row, left
-  out of both numbers and counted as excluded (officially it scores 0).
+* ``extract=True``: the short answer the ``extractor`` judge pulls out of the response, as the
+  benchmark's pipeline does before scoring, with one of two call shapes
+  (:mod:`evaluation.mmlongbench.extraction`): ``json`` (our prompt, a JSON reply) or
+  ``official`` (the prompt as the user turn, question and response as an assistant turn, a
+  free-text reply, 256 tokens). ``call_shape`` defaults to ``official`` when an ``extractor``
+  prompt file is given (``--judge-prompt extractor=FILE``), else ``json``.
 
-In both modes a bare refusal in any spelling ("Unanswerable") becomes "Not answerable", the
-benchmark's refusal. An unanswerable sample's gold is "Not answerable" (format ``None``).
-
-Aggregates: ``accuracy`` and ``f1`` (headline, :mod:`evaluation.mmlongbench.metrics`), the
-``recall`` and ``precision`` F1 is made of, and the accuracy of the official result file's
-groups: single-page evidence, cross-page evidence (answerable), unanswerable; tables by
-evidence source and document type.
+The ``profile`` (:mod:`evaluation.mmlongbench.profiles`, default ``official``) decides the
+gold, what the extractor reads, refusal spellings and failed extractions. Aggregates:
+``accuracy`` and ``f1`` (headline, :mod:`evaluation.mmlongbench.metrics`), the ``recall`` and
+``precision`` F1 is made of, and the accuracy of the official result file's groups:
+single-page evidence, cross-page evidence (answerable), unanswerable; tables by evidence source
+and document type.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -38,12 +38,32 @@ from evaluation.base import (
     split_rows,
     statistic_metric,
 )
+from evaluation.judge_prompts import custom_template
 from evaluation.judging import JudgeContext
-from evaluation.mmlongbench.extraction import FAIL_TO_ANSWER, Extraction, canonical_prediction
+from evaluation.mmlongbench.extraction import (
+    CALL_SHAPES,
+    FAIL_TO_ANSWER,
+    OFFICIAL_MAX_TOKENS,
+    Extraction,
+    analysis_turn,
+    canonical_prediction,
+    read_free_text,
+)
 from evaluation.mmlongbench.metrics import OfficialMetrics, official_metrics
-from evaluation.mmlongbench.official import NOT_ANSWERABLE, official_score
+from evaluation.mmlongbench.official import NOT_ANSWERABLE, official_outcome
+from evaluation.mmlongbench.profiles import (
+    FAILED_RESPONSE,
+    FAILED_TO_EXTRACT,
+    LENIENT_NAME,
+    OFFICIAL,
+    ScoringProfile,
+    get_profile,
+    sample_profile,
+)
 from evaluation.prompts import mmlongbench_extract as prompt
-from evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
+from evaluation.schemas import AggregateResult, JudgeRecord, MetricSummary, ScoreRow
+from scanrag.hashing import stable_hash
+from scanrag.llm.types import Message
 from scanrag.schemas import Sample, Trajectory
 
 ROLE = "extractor"
@@ -70,9 +90,32 @@ def evidence_sources(sample: Sample) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
 
 
-def gold_answer(sample: Sample) -> str | None:
-    """The gold text the official rules compare with ("Not answerable" when unanswerable)."""
+def gold_answer(sample: Sample, profile: ScoringProfile | None = None) -> str | None:
+    """The gold text the rules compare with: under the official profile the sample's answer
+    as written ("Not answerable" when it has none and is unanswerable), else "Not answerable"
+    for every unanswerable sample."""
+    if profile is not None and profile.gold_as_written and sample.answer is not None:
+        return sample.answer
     return sample.answer if sample.answerable else NOT_ANSWERABLE
+
+
+def extraction_messages(
+    judge: JudgeContext, call_shape: str, question: str, response: str
+) -> tuple[list[Message], str]:
+    """The extractor's messages and prompt hash for ``call_shape``."""
+    if call_shape == "json":
+        return prompt.build_messages(question=question, response=response), prompt.PROMPT_HASH
+    template = custom_template(judge, ROLE)
+    text, prompt_hash = (
+        (template, stable_hash(["user-prompt", template]))
+        if template is not None
+        else (prompt.FREE_TEXT, prompt.FREE_TEXT_HASH)
+    )
+    turns = [
+        Message(role="user", content=text),
+        Message(role="assistant", content=analysis_turn(question, response)),
+    ]
+    return turns, prompt_hash
 
 
 def _triples(rows: Sequence[ScoreRow]) -> list[tuple[str, str, float | None]]:
@@ -107,25 +150,47 @@ def _accuracy_table(rows: Sequence[ScoreRow], key: str) -> dict[str, dict[str, f
 
 
 class MMLongBenchScorer(Scorer):
-    """Official MMLongBench-Doc scoring, optionally after answer extraction."""
+    """MMLongBench-Doc scoring, optionally after answer extraction."""
 
-    name: ClassVar[str] = "mmlongbench"
-    roles: ClassVar[tuple[str, ...]] = (ROLE,)
+    name = "mmlongbench"
+    roles = (ROLE,)
 
-    def __init__(self, extract: bool = False) -> None:
+    def __init__(
+        self, extract: bool = False, profile: str | None = None, call_shape: str | None = None
+    ) -> None:
         if not isinstance(extract, bool):
             raise TypeError(f"extract must be true or false, got {extract!r}")
+        if call_shape is not None and call_shape not in CALL_SHAPES:
+            raise ValueError(
+                f"call_shape must be one of {', '.join(CALL_SHAPES)}, got {call_shape!r}"
+            )
         self.extract = extract
+        self.profile = None if profile is None else get_profile(profile).name
+        if call_shape is not None:
+            self.call_shape = call_shape
 
     def applies(self, sample: Sample) -> bool:
         return super().applies(sample) and sample.answer_format is not None
 
+    def profile_for(self, sample: Sample) -> ScoringProfile:
+        if self.profile is not None:
+            return get_profile(self.profile)
+        return sample_profile(sample.metadata) or OFFICIAL
+
+    def shape_for(self, judge: JudgeContext) -> str:
+        """The extraction call shape: asked for, else ``official`` with a prompt file."""
+        asked = getattr(self, "call_shape", None)
+        if asked is not None:
+            return str(asked)
+        return "official" if custom_template(judge, ROLE) is not None else "json"
+
     async def score(
         self, trajectory: Trajectory, sample: Sample, *, judge: JudgeContext | None = None
     ) -> ScoreRow:
-        gold = gold_answer(sample)
-        answer = (trajectory.answer or "").strip()
+        profile = self.profile_for(sample)
+        gold = gold_answer(sample, profile)
         details: dict[str, Any] = {
+            "profile": profile.name,
             "gold": gold,
             "format": sample.answer_format,
             "answerable": sample.answerable,
@@ -135,48 +200,81 @@ class MMLongBenchScorer(Scorer):
         }
         if gold is None:
             return self.skip(trajectory, sample, "no gold answer", details=details)
+        answer = (trajectory.answer or "").strip()
         if not self.extract:
-            return self._scored(trajectory, sample, answer, details | {"method": "raw"})
-        details["answer"] = answer
-        if not answer:
-            return self._scored(trajectory, sample, FAIL_TO_ANSWER, details | {"method": "empty"})
+            return self._scored(trajectory, sample, profile, answer, details | {"method": "raw"})
+        response = _response(trajectory, profile)
+        details["answer"] = response
+        if not response and not profile.always_extracts:
+            details["method"] = "empty"
+            return self._scored(trajectory, sample, profile, FAIL_TO_ANSWER, details)
         if judge is None or judge.model_for(ROLE) is None:
             reason = judge.why_not(ROLE) if judge is not None else "no judge context"
             return self.skip(trajectory, sample, reason, details=details)
-        messages = prompt.build_messages(question=sample.question, response=answer)
-        record, parsed = await judge.judge(ROLE, messages, Extraction, prompt.PROMPT_HASH)
-        if parsed is None:
+        shape = self.shape_for(judge)
+        if shape == "json" and custom_template(judge, ROLE) is not None:
+            reason = "an extractor prompt file is read with call_shape: official only"
+            return self.skip(trajectory, sample, reason, details=details)
+        details["call_shape"] = shape
+        record, extracted, extracted_format = await _extract(
+            judge, shape, sample.question, response
+        )
+        if extracted is None and not profile.failures_score_zero:
             row = self.new_row(
                 trajectory,
                 sample,
-                status=record.status,
-                reason=record.error,
+                status=record.status if record.status != "ok" else "judge_parse_error",
+                reason=record.error or "no 'Extracted answer:' in the extractor's reply",
                 metrics={"score": None},
                 details=details,
             )
         else:
-            details |= {"method": "extracted", "extracted_format": parsed.format}
-            row = self._scored(trajectory, sample, parsed.answer, details)
+            details |= {"method": "extracted", "extracted_format": extracted_format}
+            if extracted is None:
+                details["failure"] = record.error or "the extractor's reply holds no answer"
+            prediction = extracted if extracted is not None else FAILED_TO_EXTRACT
+            row = self._scored(trajectory, sample, profile, prediction, details)
         row.add_judge(record)
         return row
 
     def _scored(
-        self, trajectory: Trajectory, sample: Sample, prediction: str, details: dict[str, Any]
+        self,
+        trajectory: Trajectory,
+        sample: Sample,
+        profile: ScoringProfile,
+        prediction: str,
+        details: dict[str, Any],
     ) -> ScoreRow:
-        prediction = canonical_prediction(prediction)
-        score = official_score(str(details["gold"]), prediction, str(details["format"]))
+        if profile.canonical_refusals:
+            prediction = canonical_prediction(prediction)
+        outcome = official_outcome(str(details["gold"]), prediction, str(details["format"]))
+        if outcome.failure is not None:
+            details = details | {"rule_failure": outcome.failure}
+            if profile.failures_score_zero:  # the released pipeline's record of that case
+                prediction = FAILED_TO_EXTRACT
+        if outcome.refused is not None:
+            details = details | {"refused": outcome.refused}
         # ``correct`` (the report's ✓/✗) follows the benchmark's own acceptance: a score is
         # 0 or above the ANLS threshold (0.5), so any credit counts as correct.
         return self.new_row(
             trajectory,
             sample,
-            metrics={"score": score, "correct": float(score > 0.0)},
+            metrics={"score": outcome.score, "correct": float(outcome.score > 0.0)},
             details=details | {"prediction": prediction},
         )
 
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
+        profile, rows, other = _rows_of_profile(rows, self.profile)
+        result = self._summarise(rows, stats)
+        result.tables["profile"] = profile
+        result.tables["profile_label"] = get_profile(profile).label
+        if other:
+            result.tables["rows_of_other_profile"] = other
+        return result
+
+    def _summarise(self, rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)
         triples = _triples(usable)
         n = len(triples)
@@ -207,3 +305,48 @@ class MMLongBenchScorer(Scorer):
             "by_doc_type": _accuracy_table(usable, "doc_type"),
         }
         return AggregateResult(metrics=metrics, tables=tables)
+
+
+def _rows_of_profile(
+    rows: Sequence[ScoreRow], wanted: str | None
+) -> tuple[str, list[ScoreRow], int]:
+    """The profile to summarise, its rows and how many rows of another were left out (rows
+    written before profiles existed were lenient; a mixture keeps ``wanted``, else official)."""
+    found = {str(r.details.get("profile", LENIENT_NAME)) for r in rows}
+    if len(found) <= 1:
+        return (found.pop() if found else wanted or OFFICIAL.name), list(rows), 0
+    keep = wanted or OFFICIAL.name
+    kept = [r for r in rows if r.details.get("profile", LENIENT_NAME) == keep]
+    return keep, kept, len(rows) - len(kept)
+
+
+def _response(trajectory: Trajectory, profile: ScoringProfile) -> str:
+    """What the extractor reads: the system's answer, or (official) its whole reply and
+    "Failed" when the model call failed, as the released pipeline records a failed call."""
+    if not profile.reads_whole_reply:
+        return (trajectory.answer or "").strip()
+    reply = trajectory.raw_output if trajectory.raw_output is not None else trajectory.answer
+    if reply is None and trajectory.status.value not in ("ok", "unparsed"):
+        return FAILED_RESPONSE
+    return reply or ""
+
+
+async def _extract(
+    judge: JudgeContext, shape: str, question: str, response: str
+) -> tuple[JudgeRecord, str | None, str | None]:
+    """(record, extracted answer or ``None`` when it failed, the format the extractor named)."""
+    messages, prompt_hash = extraction_messages(judge, shape, question, response)
+    if shape == "json":
+        record, parsed = await judge.judge(ROLE, messages, Extraction, prompt_hash)
+        if parsed is None:
+            return record, None, None
+        return record, parsed.answer, parsed.format
+    record = await judge.ask(ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, top_p=1.0)
+    reply = record.raw if record.status == "ok" and record.raw is not None else FAILED_RESPONSE
+    answer = read_free_text(reply)
+    if answer is None and record.status == "ok":
+        record.status = "judge_parse_error"
+        record.error = "no 'Extracted answer:' in the extractor's reply"
+    _, found, after = reply.partition("Answer format:")
+    named = after.strip().split("\n")[0] if answer is not None and found else ""
+    return record, answer, named or None

@@ -52,3 +52,21 @@ def build_messages(*, question: str, response: str) -> list[Message]:
         Message(role="system", content=SYSTEM),
         Message(role="user", content=f"{INSTRUCTIONS}\n\n{text}"),
     ]
+
+
+# The free-text prompt of the official call shape (``call_shape: official`` without a prompt
+# file): the user turn; the question and the response follow as an assistant turn. Our words;
+# the reply is read by evaluation.mmlongbench.extraction.read_free_text.
+FREE_TEXT = """You will see a question about a document and a system's free-form analysis of it, \
+written as your own earlier turn. Pull out the short final answer the analysis commits to, \
+without reasoning or citations, in one of four forms: Integer, Float, String or List (a list \
+written as a Python list such as ['Jun', 'Aug']). Copy values as the analysis states them. \
+If the analysis says the documents do not answer the question, the answer is Not answerable; \
+if it only says it could not read or process the documents or images, the answer is \
+Fail to answer.
+
+Reply with exactly two lines and nothing else:
+Extracted answer: <the answer>
+Answer format: <Integer | Float | String | List>"""
+
+FREE_TEXT_HASH = stable_hash(["mmlongbench.extract.free_text.v1", FREE_TEXT])

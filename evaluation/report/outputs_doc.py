@@ -42,6 +42,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "seed": "the runner's seed",
         "cells": "one entry per grid cell: run_key, strategy, label, params (as configured), "
         "retriever, models (role → model), describe (resolved parameters), prompt_hashes",
+        "scoring": "scorers, their params (profiles, extraction call shapes) and every judge "
+        "prompt file with its sha256 (a score session records its own under sessions)",
         "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors",
         "retrievers": "per retriever alias: type, params and the index's own manifest",
         "documents": "every ingested PDF: path, id, sha256, pages, ocr_pages",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from scanrag import __version__
 from scanrag.config import ExperimentConfig, RunCell
-from scanrag.hashing import stable_hash
+from scanrag.hashing import file_sha256, stable_hash
 from scanrag.llm.providers import describe_model
 from scanrag.protocols import Strategy
 from scanrag.rundir import RunDir, RunDirError
@@ -47,6 +48,9 @@ def build_manifest(
         "executor": config.runner.executor,
         "seed": config.runner.seed,
         "cells": [_cell_entry(c, strategies.get(c.run_key)) for c in cells],
+        "scoring": scoring_entry(
+            config.scoring.scorers, config.scoring.params, config.scoring.judge_prompts
+        ),
         "datasets": [_dataset_entry(d) for d in datasets],
         "retrievers": previous.get("retrievers", {}),
         "documents": previous.get("documents", []),
@@ -65,6 +69,27 @@ def build_manifest(
                 }
             )
     return manifest
+
+
+def scoring_entry(
+    scorers: Sequence[str] | None,
+    params: Mapping[str, Any] | None,
+    judge_prompts: Mapping[str, str | Path] | None,
+) -> dict[str, Any]:
+    """What scoring was asked for: scorers, their parameters (extraction call shapes,
+    profiles) and each judge prompt file with its SHA-256 (``None`` when it cannot be read)."""
+    files: dict[str, dict[str, str | None]] = {}
+    for role, path in sorted((judge_prompts or {}).items()):
+        try:
+            digest: str | None = file_sha256(Path(path))
+        except OSError:
+            digest = None
+        files[role] = {"path": str(path), "sha256": digest}
+    return {
+        "scorers": list(scorers) if scorers is not None else None,
+        "params": dict(params or {}),
+        "judge_prompts": files,
+    }
 
 
 def models_entry(config: ExperimentConfig, cells: Sequence[RunCell]) -> dict[str, Any]:

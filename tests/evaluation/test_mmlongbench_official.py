@@ -227,22 +227,37 @@ def test_is_number() -> None:
     assert _is_number("1,000") is False and _is_number("") is False
 
 
-def test_list_items_reads_python_literals_only() -> None:
+def test_list_items_compute_expressions_without_eval() -> None:
+    from evaluation.mmlongbench.expressions import OutsideSubsetError
+    from evaluation.mmlongbench.official import ReleasedCodeRaisesError
+
     assert list_items("[1, 'a']") == [1, "a"]
     assert list_items("x") == ["x"]
     assert list_items(" [1]") == [" [1]"]
     assert list_items("[1], [2]") == [([1], [2])]
-    with pytest.raises(ValueError):
-        list_items("[1 + 2]")  # the official ``eval`` would compute [3]
-    with pytest.raises(SyntaxError):
-        list_items("[1, 2")
+    assert list_items("[1 + 2]") == [3]  # what eval computes
+    assert list_items("['White'] + ['10%']") == ["White", "10%"]
+    with pytest.raises(ReleasedCodeRaisesError):
+        list_items("[1, 2")  # eval raises too
+    with pytest.raises(ReleasedCodeRaisesError, match="not defined"):
+        list_items("[Apple, Banana]")
+    with pytest.raises(OutsideSubsetError):
+        list_items("[str(1)]")
 
 
 def test_list_scores_never_execute_code() -> None:
-    # Documented difference: ``eval`` accepts any expression, we accept literals only.
-    assert official_score("['3']", "[1+2]", "List") == 0.0
-    assert official_score("['a']", "['a'] or x", "List") == 0.0
-    assert official_score("['a']", "[__import__('os').getcwd()]", "List") == 0.0
+    from evaluation.mmlongbench.official import official_outcome
+
+    assert official_score("['3']", "[1+2]", "List") == 1.0  # as eval computes it
+    refused = official_outcome("['a']", "[__import__('os').getcwd()]", "List")
+    assert refused.score == 0.0 and refused.failure is None
+    assert refused.refused == "call is outside the safe subset"
+    raised = official_outcome("['a']", "['a'] or x", "List")
+    assert raised.refused == "boolop is outside the safe subset"
+    assert official_outcome("[]", "[]", "List").failure  # the released code indexes [][0]
+    assert official_outcome("N/A", "3", "Float").failure == "the Float gold 'N/A' is no number"
+    assert official_outcome("3", "N/A", "Float") == official_outcome("3", "x", "Float")
+    assert official_outcome("3", "N/A", "Float").failure is None
 
 
 # --------------------------------------------------------------------------- golden sets

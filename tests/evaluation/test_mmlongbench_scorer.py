@@ -171,10 +171,11 @@ async def test_raw_answer_is_scored_as_it_is() -> None:
     assert wordy.metrics["score"] == 0.0 and wordy.metrics["correct"] == 0.0
 
 
-async def test_raw_refusal_becomes_the_benchmark_refusal() -> None:
-    row = await MMLongBenchScorer().score(trajectory("Unanswerable", "u1"), unanswerable())
+async def test_lenient_raw_refusal_becomes_the_benchmark_refusal() -> None:
+    lenient = MMLongBenchScorer(profile="lenient")
+    row = await lenient.score(trajectory("Unanswerable", "u1"), unanswerable())
     assert row.details["prediction"] == "Not answerable" and row.metrics["score"] == 1.0
-    none_gold = await MMLongBenchScorer().score(trajectory(None, "u1"), unanswerable(answer=None))
+    none_gold = await lenient.score(trajectory(None, "u1"), unanswerable(answer=None))
     assert none_gold.details["gold"] == "Not answerable" and none_gold.metrics["score"] == 0.0
     assert none_gold.details["prediction"] == ""
 
@@ -204,9 +205,9 @@ async def test_extraction_through_the_judge() -> None:
     assert "['Esia', 'Smartfren']" not in sent
 
 
-async def test_extracted_refusal_and_number() -> None:
+async def test_lenient_extracted_refusal_and_number() -> None:
     model = ScriptedModel(['{"answer": "not answerable", "format": "String"}', '{"answer": 21}'])
-    scorer = MMLongBenchScorer(extract=True)
+    scorer = MMLongBenchScorer(extract=True, profile="lenient")
     refused = await scorer.score(trajectory("No idea", "u1"), unanswerable(), judge=context(model))
     assert refused.details["prediction"] == "Not answerable" and refused.metrics["score"] == 1.0
     number = await scorer.score(trajectory("About 21 percent"), sample(), judge=context(model))
@@ -214,9 +215,9 @@ async def test_extracted_refusal_and_number() -> None:
     assert number.details["extracted_format"] is None
 
 
-async def test_empty_answer_fails_to_answer_without_a_call() -> None:
+async def test_lenient_empty_answer_fails_to_answer_without_a_call() -> None:
     model = ScriptedModel([])
-    row = await MMLongBenchScorer(extract=True).score(
+    row = await MMLongBenchScorer(extract=True, profile="lenient").score(
         trajectory("  "), sample(), judge=context(model)
     )
     assert model.requests == [] and row.judges == []
@@ -233,8 +234,8 @@ async def test_no_judge_skips() -> None:
     assert no_model.details["answer"] == "21%"
 
 
-async def test_judge_failures_are_statuses_not_zeros() -> None:
-    scorer = MMLongBenchScorer(extract=True)
+async def test_lenient_judge_failures_are_statuses_not_zeros() -> None:
+    scorer = MMLongBenchScorer(extract=True, profile="lenient")
     broken = ScriptedModel([RuntimeError("boom")])
     row = await scorer.score(trajectory("21%"), sample(), judge=context(broken))
     assert row.status == "judge_error" and row.metrics == {"score": None}
@@ -249,7 +250,7 @@ async def test_judge_failures_are_statuses_not_zeros() -> None:
 
 
 async def _rows() -> list:
-    scorer = MMLongBenchScorer()
+    scorer = MMLongBenchScorer(profile="lenient")
     pairs = [
         (trajectory("21%", "a"), sample("a")),  # 1.0, single page, Chart
         (trajectory("Berlim", "b"), sample("b", "Berlin", "Str", pages=(2, 3), doc_type=None)),
@@ -262,7 +263,7 @@ async def _rows() -> list:
         (trajectory("Not answerabel", "u2"), unanswerable("u2")),  # 12/14, but "answered"
     ]
     rows = [await scorer.score(t, s) for t, s in pairs]
-    broken = await MMLongBenchScorer(extract=True).score(
+    broken = await MMLongBenchScorer(extract=True, profile="lenient").score(
         trajectory("x", "e"), sample("e"), judge=context(ScriptedModel([RuntimeError("down")]))
     )
     skipped = await scorer.score(trajectory("x", "f"), sample("f", answer=None))
@@ -272,6 +273,7 @@ async def _rows() -> list:
 async def test_aggregate_reports_the_official_numbers() -> None:
     rows = await _rows()
     result = MMLongBenchScorer().aggregate(rows, RowGroup("g", "full_doc"), NO_CI)
+    assert result.tables["profile"] == "lenient"  # the rows' profile, whatever the scorer's
     triples = [(r.details["gold"], r.details["prediction"], r.metrics["score"]) for r in rows[:6]]
     accuracy, f1 = official_acc_f1(triples)
     m = result.metrics
@@ -297,7 +299,7 @@ async def test_aggregate_reports_the_official_numbers() -> None:
 
 
 async def test_aggregate_without_answerable_items_or_rows() -> None:
-    scorer = MMLongBenchScorer()
+    scorer = MMLongBenchScorer(profile="lenient")
     rows = [await scorer.score(trajectory("Unanswerable", "u1"), unanswerable("u1"))]
     result = scorer.aggregate(rows, RowGroup("g", "full_doc"), NO_CI)
     assert result.metrics["accuracy"].value == 1.0

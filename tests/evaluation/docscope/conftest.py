@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,9 @@ from scanrag.schemas import Citation, Fact, Sample, Trajectory
 from scanrag.untrusted import read_quoted
 
 PAGE_W, PAGE_H = 300.0, 400.0
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # docscope_edge: the edge benchmark shared with its harness
+    sys.path.insert(0, str(HERE))
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import pytest
 from evaluation.base import RowGroup, StatsOptions
 from evaluation.docscope.completeness import (
     BUCKETS,
-    CompletenessOfficialScorer,
     CompletenessScorer,
     answer_correct,
     combination,
@@ -189,9 +188,12 @@ def test_which_items_are_answerable() -> None:
     assert (table["n"], table["excluded"]) == (1, 1)
 
 
-def test_official_twin_reads_official_rows() -> None:
-    assert CompletenessOfficialScorer.name == "completeness_official"
-    assert CompletenessOfficialScorer.depends_on == (
+def test_official_binding_reads_official_rows() -> None:
+    from evaluation.docscope.completeness import completeness_official
+
+    assert completeness_official.name == "completeness_official"
+    assert completeness_official.item_level is False
+    assert completeness_official.depends_on == (
         "pages_official",
         "region_official",
         "region_geometry_official",
@@ -207,10 +209,14 @@ def test_official_twin_reads_official_rows() -> None:
         verdict("answer_official", "a", 1.0, profile="official"),
         *complete_item("b"),  # paper rows: not read by the official profile
     ]
-    result = CompletenessOfficialScorer().aggregate([], group_of(rows), NO_CI)
+    result = completeness_official().aggregate([], group_of(rows), NO_CI)
     assert result.tables["profile"] == "official" and result.tables["answer_correct"] == 1
     assert result.tables["judge"]["combinations"] == {"P✓B✓F✓": 1}
     assert result.tables["geometric"]["combinations"] == {"P✓B✗F✓": 1}
+    # Without a profile, the stage rows decide: only official rows, the official profile.
+    official_only = [r for r in rows if r.details.get("profile") == "official"]
+    unbound = CompletenessScorer().aggregate([], group_of(official_only), NO_CI)
+    assert unbound.tables["profile"] == "official" and unbound.tables["answer_correct"] == 1
 
 
 def test_missing_counts_mean_nothing_judged_or_good() -> None:

@@ -43,7 +43,7 @@ def test_reading_and_checking_prompt_files(tmp_path: Path) -> None:
         read_prompt_files(["answer"])
     with pytest.raises(PromptFileError, match="cannot read"):
         read_prompt_files([f"answer={tmp_path / 'nope.txt'}"])
-    with pytest.raises(PromptFileError, match="known roles: answer, fact, region"):
+    with pytest.raises(PromptFileError, match="known roles: answer, extractor, fact, region"):
         check_template("matching", ANSWER)
     with pytest.raises(PromptFileError, match="unknown fields gold; known fields: question"):
         check_template("answer", "{question} {gold}")
@@ -55,6 +55,9 @@ def test_reading_and_checking_prompt_files(tmp_path: Path) -> None:
         check_template("answer", "{} {0}")
     with pytest.raises(ValueError, match="unknown judge roles"):
         JudgeConfig(prompts={"nobody": "x"})
+    # the extractor's file is sent as it is: braces are text, not fields
+    literal = write(tmp_path, "extract.md", 'Reply {"answer": ...}\nExtracted answer: {x}')
+    assert read_prompt_files([f"extractor={literal}"])["extractor"].endswith("{x}")
 
 
 def _ctx(tmp_path: Path, replies: list[str], prompts: dict[str, str]) -> Any:

@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.base import StatsOptions
-from evaluation.docscope.answer import AnswerScorer
-from evaluation.docscope.official import GOLD_UNANSWERABLE
-from evaluation.docscope.official_answer import (
+from evaluation.docscope.answer import (
     ROLE,
-    aggregate_answer,
+    AnswerScorer,
     answer_messages,
     official_answer_summary,
 )
+from evaluation.docscope.profiles import OFFICIAL
 from evaluation.judge_prompts import template_hash
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.prompts import docscope_answer as prompt
@@ -79,7 +78,8 @@ async def test_unanswerable_gold_and_missing_answer(make_sample, make_traj) -> N
     ctx = _ctx(['{"consistent": true}', '{"consistent": true}'])
     unanswerable = make_sample(answerable=False, answer=None, gold_pages=[])
     row = await AnswerScorer(profile="official").score(make_traj(**TAGGED), unanswerable, judge=ctx)
-    assert row.details["gold"] == GOLD_UNANSWERABLE and row.details["answerable"] is False
+    assert row.details["gold"] == "Unanswerable" == OFFICIAL.unanswerable_gold
+    assert row.details["answerable"] is False
     no_answer = make_sample(answer=None)
     row = await AnswerScorer(profile="official").score(make_traj(**TAGGED), no_answer, judge=ctx)
     assert row.details["gold"] == "" and row.status == "ok"
@@ -166,6 +166,6 @@ def test_the_released_summary_block() -> None:
 
 
 def test_aggregate_adds_the_summary_and_inference_errors() -> None:
-    result = aggregate_answer(ROWS, StatsOptions(n_resamples=0))
+    result = AnswerScorer().summarise(ROWS, StatsOptions(n_resamples=0), OFFICIAL)
     assert result.tables["official_summary"] == official_answer_summary(ROWS)
     assert result.tables["inference_errors"] == 1

@@ -9,14 +9,9 @@ from typing import Any
 
 from evaluation.base import StatsOptions
 from evaluation.docscope import official_prompts as prompt
-from evaluation.docscope.fact import FactScorer
-from evaluation.docscope.official_fact import (
-    LABELS,
-    ROLE,
-    aggregate_fact,
-    fact_ids,
-    fact_pages,
-)
+from evaluation.docscope.fact import LABELS, ROLE, FactScorer
+from evaluation.docscope.gold import fact_ids, official_gold
+from evaluation.docscope.profiles import OFFICIAL
 from evaluation.judge_prompts import template_hash
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import ScoreRow
@@ -76,7 +71,12 @@ def test_fact_ids_keep_the_benchmark_ids_only_when_there_is_one_per_fact(make_sa
         "f2",
     ]
     assert fact_ids(make_sample(gold_facts=FACTS)) == ["f1", "f2", "f3", "f4"]
-    assert fact_pages(make_sample(gold_facts=FACTS)) == {2: [0, 2], 3: [1], 5: [3]}
+    by_page = official_gold(make_sample(gold_facts=FACTS)).facts
+    assert {p: [f.fact_id for f in found] for p, found in by_page.items()} == {
+        2: ["f1", "f3"],
+        3: ["f2"],
+        5: ["f4"],
+    }
 
 
 async def test_pages_judged_are_gold_and_cited_pages_with_facts(make_sample, make_traj) -> None:
@@ -91,12 +91,19 @@ async def test_pages_judged_are_gold_and_cited_pages_with_facts(make_sample, mak
         "consistent": 2,
         "not_consistent": 1,
         "facts_failed": 0,
+        "facts_no_citation": 0,
         "facts_judged_pages": 3,
         "facts_all": 4,
         "pages_judged": 2,
+        "pages_no_citation": 0,
+        "pages_failed": 0,
     }
     assert row.metrics == {"consistency": 2 / 3}
     assert row.details["profile"] == "official" and row.details["view"] == "official_parser"
+    assert row.details["pages"] == {
+        "2": {"status": "ok", "units": 0},
+        "3": {"status": "ok", "units": 0},
+    }
     assert row.details["units"][0] == {
         "page": 2,
         "index": 0,
@@ -208,16 +215,18 @@ def test_aggregate_counts_labels_of_ok_facts() -> None:
         _row("judge_error", facts=0, consistent=0, not_consistent=0, facts_failed=2),
         _row("skipped"),
     ]
-    result = aggregate_fact(rows, StatsOptions(n_resamples=0))
+    result = FactScorer().summarise(rows, StatsOptions(n_resamples=0), OFFICIAL)
     assert result.metrics["consistency"].value == 5 / 6
     assert result.metrics["consistency"].headline is True
     assert result.tables == {
         "official_summary": {"n": 6, "by_label": {"consistent": 5, "not_consistent": 1}},
         "facts": 6,
         "facts_failed": 1,
+        "facts_no_citation": 0,
+        "pages_failed": 0,
         "partial_items": 1,
     }
-    only_consistent = aggregate_fact(rows[2:3], StatsOptions(n_resamples=0))
+    only_consistent = FactScorer().summarise(rows[2:3], StatsOptions(n_resamples=0), OFFICIAL)
     assert only_consistent.tables["official_summary"]["by_label"] == {"consistent": 2}
 
 

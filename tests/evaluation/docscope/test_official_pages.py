@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from evaluation.base import StatsOptions
-from evaluation.docscope.official_pages import aggregate_pages, micro, score_pages
-from evaluation.docscope.pages import PagesScorer
+from evaluation.docscope.pages import PagesScorer, micro
+from evaluation.docscope.profiles import OFFICIAL
 from evaluation.schemas import ScoreRow
 from scanrag.schemas import Status
 
@@ -21,7 +21,7 @@ def test_micro_with_equal_counts() -> None:
 
 def test_row_fields(make_sample, make_traj) -> None:
     traj = make_traj(pages=[2, 5], metadata={"parser": "json"})
-    row = score_pages(PagesScorer(), traj, make_sample(gold_pages=[2, 3]))
+    row = PagesScorer(profile="official").compute(traj, make_sample(gold_pages=[2, 3]))
     assert row.status == "ok"
     assert row.metrics == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "recall_complete": 0.0}
     assert row.counts == {"tp": 1, "fp": 1, "fn": 1}
@@ -33,8 +33,8 @@ def test_row_fields(make_sample, make_traj) -> None:
         "correct": [2],
         "answerable": True,
     }
-    full = score_pages(
-        PagesScorer(), make_traj(pages=[2], metadata={"parser": "json"}), make_sample()
+    full = PagesScorer(profile="official").compute(
+        make_traj(pages=[2], metadata={"parser": "json"}), make_sample()
     )
     assert full.metrics["recall_complete"] == 1.0 and full.metrics["f1"] == 1.0
 
@@ -63,7 +63,7 @@ def rows(make_sample, make_traj) -> list[ScoreRow]:
 
 
 def test_aggregate_numbers(make_sample, make_traj) -> None:
-    result = aggregate_pages(rows(make_sample, make_traj), NO_CI)
+    result = PagesScorer().summarise(rows(make_sample, make_traj), NO_CI, OFFICIAL)
     m = result.metrics
     # micro: TP 1, FP 1, FN 1 -> 0.5 each
     assert (m["precision"].value, m["recall"].value, m["f1"].value) == (0.5, 0.5, 0.5)
@@ -86,14 +86,14 @@ def test_aggregate_numbers(make_sample, make_traj) -> None:
 
 
 def test_aggregate_without_items() -> None:
-    result = aggregate_pages([], NO_CI)
+    result = PagesScorer().summarise([], NO_CI, OFFICIAL)
     assert result.tables["official_summary"] == {"n": 0}
     assert result.metrics["precision"].value is None
 
 
 def test_macro_of_rows_without_values_prints_zero() -> None:
     bare = ScoreRow(sample_id="a", strategy="s", scorer="pages", counts={"tp": 0, "fp": 0, "fn": 0})
-    summary = aggregate_pages([bare], NO_CI).tables["official_summary"]
+    summary = PagesScorer().summarise([bare], NO_CI, OFFICIAL).tables["official_summary"]
     assert summary["macro"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     assert summary["micro"] == {
         "precision": 0.0,

@@ -18,9 +18,8 @@ from evaluation.docscope.official import (
     reply_object,
     verdict,
 )
-from evaluation.docscope.official_pages import micro, page_prf
 from evaluation.docscope.official_summary import official_summary
-from evaluation.docscope.pages import PagesOfficialScorer, PagesScorer
+from evaluation.docscope.pages import PagesScorer, micro, page_prf, pages_official
 from evaluation.docscope.region import RegionScorer
 from evaluation.schemas import GroupSummary
 from evaluation.stage import row_basis
@@ -175,13 +174,13 @@ def test_profile_parameter_checks() -> None:
     with pytest.raises(ValueError, match="known profiles: paper, official"):
         PagesScorer(profile="offical")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="use 'pages' with profile: paper"):
-        PagesOfficialScorer(profile="paper")
+        pages_official(profile="paper")
     assert "profile" not in vars(PagesScorer())  # the default leaves row bases unchanged
     assert vars(PagesScorer(profile="official"))["profile"] == "official"
     assert row_basis("c", PagesScorer()) != row_basis("c", PagesScorer(profile="official"))
 
 
-def test_official_twins_are_opt_in() -> None:
+def test_official_bindings_are_opt_in() -> None:
     names = default_scorer_names(["qa"])
     assert "pages" in names and "completeness" in names
     assert not any(name.endswith("_official") for name in names)

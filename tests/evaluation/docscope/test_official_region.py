@@ -10,17 +10,13 @@ from typing import Any
 import pytest
 
 from evaluation.base import StatsOptions
-from evaluation.docscope.official import official_view
-from evaluation.docscope.official_region import (
-    RENDER_DPI,
-    _pixels,
-    aggregate_region,
-    drawable,
-    gold_by_page,
-    judged_pages,
-)
-from evaluation.docscope.region import RegionScorer
+from evaluation.docscope.gold import official_gold
+from evaluation.docscope.profiled import Opening
+from evaluation.docscope.profiles import OFFICIAL
+from evaluation.docscope.reading import drawable, released_view
+from evaluation.docscope.region import RegionScorer, summarise_regions
 from evaluation.docscope.region_geometry import RegionGeometryScorer
+from evaluation.docscope.region_page import RENDER_DPI, _pixels
 from evaluation.documents import DocumentSource
 from evaluation.judging import JudgeConfig, JudgeContext
 from evaluation.schemas import ScoreRow
@@ -57,13 +53,19 @@ def test_gold_by_page_and_judged_pages(make_sample, make_traj) -> None:
         Region(page=3, bbox=_box(0.1, 0.1, 0.2, 0.2)),
     ]
     sample = make_sample(gold_regions=regions, gold_pages=[2, 3, 4])
-    gold = gold_by_page(sample)
-    assert gold == {3: [regions[0], regions[2]], 2: [regions[1]]}
+    gold = official_gold(sample)
+    assert {p: [g.box for g in found] for p, found in gold.boxes.items()} == {
+        3: [regions[0].bbox, regions[2].bbox],
+        2: [regions[1].bbox],
+    }
+    assert [g.index for g in gold.boxes_on(3)] == [0, 1]
     traj = make_traj(
         citations=[Citation(sentence="x", page=p, bbox=[0, 0, 1, 1]) for p in (4, 3, 2, 9)],
         metadata={"parser": "json"},
     )
-    assert judged_pages(sample, official_view(traj), gold) == [2, 3]  # 4: no gold box; 9: not gold
+    opening = Opening(OFFICIAL, released_view(traj), gold, {})
+    judged = [p for p in opening.p_hat() if gold.boxes_on(p)]
+    assert judged == [2, 3]  # 4: no gold box; 9: not gold
 
 
 def test_pixels_of_a_144_dpi_render() -> None:
@@ -138,8 +140,12 @@ async def test_counts_units_and_rates(make_sample, make_traj, pdf_dir, tmp_path)
         "gold": 3,
         "gold_all": 3,
         "pages_judged": 2,
+        "pages_gated": 0,
+        "pages_no_gold": 0,
+        "pages_failed": 0,
     }
-    assert row.metrics == {"covered_rate": 2 / 3, "lenient_rate": 1.0}
+    assert row.metrics["covered_rate"] == 2 / 3 and row.metrics["lenient_rate"] == 1.0
+    assert row.metrics["strict_precision"] == 2 / 5 and row.metrics["strict_recall"] == 2 / 3
     assert row.details["profile"] == "official" and row.details["view"] == "trajectory"
     units = row.details["units"]
     assert [u["unit"] for u in units] == ["page2/gold0", "page2/gold1", "page3/gold0"]
@@ -151,6 +157,7 @@ async def test_counts_units_and_rates(make_sample, make_traj, pdf_dir, tmp_path)
         "label": "covered",
         "reason": None,
         "unit": "page2/gold0",
+        "gated": False,
         "n_pred_drawn": 1,
         "skipped_pred_bboxes": [[40.0, 40.0, 90.0, 90.0]],
         "iou": 1.0,
@@ -184,7 +191,7 @@ async def test_capped_hits_and_pages_without_labels(
     assert (row.counts["n_pred"], row.counts["n_pred_drawn"]) == (1, 1)
     assert (row.counts["hit_strict_capped"], row.counts["hit_lenient_capped"]) == (1, 1)
     assert (row.counts["boxes_ok"], row.counts["boxes_failed"]) == (2, 1)
-    assert row.metrics == {"covered_rate": 1.0, "lenient_rate": 1.0}
+    assert (row.metrics["covered_rate"], row.metrics["lenient_rate"]) == (1.0, 1.0)
     assert row.details["units"][2]["status"] == "judge_parse_error"
 
 
@@ -195,7 +202,7 @@ async def test_every_box_failed_takes_the_first_status(
     row = await _score(make_sample, make_traj, _ctx(pdf_dir, tmp_path, answers))
     assert row.status == "judge_parse_error"
     assert row.reason == "3 of 3 gold boxes failed"
-    assert row.metrics == {"covered_rate": None, "lenient_rate": None}
+    assert set(row.metrics.values()) == {None}
     assert [u["status"] for u in row.details["units"]] == ["judge_parse_error"] * 2 + [
         "judge_error"
     ]
@@ -250,10 +257,8 @@ async def test_a_missing_gold_answer_is_empty_in_a_prompt_file(
     traj = make_traj(citations=CITES[2:3], metadata={"parser": "json"})
     row = await RegionScorer(profile="official").score(traj, sample, judge=ctx)
     assert ctx.llm.requests[0].messages[-1].text.startswith("P=3|N=1|A=|id=g1 ")
-    assert row.counts["not_covered"] == 1 and row.metrics == {
-        "covered_rate": 0.0,
-        "lenient_rate": 0.0,
-    }
+    assert row.counts["not_covered"] == 1
+    assert (row.metrics["covered_rate"], row.metrics["lenient_rate"]) == (0.0, 0.0)
 
 
 def _row(status: str, reason: str = "", **counts: float) -> ScoreRow:
@@ -291,7 +296,7 @@ def test_aggregate_rates_capped_f1_and_summary() -> None:
         _row("ok", **base | {"boxes_ok": 0, "gold": 0, "covered": 0, "imprecise": 0, "n_pred": 0}),
     ]
     rows[1].counts["not_covered"] = 1
-    result = aggregate_region(rows, NO_CI)
+    result = summarise_regions(rows, NO_CI, OFFICIAL)
     assert result.metrics["covered_rate"].value == 2 / 4
     assert result.metrics["lenient_rate"].value == 3 / 4
     assert result.metrics["covered_rate"].headline and result.metrics["lenient_rate"].headline
@@ -299,7 +304,8 @@ def test_aggregate_rates_capped_f1_and_summary() -> None:
         "n": 4,
         "by_label": {"covered": 2, "imprecise": 1, "not_covered": 1},
     }
-    capped = result.tables["capped_f1"]
+    capped = {name: metric.value for name, metric in result.metrics.items()}
+    assert not result.metrics["strict_f1"].headline
     assert capped["strict_precision"] == 2 / 6 and capped["strict_recall"] == 2 / 4
     assert capped["lenient_precision"] == 3 / 6 and capped["lenient_recall"] == 3 / 4
     assert capped["strict_f1"] == pytest.approx(2 * (1 / 3) * 0.5 / (1 / 3 + 0.5))
@@ -307,8 +313,10 @@ def test_aggregate_rates_capped_f1_and_summary() -> None:
     assert result.tables["boxes_failed"] == 1
     assert result.tables["partial_items"] == 1
     assert result.tables["inference_errors"] == 1
-    empty = aggregate_region([_row("ok", **base | {"boxes_ok": 0, "gold": 0, "n_pred": 0})], NO_CI)
-    assert empty.tables["capped_f1"]["strict_f1"] is None
+    empty = summarise_regions(
+        [_row("ok", **base | {"boxes_ok": 0, "gold": 0, "n_pred": 0})], NO_CI, OFFICIAL
+    )
+    assert empty.metrics["strict_f1"].value is None
     assert empty.tables["official_summary"] == {"n": 0, "by_label": {}}
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 import pytest
 
 from evaluation.docscope.official import (
-    GOLD_UNANSWERABLE,
     INFER_KEY,
     JUDGE_MAX_TOKENS,
     OK_STATUSES,
     OfficialView,
     ViewCitation,
-    inference_skip,
     judge_items,
     labels_by_id,
     official_judge,
@@ -27,7 +25,6 @@ from scanrag.schemas import Citation, Status
 
 def test_constants() -> None:
     assert INFER_KEY == "docscope_infer" and JUDGE_MAX_TOKENS == 2048
-    assert GOLD_UNANSWERABLE == "Unanswerable"
     assert {"ok", "unparsed"} == OK_STATUSES
 
 
@@ -35,13 +32,15 @@ def test_imported_record_fields(make_traj) -> None:
     parsed = {
         "answer": 12,  # not a string: no answer
         "has_answer_tag": 1,
-        "predicted_pages": [4, 2, "3", 2, 4.0],
+        "predicted_pages": [4, 2, "3", 2, 4.0, None, [5]],
         "citations": [
-            {"page": 2, "bbox": [0.1, 0.1, 0.2, 0.2]},  # flag computed: normalised
-            {"page": 4, "bbox": [10, 10, 20, 20]},  # flag computed: not normalised
-            {"page": 4, "bbox": [0.1, 0.1, 0.2, 0.2], "is_normalized": False},  # flag kept
-            {"page": "5", "bbox": [0.1, 0.1, 0.2, 0.2]},  # page not an int: dropped
+            {"page": 2, "bbox": [0.1, 0.1, 0.2, 0.2], "is_normalized": True},
+            {"page": 4, "bbox": [10, 10, 20, 20], "is_normalized": False},
+            {"page": 4, "bbox": [0.1, 0.1, 0.2, 0.2]},  # no flag: not drawn, as released
+            {"page": "5", "bbox": [0.1, 0.1, 0.2, 0.2]},  # kept: "5" never equals a page
             {"page": 6, "bbox": "0.1 0.1 0.2 0.2"},  # bbox not a list: no numbers
+            {"page": 7, "bbox": [0.1, "x", 0.2, 0.2], "is_normalized": True},  # not numbers
+            {"page": True, "bbox": [0.1, 0.1, 0.2, 0.2]},  # a flag is no page
             "not a citation",
         ],
     }
@@ -50,15 +49,19 @@ def test_imported_record_fields(make_traj) -> None:
     )
     assert view.ok and view.status == "ok" and view.source == "infer_jsonl"
     assert view.raw == "" and view.answer is None and view.has_answer_tag is True
-    assert view.predicted_pages == [2, 4]
+    # the pages as written, compared as the released code compares them (4.0 == 4)
+    assert view.predicted_pages == [2, 4, "3"]
     assert [(c.page, c.bbox, c.is_normalized) for c in view.citations] == [
         (2, [0.1, 0.1, 0.2, 0.2], True),
-        (4, [10.0, 10.0, 20.0, 20.0], False),
+        (4, [10, 10, 20, 20], False),
         (4, [0.1, 0.1, 0.2, 0.2], False),
+        ("5", [0.1, 0.1, 0.2, 0.2], False),
         (6, [], False),
+        (7, [], True),
     ]
-    assert view.boxes_on(4) == ([], [[10.0, 10.0, 20.0, 20.0], [0.1, 0.1, 0.2, 0.2]])
-    assert view.boxes_on(6) == ([], [])  # no four numbers: neither drawn nor skipped
+    assert view.boxes_on(4) == ([], [[10, 10, 20, 20], [0.1, 0.1, 0.2, 0.2]])
+    assert view.boxes_on(4.0) == view.boxes_on(4)
+    assert view.boxes_on(6) == ([], []) and view.boxes_on(7) == ([], [])  # no four numbers
 
 
 def test_imported_record_without_a_parsed_block(make_traj) -> None:
@@ -136,9 +139,10 @@ def test_model_answer_needs_tag_and_text() -> None:
     assert OfficialView(**base, answer="", has_answer_tag=True).model_answer == "whole"
 
 
-def test_inference_skip_row(make_traj, make_sample) -> None:
-    view = official_view(make_traj(status=Status.MODEL_ERROR))
-    row = inference_skip(PagesScorer(), make_traj(), make_sample(), view)
+async def test_inference_skip_row(make_traj, make_sample) -> None:
+    row = PagesScorer(profile="official").compute(
+        make_traj(status=Status.MODEL_ERROR), make_sample()
+    )
     assert row.status == "skipped"
     assert row.reason == "inference status 'model_error': left out under the official profile"
     assert row.details == {"profile": "official", "view": "trajectory"}

@@ -4,16 +4,17 @@ and headline flags, and the F1 of a single wrong page, by hand."""
 from __future__ import annotations
 
 from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.pages import PagesOfficialScorer, PagesScorer, prf
+from evaluation.docscope.pages import PagesScorer, pages_official, prf
 from scanrag.registry import SCORERS
 
 NO_CI = StatsOptions(n_resamples=0)
 
 
 def test_names() -> None:
-    assert PagesScorer.name == "pages" and PagesOfficialScorer.name == "pages_official"
+    assert PagesScorer.name == "pages" and pages_official.name == "pages_official"
     assert SCORERS.get("pages") is PagesScorer
-    assert SCORERS.get("pages_official") is PagesOfficialScorer
+    assert SCORERS.get("pages_official") is pages_official
+    assert SCORERS.create("pages_official").name == "pages_official"
 
 
 def test_prf_of_one_wrong_page() -> None:
@@ -59,6 +60,7 @@ def test_aggregate_tables_and_headlines(make_sample, make_traj) -> None:
         ),
     ]
     result = scorer.aggregate(rows, RowGroup("c", "s"), NO_CI)
+    assert result.tables.pop("profile_label").startswith("paper")
     assert result.tables == {"counts": {"tp": 1, "fp": 1, "fn": 2}, "profile": "paper"}
     heads = {k for k, v in result.metrics.items() if v.headline}
     assert heads == {"precision", "recall", "f1"}

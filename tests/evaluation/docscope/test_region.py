@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.region import RegionJudgment, RegionScorer, gold_index, labels_from
+from evaluation.docscope.region import RegionScorer
+from evaluation.docscope.region_labels import RegionJudgment, gold_index, labels_from
 from evaluation.prompts import docscope_region
 from scanrag.llm import ModelError
 from scanrag.schemas import BBox, Citation, Region

@@ -9,10 +9,9 @@ import json
 import pytest
 
 from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.region import (
-    COUNT_KEYS,
+from evaluation.docscope.region import RegionScorer
+from evaluation.docscope.region_labels import (
     RegionJudgment,
-    RegionScorer,
     gold_index,
     labels_from,
     normalize_label,
@@ -101,7 +100,15 @@ def test_region_counts_of_one_page() -> None:
         "hit_lenient_capped": 3,  # min(4, 3)
     }
     assert region_counts(labels, 1)["hit_strict_capped"] == 1
-    assert set(region_counts([], 0)) == set(COUNT_KEYS)
+    assert set(region_counts([], 0)) == {
+        "gold",
+        "n_pred",
+        "covered",
+        "imprecise",
+        "not_covered",
+        "hit_strict_capped",
+        "hit_lenient_capped",
+    }
 
 
 def test_region_prf_modes() -> None:
@@ -151,6 +158,10 @@ async def test_row_bookkeeping_of_judged_gated_and_no_gold_pages(
         "pages_gated": 1,
         "pages_no_gold": 1,
         "pages_failed": 0,
+        "boxes": 3,  # every gold box of a page of P̂, labelled or not
+        "boxes_ok": 3,
+        "boxes_failed": 0,
+        "n_pred_drawn": 3,  # all valid: every box counted is drawn
     }
     # strict = lenient: P = 1/3, R = 1/3
     assert row.metrics["strict_precision"] == pytest.approx(1 / 3)
@@ -190,7 +201,7 @@ async def test_failed_page_of_a_partial_item(make_sample, make_traj, make_ctx) -
     )
     row = await RegionScorer().score(traj, sample, judge=ctx)
     assert row.status == "partial"
-    assert row.reason == "1 of 2 pages excluded (judge or render failed)"
+    assert row.reason == "1 of 2 gold boxes failed"
     assert row.details["pages"]["2"]["status"] == "judge_error"
     assert "down" in row.details["pages"]["2"]["error"]
     assert "error" not in row.details["pages"]["1"]
@@ -207,7 +218,7 @@ async def test_every_judged_page_failed(make_sample, make_traj, make_ctx) -> Non
     traj = make_traj(pages=[1, 2], regions=[reg(1, 0.1, 0.1, 0.3, 0.3), reg(2, 0, 0, 1, 1)])
     row = await RegionScorer().score(traj, sample, judge=ctx)
     assert row.status == "judge_error"
-    assert row.reason == "1 of 1 pages excluded (judge or render failed)"
+    assert row.reason == "1 of 1 gold boxes failed"
     assert row.metrics == dict.fromkeys(
         [
             "strict_precision",
@@ -216,6 +227,8 @@ async def test_every_judged_page_failed(make_sample, make_traj, make_ctx) -> Non
             "lenient_precision",
             "lenient_recall",
             "lenient_f1",
+            "covered_rate",
+            "lenient_rate",
         ]
     )
 
@@ -314,13 +327,14 @@ def test_aggregate_f1_undefined_without_gold() -> None:
 
 
 def test_names_and_labels() -> None:
-    from evaluation.docscope.region import LABELS, RegionOfficialScorer
+    from evaluation.docscope.region import region_official
+    from evaluation.docscope.region_labels import LABELS
     from scanrag.registry import SCORERS
 
     assert LABELS == ("covered", "imprecise", "not_covered")
-    assert RegionScorer.name == "region" and RegionOfficialScorer.name == "region_official"
+    assert RegionScorer.name == "region" and region_official.name == "region_official"
     assert SCORERS.get("region") is RegionScorer
-    assert SCORERS.get("region_official") is RegionOfficialScorer
+    assert SCORERS.get("region_official") is region_official
 
 
 async def test_skip_reasons(make_sample, make_traj, make_ctx) -> None:

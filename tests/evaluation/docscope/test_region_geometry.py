@@ -15,6 +15,10 @@ def reg(page: int, *v: float) -> Region:
     return Region(page=page, bbox=BBox.from_list(v))
 
 
+def box(*v: float) -> BBox:
+    return BBox.from_list(v)
+
+
 def test_per_gold_box_scores_and_pooled_means(make_sample, make_traj) -> None:
     scorer = RegionGeometryScorer()
     sample = make_sample(
@@ -83,15 +87,15 @@ def test_measure_boxes_counts_degenerate_boxes_and_keys_units() -> None:
     from evaluation.docscope.region_geometry import measure_boxes
 
     gold = {
-        1: [reg(1, 0.1, 0.1, 0.1, 0.3), reg(1, 0.1, 0.1, 0.4, 0.4)],  # a zero-width box first
-        2: [reg(2, 0, 0, 1, 1)],  # page 2 is not among the measured pages
+        1: [box(0.1, 0.1, 0.1, 0.3), box(0.1, 0.1, 0.4, 0.4)],  # a zero-width box first
+        2: [box(0, 0, 1, 1), None],  # page 2 is not among the measured pages
     }
     # GT-recall of the second box: 0.27 * 0.3 / 0.09, a hair under 0.9 in floating point; the
     # tolerance still counts it as covered at threshold 0.9.
     metrics, counts, units = measure_boxes(
         [(1, [BBox.from_list([0.1, 0.1, 0.37, 0.4])])], gold, 0.9
     )
-    assert counts["degenerate"] == 1 and counts["gold"] == 1 and counts["gold_all"] == 3
+    assert counts["degenerate"] == 1 and counts["gold"] == 1 and counts["gold_all"] == 4
     assert counts["covered_geo"] == 1
     assert units == [
         {
@@ -106,15 +110,15 @@ def test_measure_boxes_counts_degenerate_boxes_and_keys_units() -> None:
     assert counts["sum_gt_recall"] == pytest.approx(0.9)
     assert metrics["iom"] == pytest.approx(1.0)
     # Only degenerate boxes: nothing measured, every mean undefined.
-    metrics, counts, units = measure_boxes([(1, [])], {1: [reg(1, 0.2, 0.2, 0.2, 0.2)]}, 0.9)
+    metrics, counts, units = measure_boxes([(1, [])], {1: [box(0.2, 0.2, 0.2, 0.2), None]}, 0.9)
     assert metrics == {"iou": None, "iom": None, "gt_recall": None} and units == []
-    assert counts["degenerate"] == 1 and counts["gold"] == 0
+    assert counts["degenerate"] == 2 and counts["gold"] == 0  # a box without a place too
 
 
 def test_covered_threshold_is_inclusive() -> None:
     from evaluation.docscope.region_geometry import measure_boxes
 
-    gold = {1: [reg(1, 0, 0, 0.5, 0.5)]}
+    gold = {1: [box(0, 0, 0.5, 0.5)]}
     half = [(1, [BBox.from_list([0, 0, 0.25, 0.5])])]  # GT-recall exactly 0.5
     assert measure_boxes(half, gold, 0.5)[1]["covered_geo"] == 1
     assert measure_boxes(half, gold, 0.6)[1]["covered_geo"] == 0
@@ -123,10 +127,11 @@ def test_covered_threshold_is_inclusive() -> None:
 
 
 def test_scorer_parameters_and_rows(make_sample, make_traj) -> None:
-    from evaluation.docscope.region_geometry import RegionGeometryOfficialScorer
+    from evaluation.docscope.region_geometry import region_geometry_official
 
     assert RegionGeometryScorer.name == "region_geometry"
-    assert RegionGeometryOfficialScorer.name == "region_geometry_official"
+    bound = region_geometry_official(covered_threshold=0.8)
+    assert bound.name == "region_geometry_official" and bound.covered_threshold == 0.8
     assert RegionGeometryScorer(covered_threshold=1.0).covered_threshold == 1.0
     for bad in (0.0, 1.01, 2.0, -0.5):
         with pytest.raises(ValueError, match="covered_threshold must lie in"):
@@ -160,6 +165,7 @@ def test_summary_tables_and_headlines(make_sample, make_traj) -> None:
     row = scorer.compute(make_traj(pages=[1], regions=[reg(1, 0, 0, 0.5, 0.5)]), sample)
     skipped = scorer.compute(make_traj(), make_sample(answerable=False, answer=None))
     result = scorer.aggregate([row, skipped], RowGroup("c", "s"), NO_CI)
+    assert result.tables.pop("profile_label").startswith("paper")
     assert result.tables == {"gold_boxes": 1, "degenerate": 1, "profile": "paper"}
     heads = {k for k, v in result.metrics.items() if v.headline}
     assert heads == {"iou", "iom", "gt_recall"}
