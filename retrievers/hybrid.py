@@ -76,7 +76,7 @@ class HybridRetriever:
     @staticmethod
     def check_params(arguments: Mapping[str, Any]) -> None:
         """The fusion settings: components, one weight per component, the rule, ``k_rrf``,
-        ``depth``."""
+        ``depth``, one view per component."""
         fusion = arguments.get("fusion", "zconf")
         if fusion not in FUSIONS:
             raise ValueError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
