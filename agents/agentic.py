@@ -28,6 +28,7 @@ from agents.prompts.agentic import ASSESSOR, PLANNER
 from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
 from agents.reader import read_pages
+from agents.reductions import notes_trimmed
 from agents.scope import Scope
 from agents.state import StrategyState
 from agents.structured import extract_json
@@ -114,13 +115,17 @@ async def _trimming_notes(
     limit: int | None = None
     for attempt in range(NOTE_TRIMS + 1):
         try:
-            return await call(limit, attempt == NOTE_TRIMS)
+            result = await call(limit, attempt == NOTE_TRIMS)
         except ContextOverflowError:
             if attempt == NOTE_TRIMS:
                 raise
             limit = next_limit(_blocks(state), limit)
             data = {"stage": stage, "trigger": "overflow", "mode": "truncate_notes"}
             add_step(trajectory, "fallback", {**data, "max_chars_per_step": limit})
+            continue
+        cause = "context window: the notes did not fit; each step's notes were cut"
+        notes_trimmed(trajectory, _blocks(state), limit, stage=stage, cause=cause)
+        return result
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -283,12 +288,14 @@ async def answer(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str
     iteration = state.get("iteration", 0)
     forced = state.get("decision") != "answer"
 
+    cited = scope.cited_refs()
+
     async def write(limit: int | None, last: bool) -> Any:
         notes = notes_section(trim_blocks(_blocks(state), limit))
         return await read_pages(
             scope.ctx,
             trajectory,
-            scope.cited_refs(),
+            cited,
             question=scope.sample.question,
             task=scope.sample.task,
             spec=scope.spec("truncate", stage="answer"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from agents import reductions
 from agents.common import add_step
 from agents.context import PageRef
 from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
@@ -42,14 +43,21 @@ def select_oracle(scope: Scope, state: StrategyState, level: OracleLevel) -> dic
 
 
 def retrieve_topk(scope: Scope, state: StrategyState, k: int, order: Order) -> dict[str, Any]:
-    """Search the question for ``k`` pages (at most the page cap), then the cited documents;
-    a retriever failure stops the item."""
+    """Search the question for ``k`` pages (at most the page cap: the pages it keeps out of
+    the top ``k`` are a ``page_cap`` reduction), then the cited documents; a retriever
+    failure stops the item."""
     cap = scope.page_cap
+    wanted = k
     k = min(k, cap) if cap else k
     question = scope.sample.question
-    hits = retrieve(scope, question, k)
-    if hits is None:
+    found = retrieve(scope, question, wanted)
+    if found is None:
         return {"stop": True}
+    ranked = order_hits(found, "rank")
+    hits = ranked[:k]
+    if cap is not None:
+        lost = [h.page for h in ranked[k:]]
+        reductions.page_cap(scope.trajectory, lost, cap, source=scope.page_cap_source)
     refs = topk_pages(scope, hits, order)
     ranks = {h.page: h.rank for h in hits}
     add_step(
@@ -91,9 +99,9 @@ def full_doc_pages(scope: Scope) -> list[PageRef]:
     cap = scope.page_cap
     kept = pages[:cap] if cap is not None else pages
     data: dict[str, Any] = {"pages": len(kept), "page_cap": cap}
-    if len(kept) < len(pages):
+    if cap is not None and len(kept) < len(pages):
         data["capped_pages"] = pages[len(kept) :]
-        scope.trajectory.metadata["page_cap"] = {"cap": cap, "dropped": len(pages) - len(kept)}
+        reductions.page_cap(scope.trajectory, pages[len(kept) :], cap, source=scope.page_cap_source)
     refs = scope.refs(kept) + scope.cited_refs()
     data["cited_pages"] = len(refs) - len(kept)
     add_step(scope.trajectory, "select", data)

@@ -90,6 +90,7 @@ def record_call(
         latency_s=round(response.latency_s, 4) if response is not None else 0.0,
         seconds=round(seconds, 4),
         cached=bool(response.cached) if response is not None else False,
+        cached_from=response.cached_from if response is not None else None,
         error=error,
     )
     trajectory.calls.append(call)

@@ -22,6 +22,7 @@ from typing import Any
 
 from agents.evidence import CitedStatement, EvidenceBuilder, ParseContext, ParsedOutput
 from agents.evidence import normalize_answer as _normalize
+from agents.reply import AMBIGUOUS, distinct_answers
 from agents.tags import CitedSpan, parse_evidence, parse_issues, parse_verdict, strip_spans
 from agents.textmask import FILL, clean_unit, mask, unit_start
 
@@ -250,20 +251,21 @@ def _answer(
     notes: dict[str, Any],
     allow_bare: bool,
 ) -> str | None:
-    opens = list(_ANSWER_OPEN.finditer(masked))
-    if opens:
-        if len(opens) > 1:
-            notes["answer_tags"] = len(opens)
-        begin = opens[-1].end()
-        close = _ANSWER_CLOSE.search(masked, begin)
-        if close is None:
+    tags = _answer_tags(masked)
+    if tags:
+        if len(tags) > 1:
+            notes["answer_tags"] = len(tags)
+        if not tags[-1][2]:
             notes["answer_tag_unclosed"] = True
-        end = close.start() if close else len(text)
         notes["answer_source"] = "answer_tag"
-        answer = _normalize(strip_spans(text[begin:end], begin, spans))
-        if answer is None:
+        answers = [_normalize(strip_spans(text[b:e], b, spans)) for b, e, _ in tags]
+        different = distinct_answers(answers)
+        if len(different) > 1:  # ambiguous: none is taken (agents.reply)
+            notes[AMBIGUOUS] = different
+            return None
+        if answers[-1] is None:
             notes["answer_tag_empty"] = True
-        return answer
+        return different[0] if different else None
     notes["no_answer_tag"] = True
     lines = list(_ANSWER_LINE.finditer(masked))
     if lines:
@@ -275,6 +277,24 @@ def _answer(
         notes["answer_source"] = "bare_text"
         return _normalize(bare)
     return None
+
+
+def _answer_tags(masked: str) -> list[tuple[int, int, bool]]:
+    """``(begin, end, closed)`` of the text inside each ``<answer>`` tag: up to its closing
+    tag, else up to the next opening one or the end of the text."""
+    opens = list(_ANSWER_OPEN.finditer(masked))
+    found = []
+    for i, tag in enumerate(opens):
+        limit = opens[i + 1].start() if i + 1 < len(opens) else len(masked)
+        close = _ANSWER_CLOSE.search(masked, tag.end(), limit)
+        found.append((tag.end(), close.start() if close else limit, close is not None))
+    return found
+
+
+def tagged_answers(text: str) -> list[str | None]:
+    """The answer inside each ``<answer>`` tag of ``text`` (tags in code or LaTeX ignored)."""
+    masked = mask(text)
+    return [_normalize(text[begin:end]) for begin, end, _ in _answer_tags(masked)]
 
 
 def parse_citations(

@@ -8,7 +8,9 @@ from typing import Any
 
 from agents.calls import record_call
 from agents.evidence import ParseContext
+from agents.planning import check_fits
 from agents.prompts.base import Prompt
+from agents.reductions import DegradedInputError, degraded_message, stop_if_degraded
 from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Step, Trajectory
@@ -84,9 +86,8 @@ def task_input(sample: Sample) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-async def call_model(
+def build_request(
     ctx: StrategyContext,
-    trajectory: Trajectory,
     *,
     prompt: Prompt,
     user: str | list[ContentPart],
@@ -95,15 +96,10 @@ async def call_model(
     max_tokens: int,
     temperature: float = 0.0,
     json_schema: dict[str, Any] | None = None,
-) -> ChatResponse:
-    """One model call with usage, timing, model, prompt hash and the call itself (prompt and
-    raw reply, :func:`agents.calls.record_call`) recorded on ``trajectory``.
-
-    Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers decide.
-    """
-    model = ctx.model_for(role)
-    request = ChatRequest(
-        model=model,
+) -> ChatRequest:
+    """The request :func:`call_model` sends (also what a plan counts before sending)."""
+    return ChatRequest(
+        model=ctx.model_for(role),
         messages=[
             Message(role="system", content=prompt.system),
             Message(role="user", content=user),
@@ -115,6 +111,46 @@ async def call_model(
         prompt_hash=prompt.hash,
         seed=ctx.settings.get("seed", 0),
     )
+
+
+async def call_model(
+    ctx: StrategyContext,
+    trajectory: Trajectory,
+    *,
+    prompt: Prompt,
+    user: str | list[ContentPart],
+    role: str,
+    stage: str,
+    max_tokens: int,
+    temperature: float = 0.0,
+    json_schema: dict[str, Any] | None = None,
+    planned: bool = False,
+) -> ChatResponse:
+    """One model call with usage, timing, model, prompt hash and the call itself (prompt and
+    raw reply, :func:`agents.calls.record_call`) recorded on ``trajectory``.
+
+    Before sending, a request not ``planned`` by its caller is counted against the model's
+    window (:func:`agents.planning.check_fits`): one that cannot fit raises
+    ``PlannedOverflowError`` (a ``ContextOverflowError``) without a call. Under
+    ``runner.on_degraded: fail`` a degraded item raises ``DegradedInputError`` instead of
+    calling. Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers
+    decide.
+    """
+    request = build_request(
+        ctx,
+        prompt=prompt,
+        user=user,
+        role=role,
+        stage=stage,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        json_schema=json_schema,
+    )
+    model = request.model
+    if stop_if_degraded(ctx, trajectory):
+        raise DegradedInputError(degraded_message(trajectory))
+    if not planned:
+        await check_fits(ctx, request, role)
     trajectory.models[role] = model
     trajectory.prompt_hashes[stage] = prompt.hash
     started = time.perf_counter()

@@ -1,51 +1,73 @@
-"""The reader node: pages in, a parsed reply out, with the context-window fallback.
+"""The reader node: pages in, a parsed reply out, planned against the model's context window.
 
-``read_pages`` builds the input (``agents.context``), calls the reader model and parses the
-reply with the citation parser or the JSON path. When the estimated prompt exceeds the
-configured window, or the model raises ``ContextOverflowError``, it shrinks the input and tries
-again; how it shrinks is the strategy's choice:
+``read_pages`` builds the input (``agents.context``), counts it against the model's window
+before sending (``agents.planning``: the window from ``context_tokens`` or the model client,
+the count from the model's tokenizer where the client has it) and, when it does not fit,
+shrinks it by the strategy's fallback mode:
 
-* ``truncate`` — cap the characters of every page (and stack more page images per image);
+* ``truncate`` — one character cap for every page (and fewer page images), the last pages
+  left out once the cap would fall below ``MIN_CHARS_PER_PAGE``;
 * ``drop`` — leave out the lowest-priority pages (top-k RAG: the worst-ranked hits).
 
-Every fallback is a ``fallback`` step on the trajectory. A model failure marks the trajectory
-``model_error`` and returns no parse; nothing here raises for a per-item failure.
+A model that still refuses the prompt (``ContextOverflowError``: the window was unknown, or
+the count an estimate) teaches the client its window when the refusal names it, and the
+input is planned again. Every shrink is a ``fallback`` step; what it left out, and what the
+caps (``max_chars_per_page``, ``max_images``) left out, are ``Trajectory.reductions``
+(``agents.reductions``). Under ``runner.on_degraded: fail`` a degraded input is not sent. A
+model failure marks the trajectory ``model_error`` and returns no parse; nothing here raises
+for a per-item failure unless asked to (``raise_model_errors``, ``raise_overflow``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from agents.citations import parse_citations
-from agents.common import add_step, call_model
-from agents.context import (
-    CHARS_PER_TOKEN,
-    ContextOptions,
-    PageRef,
-    ReaderInput,
-    build_input,
-    estimate_text_tokens,
-)
+from agents.common import add_step, build_request, call_model
+from agents.context import ContextOptions, PageRef, ReaderInput, build_input
 from agents.evidence import ParseContext, ParsedOutput
+from agents.planning import (
+    PLAN_ROUNDS,
+    SAFETY,
+    Fit,
+    PlannedOverflowError,
+    count_request,
+    describe_plan,
+    estimate_units,
+    fit,
+    overflow_text,
+    page_budget,
+    same_fit,
+    window_for,
+)
 from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
+from agents.reductions import (
+    DegradedInputError,
+    degraded_message,
+    fails_on_degraded,
+    plan_reductions,
+    record_input_caps,
+    stop_if_degraded,
+)
 from agents.reply import note_finish
 from agents.structured import parse_structured, schema_for
-from scanrag.llm.types import ContentPart, ContextOverflowError, ModelError, TextPart
+from scanrag.llm.context import ContextWindow, TokenCount, window_in_error
+from scanrag.llm.types import ChatRequest, ContentPart, ContextOverflowError, ModelError, TextPart
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
 
 Output = Literal["citations", "json"]
 Fallback = Literal["truncate", "drop"]
-MIN_CHARS_PER_PAGE = 200
 
 
 @dataclass(frozen=True)
 class ReaderSpec:
-    """How a strategy calls its reader."""
+    """How a strategy calls its reader (``context_tokens``: a window set by the strategy or
+    the runner, named by ``context_source``; ``None``: ask the model client)."""
 
     output: Output = "citations"
     role: str = "reader"
@@ -55,6 +77,7 @@ class ReaderSpec:
     context_tokens: int | None = None
     fallback: Fallback = "truncate"
     max_retries: int = 3
+    context_source: str = "context_tokens"
 
 
 @dataclass
@@ -76,48 +99,116 @@ def parse_reply(
     return note_finish(parsed, finish_reason)
 
 
-def _shrink(
-    refs: list[PageRef],
-    options: ContextOptions,
-    budget: int,
-    mode: Fallback,
-    priority: list[int],
-) -> tuple[list[PageRef], ContextOptions, dict[str, Any]]:
-    """Fit ``refs`` into ``budget`` tokens of page content by the strategy's fallback mode."""
-    n = max(1, len(refs))
-    images = options.modality in ("image", "both")
-    if mode == "drop" and len(refs) > 1:
-        keep = max(1, min(len(refs) - 1, round(budget / max(1, _page_cost(refs, options)))))
-        kept = sorted(sorted(range(len(refs)), key=lambda i: priority[i])[:keep])
-        dropped = [refs[i].number for i in range(len(refs)) if i not in kept]
-        return [refs[i] for i in kept], options, {"mode": "drop", "dropped_pages": dropped}
-    longest = max((len(r.document.page(r.number).text) for r in refs), default=0)
-    current = options.max_chars_per_page or max(longest, MIN_CHARS_PER_PAGE)
-    per_page_chars = max(MIN_CHARS_PER_PAGE, budget * CHARS_PER_TOKEN // n)
-    if per_page_chars >= current:
-        per_page_chars = max(MIN_CHARS_PER_PAGE, current // 2)
-    new = replace(options, max_chars_per_page=per_page_chars)
-    record: dict[str, Any] = {"mode": "truncate", "max_chars_per_page": per_page_chars}
-    if images:
-        max_images = max(1, budget // max(1, options.image_tokens))
-        if options.max_images is not None:
-            max_images = min(max_images, max(1, options.max_images // 2))
-        new = replace(new, max_images=max_images)
-        record["max_images"] = max_images
-    if per_page_chars >= current and len(refs) > 1:
-        half = refs[: max(1, len(refs) // 2)]  # nothing left to trim: keep the first half
-        record["dropped_pages"] = [r.number for r in refs[len(half) :]]
-        refs = half
-    return refs, new, record
+class _Reading:
+    """One ``read_pages`` call's working state: the input as promised, the input as planned
+    and every cause that shrank it."""
+
+    def __init__(
+        self,
+        ctx: StrategyContext,
+        trajectory: Trajectory,
+        spec: ReaderSpec,
+        request: Callable[[ReaderInput], ChatRequest],
+        start: Fit,
+        primary: str | None,
+    ) -> None:
+        self.ctx = ctx
+        self.trajectory = trajectory
+        self.spec = spec
+        self.request = request
+        self.base = start
+        self.current = start
+        self.primary = primary
+        self.causes: list[str] = []
+        self.inp = build_input(start.refs, start.options, ctx.renderer)
+        self.base_merged = sum(len(c["pages"]) for c in self.inp.composites)
+        self.image_tokens = start.options.image_tokens
+
+    def rebuild(self, new: Fit, trigger: str, budget: int, facts: dict[str, Any]) -> None:
+        """Adopt ``new`` (recorded as a ``fallback`` step) and build its input."""
+        before = [r.number for r in self.current.refs]
+        kept = {r.key for r in new.refs}
+        data: dict[str, Any] = {
+            "stage": self.spec.stage,
+            "mode": self.spec.fallback,
+            "budget_tokens": budget,
+            "pages": before,
+            **facts,
+            "trigger": trigger,
+        }
+        dropped = [r.number for r in self.current.refs if r.key not in kept]
+        if dropped:
+            data["dropped_pages"] = dropped
+        if new.options.max_chars_per_page != self.current.options.max_chars_per_page:
+            data["max_chars_per_page"] = new.options.max_chars_per_page
+        if new.options.max_images != self.current.options.max_images:
+            data["max_images"] = new.options.max_images
+        add_step(self.trajectory, "fallback", data)
+        self.current = new
+        self.inp = build_input(new.refs, new.options, self.ctx.renderer)
+
+    async def plan(self, window: ContextWindow, trigger: str) -> tuple[bool, TokenCount]:
+        """Shrink the input until its counted request fits ``window``; whether it fits."""
+        count = await count_request(self.ctx, self.request(self.inp))
+        for _ in range(PLAN_ROUNDS):
+            if _fits(count, self.spec.max_tokens, window):
+                return True, count
+            request = self.request(self.inp)
+            budget = page_budget(
+                count,
+                estimate_units(request, self.image_tokens),
+                self.inp.est_tokens,
+                self.spec.max_tokens,
+                window.tokens,
+            )
+            new = fit(self.current, budget, self.spec.fallback)
+            if same_fit(new, self.current):
+                new = fit(self.current, int(budget * 0.8), self.spec.fallback)
+                if same_fit(new, self.current):
+                    return False, count
+            facts = describe_plan(window, count, self.spec.max_tokens, trigger)
+            self.rebuild(new, trigger, budget, facts)
+            cause = (
+                f"context window of {window.tokens} tokens ({window.source}); the prompt "
+                f"counted {count.tokens} tokens ({count.method}) with max_tokens="
+                f"{self.spec.max_tokens}"
+            )
+            if cause not in self.causes:
+                self.causes.append(cause)
+            count = await count_request(self.ctx, self.request(self.inp))
+        return _fits(count, self.spec.max_tokens, window), count
+
+    def halve(self, exc: ContextOverflowError) -> None:
+        """The model refused without naming its window: halve the page content."""
+        budget = max(1, self.inp.est_tokens // 2 + len(self.current.refs))  # + rounding
+        new = fit(self.current, budget, self.spec.fallback)
+        self.causes.append(f"the model refused the prompt as too long: {exc.message}")
+        self.rebuild(new, "overflow", budget, {})
+
+    @property
+    def shrunk(self) -> bool:
+        return not same_fit(self.current, self.base)
+
+    def record(self, window: ContextWindow | None) -> None:
+        """The reductions from the input as promised to the input as sent."""
+        if not self.shrunk:
+            return
+        merged_after = sum(len(c["pages"]) for c in self.inp.composites)
+        for reduction in plan_reductions(
+            (self.base.refs, self.base.options),
+            (self.current.refs, self.current.options),
+            cause="; then ".join(self.causes) or "context window",
+            stage=self.spec.stage,
+            primary=self.primary,
+            limit=window.tokens if window is not None else None,
+            images_merged=max(0, merged_after - self.base_merged),
+        ):
+            self.trajectory.reduce(reduction)
 
 
-def _page_cost(refs: Sequence[PageRef], options: ContextOptions) -> int:
-    if options.modality == "image":
-        return options.image_tokens
-    chars = sum(len(r.document.page(r.number).text) for r in refs) // max(1, len(refs))
-    cap = options.max_chars_per_page or chars
-    text = min(chars, cap) // CHARS_PER_TOKEN + 12
-    return text + (options.image_tokens if options.modality == "both" else 0)
+def _fits(count: TokenCount, max_tokens: int, window: ContextWindow) -> bool:
+    room = window.tokens * (1.0 if count.exact else SAFETY)
+    return count.tokens + max_tokens <= room
 
 
 async def read_pages(
@@ -142,94 +233,109 @@ async def read_pages(
     """Read ``refs`` and parse the reply; failures are recorded on ``trajectory``.
 
     ``raise_model_errors`` lets a ``ModelError`` propagate instead (a checkpointed graph must
-    not commit a failed node); ``raise_overflow`` hands a context overflow to the caller, for
-    strategies that fall back by splitting their input rather than truncating it.
+    not commit a failed node); ``raise_overflow`` hands an input that does not fit (planned,
+    or refused by the model) to the caller, for strategies that fall back by splitting their
+    input rather than cutting it.
     """
     prompt = prompt or reader_prompt(spec.output, task)
     question_text = prompt.render_user(extra=extra, task_input=task_input, question=question)
-    fixed = estimate_text_tokens(prompt.system) + estimate_text_tokens(question_text)
-    pages, opts = list(refs), options
-    prio = list(priority) if priority is not None else list(range(len(pages)))
     schema = schema_for(task) if spec.output == "json" else None
+
+    def request(inp: ReaderInput) -> ChatRequest:
+        return build_request(
+            ctx,
+            prompt=prompt,
+            user=_user_parts(inp, question_text),
+            role=spec.role,
+            stage=spec.stage,
+            max_tokens=spec.max_tokens,
+            temperature=spec.temperature,
+            json_schema=schema,
+        )
+
+    primary = parse_ctx.primary.id if parse_ctx is not None and parse_ctx.primary.id else None
+    prio = list(priority) if priority is not None else list(range(len(refs)))
+    reading = _Reading(ctx, trajectory, spec, request, Fit(list(refs), options, prio), primary)
+    record_input_caps(trajectory, refs, options, reading.inp, stage=spec.stage, primary=primary)
+    window = await window_for(ctx, spec.role, spec.context_tokens, spec.context_source)
     for attempt in range(spec.max_retries + 1):
-        inp = build_input(pages, opts, ctx.renderer)
-        total = inp.est_tokens + fixed + spec.max_tokens
-        window = spec.context_tokens
-        if window is not None and total > window and raise_overflow:
-            raise ContextOverflowError(
-                ctx.model_for(spec.role), f"estimated {total} tokens exceed the {window} window"
-            )
-        if window is not None and total > window and attempt < spec.max_retries:
-            pages, opts, prio = _fallback(
-                trajectory, pages, opts, prio, window - fixed - spec.max_tokens, spec, "estimate"
-            )
-            continue
+        if window is not None:
+            fits, count = await reading.plan(window, "planned" if attempt == 0 else "overflow")
+            if not fits or (raise_overflow and reading.shrunk):
+                text = overflow_text(count, spec.max_tokens, window)
+                if raise_overflow:
+                    raise PlannedOverflowError(ctx.model_for(spec.role), text)
+                reading.record(window)
+                return _failed(trajectory, reading.inp, f"the input cannot fit: {text}")
+        if fails_on_degraded(ctx) and (trajectory.degraded or reading.shrunk):
+            reading.record(window)
+            stop_if_degraded(ctx, trajectory)
+            if raise_model_errors:
+                raise DegradedInputError(degraded_message(trajectory))
+            return ReadResult(None, None, reading.inp.pages, error=trajectory.errors[-1])
         started = time.perf_counter()
         try:
             response = await call_model(
                 ctx,
                 trajectory,
                 prompt=prompt,
-                user=_user_parts(inp, question_text),
+                user=_user_parts(reading.inp, question_text),
                 role=spec.role,
                 stage=spec.stage,
                 max_tokens=spec.max_tokens,
                 temperature=spec.temperature,
                 json_schema=schema,
+                planned=window is not None,
             )
         except ContextOverflowError as exc:
             if raise_overflow:
                 raise
             if attempt >= spec.max_retries:
+                reading.record(window)
                 message = f"context overflow after {attempt} fallbacks: {exc}"
-                return _failed(trajectory, inp, message)
-            budget = inp.est_tokens // 2
-            if window is not None:
-                budget = min(budget, window - fixed - spec.max_tokens)
-            pages, opts, prio = _fallback(trajectory, pages, opts, prio, budget, spec, "overflow")
+                return _failed(trajectory, reading.inp, message)
+            named = window_in_error(str(exc))
+            if named is not None:
+                window = ContextWindow(tokens=named, source="the model's overflow message")
+                reading.causes.append(f"the model refused the prompt: {exc.message}")
+            else:
+                reading.halve(exc)
             continue
         except ModelError as exc:
             if raise_model_errors:
                 raise
+            reading.record(window)
             add_step(trajectory, "model_error", {"stage": spec.stage, "error": str(exc)})
-            return _failed(trajectory, inp, str(exc))
-        _record_input(trajectory, inp)
-        data = {
-            "stage": spec.stage,
-            "pages": [p for _, p in inp.pages],
-            "modality": opts.modality,
-            "est_tokens": inp.est_tokens,
-            "finish_reason": response.finish_reason,
-            **(step_data or {}),
-        }
-        if inp.truncated:
-            data["truncated_pages"] = inp.truncated
-        add_step(trajectory, step_kind, data, time.perf_counter() - started)
-        parsed = parse_reply(response.text, spec.output, parse_ctx, response.finish_reason)
-        return ReadResult(parsed, response.text, inp.pages)
+            return _failed(trajectory, reading.inp, str(exc))
+        reading.record(window)
+        return _finish_read(reading, response, parse_ctx, step_kind, step_data, started)
     return _failed(trajectory, None, "context fallback gave up")  # pragma: no cover
 
 
-def _fallback(
-    trajectory: Trajectory,
-    pages: list[PageRef],
-    opts: ContextOptions,
-    prio: list[int],
-    budget: int,
-    spec: ReaderSpec,
-    trigger: str,
-) -> tuple[list[PageRef], ContextOptions, list[int]]:
-    budget = max(256, budget)
-    before = [p.number for p in pages]
-    new_pages, new_opts, record = _shrink(pages, opts, budget, spec.fallback, prio)
-    kept = {id(p) for p in new_pages}
-    new_prio = [pr for p, pr in zip(pages, prio, strict=True) if id(p) in kept]
-    data = {"stage": spec.stage, "trigger": trigger, "budget_tokens": budget, "pages": before}
-    add_step(trajectory, "fallback", {**data, **record})
-    trajectory.metadata.setdefault("context_fallbacks", []).append(
-        {"stage": spec.stage, "trigger": trigger, **record}
-    )
-    return new_pages, new_opts, new_prio
+def _finish_read(
+    reading: _Reading,
+    response: Any,
+    parse_ctx: ParseContext | None,
+    step_kind: str,
+    step_data: dict[str, Any] | None,
+    started: float,
+) -> ReadResult:
+    """Record the read step and parse the reply."""
+    trajectory, spec, inp = reading.trajectory, reading.spec, reading.inp
+    _record_input(trajectory, inp)
+    data = {
+        "stage": spec.stage,
+        "pages": [p for _, p in inp.pages],
+        "modality": reading.current.options.modality,
+        "est_tokens": inp.est_tokens,
+        "finish_reason": response.finish_reason,
+        **(step_data or {}),
+    }
+    if inp.truncated:
+        data["truncated_pages"] = inp.truncated
+    add_step(trajectory, step_kind, data, time.perf_counter() - started)
+    parsed = parse_reply(response.text, spec.output, parse_ctx, response.finish_reason)
+    return ReadResult(parsed, response.text, inp.pages)
 
 
 def _user_parts(inp: ReaderInput, question_text: str) -> list[ContentPart]:

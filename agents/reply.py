@@ -7,11 +7,20 @@ to the requested format. :func:`note_finish` records the first on the parse;
 
 * ``Trajectory.parse`` (:class:`~scanrag.schemas.ParseStatus`) says how the reply was read:
   ``clean``, ``repaired`` (a cut JSON object closed), ``fallback`` (free text on the JSON path,
-  read through the citation grammar), ``bare_text`` (format ignored: the prose is the answer)
-  or ``none``;
+  read through the citation grammar), ``bare_text`` (format ignored: the prose is the answer),
+  ``ambiguous`` (two or more different final answers) or ``none``;
 * ``Trajectory.status`` becomes ``truncated`` when the reply hit the token limit before it gave
   any answer (no answer, verdict, issue or evidence chain), and ``unparsed`` when nothing at
-  all could be read. A cut reply that did give its answer stays ``ok`` (``parse: repaired``).
+  all could be read or the reply is ambiguous. A cut reply that did give its answer stays
+  ``ok`` (``parse: repaired``).
+
+An ambiguous reply states different final answers: two ``<answer>`` tags that disagree
+(``<answer>3</answer> ... <answer>9</answer>``), or on the JSON path an ``answer`` field and
+another JSON object's ``answer`` or an answer tag that disagree. Neither is taken (keeping
+the first or the last would reward a model that hedges): the answer stays empty, the
+candidates are kept in the parse notes (``ambiguous_answers``) and the item is ``unparsed``,
+the same on both output paths. Repeating one answer (in any case, with or without a closing
+full stop) is not ambiguous.
 
 Prose cut by the token limit is not taken as a bare-text answer: it is a reply that never got
 to its point.
@@ -19,6 +28,7 @@ to its point.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from scanrag.schemas import ParseStatus, Status, Trajectory
@@ -28,6 +38,29 @@ if TYPE_CHECKING:
 
 LENGTH = "length"
 TRUNCATED_MESSAGE = "the reply hit the token limit (max_tokens) before giving an answer"
+AMBIGUOUS = "ambiguous_answers"  # the parse note listing the different answers of a reply
+
+
+def distinct_answers(answers: Iterable[str | None]) -> list[str]:
+    """The different answers among ``answers``, first spelling kept: case, spacing and a
+    closing full stop do not make an answer different; empty ones are dropped."""
+    seen: dict[str, str] = {}
+    for answer in answers:
+        if answer is None or not answer.strip():
+            continue
+        key = " ".join(answer.split()).rstrip(".").casefold()
+        seen.setdefault(key, answer)
+    return list(seen.values())
+
+
+def mark_ambiguous(parsed: ParsedOutput, answers: Iterable[str | None]) -> ParsedOutput:
+    """When ``answers`` (every final answer the reply states) differ, take none of them and
+    note them (in place; returned for chaining)."""
+    different = distinct_answers(answers)
+    if len(different) > 1:
+        parsed.answer = None
+        parsed.notes[AMBIGUOUS] = different
+    return parsed
 
 
 def note_finish(parsed: ParsedOutput, finish_reason: str | None) -> ParsedOutput:
@@ -49,6 +82,8 @@ def answered(parsed: ParsedOutput) -> bool:
 
 def parse_status(parsed: ParsedOutput) -> ParseStatus:
     """How ``parsed`` was read from its reply (see the module docstring)."""
+    if parsed.notes.get(AMBIGUOUS):
+        return ParseStatus.AMBIGUOUS
     if not parsed.usable:
         return ParseStatus.NONE
     if parsed.notes.get("answer_source") == "bare_text":
@@ -65,7 +100,14 @@ def settle(trajectory: Trajectory, parsed: ParsedOutput) -> Trajectory:
     trajectory.parse = parse_status(parsed)
     if trajectory.status != Status.OK:
         return trajectory
-    if parsed.notes.get("finish_reason") == LENGTH and not answered(parsed):
+    different = parsed.notes.get(AMBIGUOUS)
+    if different:
+        shown = ", ".join(repr(a[:60]) for a in different[:4])
+        trajectory.fail(
+            Status.UNPARSED,
+            f"the reply gives {len(different)} different answers ({shown}); none is taken",
+        )
+    elif parsed.notes.get("finish_reason") == LENGTH and not answered(parsed):
         trajectory.fail(Status.TRUNCATED, TRUNCATED_MESSAGE)
     elif not parsed.usable:
         trajectory.fail(Status.UNPARSED, f"nothing usable in the reply ({parsed.parser} parser)")

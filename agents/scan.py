@@ -27,15 +27,17 @@ from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.reader import reader_prompt
 from agents.prompts.scan import NOTHING, map_prompt
 from agents.reader import ReaderSpec, read_pages
+from agents.reductions import notes_trimmed
 from agents.scope import Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ContextOverflowError, ModelError
-from scanrag.schemas import Citation, ReportedIssue, Status, Trajectory
+from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
 from scanrag.tasks import task_spec_or_default
 
 CITED_PLACES = ("map", "reduce", "both")
 EMPTY_NOTES = "(nothing relevant on these pages)"
 REDUCE_TRIMS = 3
+NOTES_CAUSE = "the notes of every window did not fit; each window's notes were cut"
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ def merge_records(trajectory: Trajectory, records: Sequence[Trajectory]) -> None
         trajectory.steps.extend(part.steps)
         for stage, usage in part.usage.items():
             trajectory.add_usage(stage, usage)
+        for reduction in part.reductions:
+            trajectory.reduce(reduction)
         for stage, seconds in part.timings.items():
             trajectory.timings[stage] = round(trajectory.timings.get(stage, 0.0) + seconds, 4)
         trajectory.models.update(part.models)
@@ -134,6 +138,18 @@ def plan_windows(scope: Scope, p: ScanParams) -> list[list[int]]:
     data: dict[str, Any] = {"windows": kept, "size": p.window, "stride": p.stride or p.window}
     if len(kept) < len(all_windows):
         data["skipped_windows"] = len(all_windows) - len(kept)
+        seen = {page for window in kept for page in window}
+        left = sorted({page for w in all_windows[len(kept) :] for page in w} - seen)
+        scope.trajectory.reduce(
+            Reduction(
+                kind="windows",
+                stage="select",
+                cause=f"max_windows={p.max_windows}",
+                pages_dropped=left,
+                limit=p.max_windows,
+            )
+        )
+    scope.cited_refs()  # records what the page cap leaves out of the cited documents
     add_step(scope.trajectory, "select", data)
     return kept
 
@@ -149,7 +165,7 @@ def _is_nothing(parsed: ParsedOutput) -> bool:
 
 async def map_window(scope: Scope, index: int, pages: list[int], p: ScanParams) -> dict[str, Any]:
     """Read one window; returns its notes, cited evidence and candidate issues."""
-    cited = scope.cited_refs() if p.cited_docs_in in ("map", "both") else []
+    cited = scope.cited_refs(record=False) if p.cited_docs_in in ("map", "both") else []
     try:
         result = await read_pages(
             scope.ctx,
@@ -238,7 +254,7 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
         trajectory.fail(Status.MODEL_ERROR, "every map window failed")
         return
     blocks = [(r["pages"], r["notes"]) for r in ok if r["notes"] != EMPTY_NOTES]
-    cited = scope.cited_refs() if p.cited_docs_in in ("reduce", "both") else []
+    cited = scope.cited_refs(record=False) if p.cited_docs_in in ("reduce", "both") else []
     limit: int | None = None
     for attempt in range(REDUCE_TRIMS + 1):
         notes = notes_section(trim_blocks(blocks, limit)) or "(no window held relevant notes)\n\n"
@@ -264,6 +280,9 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
             data = {"stage": "reduce", "trigger": "overflow", "mode": "truncate_notes"}
             add_step(trajectory, "fallback", {**data, "max_chars_per_window": limit})
             continue
+        notes_trimmed(
+            trajectory, blocks, limit, stage="reduce", cause=f"context window: {NOTES_CAUSE}"
+        )
         if result.parsed is not None and result.raw is not None:
             apply_output(trajectory, result.parsed, result.raw)
             _adopt_map_evidence(scope, ok)

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pydantic import GetCoreSchemaHandler
+
+from agents import reductions
 from agents.common import (
     InputProblemError,
     add_step,
@@ -27,6 +30,7 @@ from agents.evidence import ParseContext, apply_output
 from agents.prompts.base import Prompt
 from agents.prompts.reader import OUTPUTS
 from agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
+from agents.reductions import cap_source
 from agents.state import PageKey
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Status, Trajectory
@@ -78,6 +82,40 @@ class ItemContext:
     others: tuple[Document, ...] = ()
     parse_ctx: ParseContext | None = None
     problem: str | None = None
+
+    def __post_init__(self) -> None:
+        """Accept the JSON form LangGraph's server sends (``ItemContext(**context)`` with
+        ``sample`` and ``ctx`` as JSON, :mod:`agents.item_inputs`): build the live objects and
+        resolve the documents as :meth:`resolve` does."""
+        if isinstance(self.sample, Sample) and isinstance(self.ctx, StrategyContext):
+            return
+        from agents.item_inputs import from_json
+
+        resolved = ItemContext.resolve(*from_json(self.sample, self.ctx))
+        for name in ("sample", "ctx", "primary", "others", "parse_ctx", "problem"):
+            object.__setattr__(self, name, getattr(resolved, name))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        """Validated and described as its JSON form (``{"sample": ..., "ctx": ...}``, see
+        :mod:`agents.item_inputs`); a live instance passes as it is. LangGraph reads the JSON
+        schema for Studio (``get_context_jsonschema``)."""
+        from pydantic_core import core_schema
+
+        from agents.item_inputs import ItemContextJson
+
+        def build(value: ItemContextJson) -> ItemContext:
+            return cls(sample=value.sample, ctx=value.ctx)  # type: ignore[arg-type]
+
+        from_json = core_schema.no_info_after_validator_function(
+            build, handler.generate_schema(ItemContextJson)
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=from_json,
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), from_json]
+            ),
+        )
 
     @classmethod
     def resolve(cls, sample: Sample, ctx: StrategyContext) -> ItemContext:
@@ -133,6 +171,11 @@ class Scope:
         cap = setting(self.params.page_cap, self.ctx, "max_pages")
         return int(cap) if cap is not None else None
 
+    @property
+    def page_cap_source(self) -> str:
+        """How a reduction names the page cap: the parameter or the runner's setting."""
+        return cap_source(self.params.page_cap, "max_pages", "page_cap")
+
     def options(self) -> ContextOptions:
         """How pages are shown to the reader (modality, caps, DPI)."""
         max_images = setting(self.params.max_images, self.ctx, "max_images")
@@ -150,6 +193,11 @@ class Scope:
     ) -> ReaderSpec:
         """How this strategy calls its reader at ``stage`` (fallback mode, token limits)."""
         window = setting(self.params.context_tokens, self.ctx, "context_tokens")
+        source = (
+            "strategy parameter context_tokens"
+            if self.params.context_tokens is not None
+            else "runner.settings.context_tokens"
+        )
         return ReaderSpec(
             output=self.params.output,  # type: ignore[arg-type]
             role=role,
@@ -158,6 +206,7 @@ class Scope:
             temperature=self.params.temperature,
             context_tokens=int(window) if window is not None else None,
             fallback=fallback,
+            context_source=source,
         )
 
     @property
@@ -185,18 +234,23 @@ class Scope:
         """State keys of ``refs`` (the inverse of ``page_refs``)."""
         return [ref.key for ref in refs]
 
-    def cited_refs(self) -> list[PageRef]:
+    def cited_refs(self, *, record: bool = True) -> list[PageRef]:
         """Every page of the cited documents (cross-paper items pass them whole), each cut to
-        the page cap like the primary one; what the cap dropped is recorded in
-        ``trajectory.metadata["cited_page_cap"]`` (document id → pages dropped)."""
+        the page cap like the primary one; what the cap dropped is a ``page_cap`` reduction
+        of that document (``record=False``: the caller records it elsewhere)."""
         cap = self.page_cap
         refs: list[PageRef] = []
         for other in self.others:
             numbers = list(range(1, len(other.pages) + 1))  # no page read
             kept = numbers[: cap or None]
-            if len(kept) < len(numbers):
-                capped = self.trajectory.metadata.setdefault("cited_page_cap", {})
-                capped[other.id] = len(numbers) - len(kept)
+            if record and cap is not None:
+                reductions.page_cap(
+                    self.trajectory,
+                    numbers[len(kept) :],
+                    cap,
+                    doc_id=other.id,
+                    source=self.page_cap_source,
+                )
             refs.extend(PageRef(other, n, show_doc=True) for n in kept)
         return refs
 

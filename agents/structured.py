@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.citations import parse_citations
+from agents.citations import parse_citations, tagged_answers
 from agents.evidence import (
     CitedStatement,
     EvidenceBuilder,
@@ -31,8 +31,9 @@ from agents.evidence import (
     format_citation,
     normalize_answer,
 )
+from agents.reply import AMBIGUOUS, mark_ambiguous
 from agents.tags import canonical_text
-from scanrag.parsing import as_text, first_object, parse_verdict
+from scanrag.parsing import as_text, first_object, json_values, parse_verdict
 from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
 from scanrag.tasks import task_names, task_spec_or_default
 
@@ -344,11 +345,30 @@ def parse_structured(text: str, context: ParseContext | None = None) -> ParsedOu
         fallback = parse_citations(text, context, allow_bare=False)
         fallback.notes["json_missing"] = True
         fallback.parser = f"{PARSER}->citations"
-        if fallback.answer is None and not fallback.citations and _prose(text):
+        ambiguous = AMBIGUOUS in fallback.notes
+        if fallback.answer is None and not fallback.citations and _prose(text) and not ambiguous:
             fallback.answer = normalize_answer(text)
             fallback.notes["answer_source"] = "bare_text"
         return fallback
     parsed = from_data(data, context)
     if repaired:
         parsed.notes["json_repaired"] = True
-    return parsed
+    return mark_ambiguous(parsed, _final_answers(text, parsed))
+
+
+def _final_answers(text: str, parsed: ParsedOutput) -> list[str | None]:
+    """Every final answer a JSON reply states: the ``answer`` of each JSON object in it and
+    each ``<answer>`` tag (inside an answer string too, where one tag is unwrapped)."""
+    answers = _unwrapped(parsed.answer)
+    if len(answers) == 1:  # {"answer": "<answer>3</answer>"}: the tag's content
+        parsed.answer = answers[0]
+    for value in json_values(text):
+        if isinstance(value, dict) and value.get("answer") is not None:
+            answers += _unwrapped(normalize_answer(as_text(value["answer"], list_sep=", ")))
+    return answers + tagged_answers(text)
+
+
+def _unwrapped(answer: str | None) -> list[str | None]:
+    """The answers inside the answer tags of ``answer``, or ``answer`` itself."""
+    inner = tagged_answers(answer) if answer else []
+    return inner or [answer]

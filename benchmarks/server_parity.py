@@ -41,10 +41,14 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def llama_server(
-    model: str = "smollm2-135m", threads: int | None = None, startup_s: float = 180.0
+    model: str = "smollm2-135m",
+    threads: int | None = None,
+    startup_s: float = 180.0,
+    n_ctx: int | None = None,
 ) -> Iterator[str]:
     """llama-cpp-python's OpenAI server for embedded model ``model`` on a free loopback port;
-    yields its ``api_base`` and stops it on exit. Its model is named ``model`` on the wire."""
+    yields its ``api_base`` and stops it on exit. Its model is named ``model`` on the wire;
+    ``n_ctx`` sets its context window (default: the model's own)."""
     from scanrag.llm.local import _threads
     from scanrag.llm.local_models import get_local_spec
 
@@ -65,7 +69,7 @@ def llama_server(
         "--port",
         str(port),
         "--n_ctx",
-        str(spec.n_ctx),
+        str(n_ctx or spec.n_ctx),
         "--n_threads",
         str(threads or _threads()),
         "--verbose",

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evaluation.base import StatsOptions, default_scorer_names
-from evaluation.judging import JudgeConfig, JudgeContext
+from evaluation.judging import ROLES, JudgeConfig, JudgeContext
 from evaluation.stage import (
     build_scorers,
     latest_rows,
@@ -46,6 +46,28 @@ class EvaluationBackend:
             allow_outside=setup.allow_outside_pdf_dir,
         )
         return JudgeContext(llm=setup.llm, config=config, documents=documents)
+
+    def judge_problems(
+        self, judges: Mapping[str, str], judge_prompts: Mapping[str, str]
+    ) -> list[tuple[str, str]]:
+        """``(config key, message)`` for each judge role no scorer has and each prompt file
+        that cannot be used (unreadable, too large, a role without prompts, unknown fields)."""
+        from evaluation.judge_prompts import PromptFileError, read_prompt_files
+
+        problems = [
+            (
+                f"models.judges.{role}",
+                f"unknown judge role {role!r}; known roles: {', '.join(ROLES)}",
+            )
+            for role in judges
+            if role != "default" and role not in ROLES
+        ]
+        for role, path in judge_prompts.items():
+            try:
+                read_prompt_files({role: path})
+            except PromptFileError as exc:
+                problems.append((f"scoring.judge_prompts.{role}", str(exc)))
+        return problems
 
     def pending(
         self,

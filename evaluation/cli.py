@@ -27,6 +27,8 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
+    from scanrag.commands.run import positive_int
+
     parser = subparsers.add_parser(
         "score",
         help="score a run's trajectories (only what is not scored yet)",
@@ -54,7 +56,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
     parser.add_argument(
-        "--concurrency", type=int, help="items scored at once (default: the run's, else 8)"
+        "--concurrency",
+        type=positive_int,
+        help="items scored at once (default: the run's, else 8)",
     )
     parser.add_argument("--retry-failed", action="store_true", help="re-score failed rows")
     parser.add_argument(
@@ -74,15 +78,16 @@ class ScoreDirResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _llm(cache_dir: Path, config: Any = None) -> Any:
-    """The gateway, knowing the model entries (servers, sampling) of the run's config."""
+def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
+    """The gateway, knowing the model entries (servers, sampling) of the run's config;
+    ``origin`` names the run in the replies it caches."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
     endpoints = config.model_entries() if config is not None else {}
-    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints)
+    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints, origin=origin)
 
 
 def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
@@ -126,6 +131,7 @@ def score_dir(
     from scanrag.rundir import RunDir
     from scanrag.runner.manifest import now_iso
     from scanrag.runner.manifest_build import scoring_entry
+    from scanrag.runner.progress import RunProgress
     from scanrag.runner.scoring import ScoreRequest, score_run_dir
     from scanrag.runner.summary import write_summary
 
@@ -153,7 +159,13 @@ def score_dir(
             config,
             request,
             llm=llm,
-            make_llm=lambda: _llm(request.cache_dir or run.path / "cache", config),
+            make_llm=lambda: _llm(
+                request.cache_dir or run.path / "cache", config, origin=run.path.name
+            ),
+            progress=RunProgress(
+                config.runner.progress if config is not None else None,
+                interval_s=config.runner.progress_interval_s if config is not None else 30.0,
+            ),
         )
         manifest = run.manifest()
         if manifest:
@@ -189,8 +201,9 @@ def _fmt(value: float | None) -> str:
 
 def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
-    from rich.console import Console
     from rich.table import Table
+
+    from scanrag.runner.summary import table_console
 
     table = Table(title="scores")
     table.add_column("run key", overflow="fold")
@@ -206,7 +219,7 @@ def print_summary(summary: Any) -> None:
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )
-    Console(width=None if sys.stdout.isatty() else 180).print(table)
+    table_console(table).print(table)
 
 
 def print_official_blocks(run_dir: Path, summary: Any) -> None:
@@ -226,6 +239,7 @@ def print_official_blocks(run_dir: Path, summary: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
+    from scanrag.runner.components import SetupError
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     try:
@@ -243,7 +257,7 @@ def handle(args: argparse.Namespace) -> int:
             n_resamples=args.resamples,
             seed=args.seed,
         )
-    except (RunDirError, UnknownNameError, ValueError) as exc:
+    except (RunDirError, SetupError, UnknownNameError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for line in result.warnings:

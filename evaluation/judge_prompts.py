@@ -24,7 +24,8 @@ The fields each role fills (the names DocScope's files use):
   the file is sent as it is, braces included, as the user turn, and the question and the
   response follow as an assistant turn (as ``eval/extract_answer.py`` sends its prompt file).
 
-A template naming any other field is refused when it is loaded, with the known fields listed.
+A template naming any other field is refused when it is loaded, with the known fields listed;
+so is a file over ``MAX_PROMPT_BYTES`` (256 KiB), before it is read.
 The reply must have the shape the role expects (``{"consistent": ..., "reason": ...}`` for
 answers, ``{"items": [{"id": ..., "label": ..., "reason": ...}]}`` for boxes and facts).
 """
@@ -56,6 +57,9 @@ ROLE_FIELDS: dict[str, tuple[str, ...]] = {
 
 LITERAL_ROLES = frozenset({"extractor"})  # prompt files used as they are, never formatted
 BRACES_HINT = " (write literal braces as {{ and }})"
+# A prompt file is sent with every judge call: DocScope's are a few KB. A larger file is a
+# wrong path (a PDF, a dataset), refused before it is read.
+MAX_PROMPT_BYTES = 256 * 1024
 
 
 class PromptFileError(ValueError):
@@ -114,6 +118,12 @@ def read_prompt_files(
         if base is not None and not path.is_absolute():
             path = base / path
         try:
+            size = path.stat().st_size
+            if size > MAX_PROMPT_BYTES:
+                raise PromptFileError(
+                    f"the prompt file for {role!r} ({path}) holds {size:,} bytes; a prompt file "
+                    f"may hold at most {MAX_PROMPT_BYTES:,}"
+                )
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise PromptFileError(f"cannot read the prompt file for {role!r}: {exc}") from exc

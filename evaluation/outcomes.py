@@ -55,6 +55,12 @@ STATUS_KINDS: dict[str, StatusKind] = {
         StatusKind("retriever_error", True, "retr", "the retriever failed"),
         StatusKind("budget_exhausted", True, "budget", "not run: the budget was spent"),
         StatusKind("internal_error", True, "internal", "a bug or crash in the pipeline"),
+        StatusKind(
+            "degraded",
+            True,
+            "degr",
+            "input reduced below the strategy's promise (runner.on_degraded: fail)",
+        ),
     )
 }
 

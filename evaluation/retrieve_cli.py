@@ -28,6 +28,7 @@ import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,19 @@ def register(subparsers: Any) -> None:
         "NAME.type=TYPE makes NAME an alias of the registered retriever TYPE",
     )
     ev.add_argument("--ocr", choices=("auto", "never", "force"), default="auto")
-    ev.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    ev.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="only the first N questions (indexes still hold every document of the dataset)",
+    )
+    ev.add_argument(
+        "--progress-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="without a terminal, a progress line on stderr this often (default 30)",
+    )
     ev.add_argument(
         "--by",
         default="source",
@@ -115,25 +128,40 @@ def run_eval(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from scanrag.runner.progress import RunProgress
+
     samples = dataset.samples[: args.limit] if args.limit else dataset.samples
+    progress = RunProgress(
+        None, interval_s=args.progress_every if args.progress_every > 0 else None
+    )
     with contextlib.ExitStack() as stack:
         if args.cache_dir is not None:
             store_dir = args.cache_dir / "documents"
         else:  # page files for this evaluation only
             store_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="scanrag-")))
-        documents, failures = _ingest(samples, dataset.pdf_dir, store_dir, args.ocr)
+        # every document of the dataset, whatever --limit selects: index statistics (BM25's
+        # idf, avgdl) must not depend on which questions are asked
+        doc_names = sorted({s.primary_doc for s in dataset.samples})
+        with progress.stage("ingest", len(doc_names)) as stage:
+            documents, failures = _ingest(
+                dataset.samples, dataset.pdf_dir, store_dir, args.ocr, stage.advance
+            )
         for failure in failures:
             print(f"warning: {failure}", file=sys.stderr)
-        result = evaluate_retrievers(
-            samples,
-            documents,
-            names,
-            ks,
-            params=settings,
-            cache_dir=args.cache_dir,
-            dataset=str(args.dataset),
-            group_by=args.by or None,
-        )
+        usable = sum(1 for s in samples if s.primary_doc in documents)
+        with progress.stage("retrieve", usable * len(names)) as stage:
+            result = evaluate_retrievers(
+                samples,
+                documents,
+                names,
+                ks,
+                params=settings,
+                cache_dir=args.cache_dir,
+                dataset=str(args.dataset),
+                group_by=args.by or None,
+                advance=stage.advance,
+                progress=lambda line: print(line, file=sys.stderr, flush=True),
+            )
     payload = result.model_dump(mode="json")
     payload["dropped_rows"] = len(dataset.report.dropped)
     if args.json:
@@ -148,10 +176,14 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _ingest(
-    samples: list[Any], pdf_dir: Path, store_dir: Path, ocr: Any
+    samples: list[Any],
+    pdf_dir: Path,
+    store_dir: Path,
+    ocr: Any,
+    advance: Callable[..., None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Every primary document, its pages in the page store under ``store_dir`` (read on
-    demand, never all held in memory)."""
+    demand, never all held in memory); ``advance`` is called once per document."""
     from scanrag.documents import DocumentStore
 
     names = sorted({s.primary_doc for s in samples})
@@ -162,12 +194,15 @@ def _ingest(
             failures.append(f"{by_path[path]}: {outcome}; its questions are skipped")
         else:
             documents[by_path[path]] = outcome
+        if advance is not None:
+            advance(error=isinstance(outcome, Exception))
     return dict(sorted(documents.items())), failures
 
 
 def _print_table(payload: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from scanrag.runner.summary import table_console
 
     ks = payload["ks"]
     suffix = "/".join(map(str, ks))
@@ -177,7 +212,7 @@ def _print_table(payload: dict[str, Any]) -> None:
     )
     table.add_column("retriever")
     for _, short in _METRICS:
-        table.add_column(f"{short}@{suffix}", justify="right")
+        table.add_column(f"{short}@{suffix}", justify="right", overflow="fold")
     for column in ("build s", "p50 ms", "p95 ms"):
         table.add_column(column, justify="right")
     for name, run in payload["retrievers"].items():
@@ -189,10 +224,10 @@ def _print_table(payload: dict[str, Any]) -> None:
         table.add_row(
             name, *cells, build, f"{run['latency_p50_ms']:.1f}", f"{run['latency_p95_ms']:.1f}"
         )
-    console = Console(width=max(120, 24 + 8 * len(ks) * len(_METRICS)))
-    console.print(table)
-    if payload.get("groups"):
-        console.print(_group_table(payload))
+    tables = [table, *([_group_table(payload)] if payload.get("groups") else [])]
+    console = table_console(*tables)
+    for printed in tables:
+        console.print(printed)
 
 
 def _group_table(payload: dict[str, Any]) -> Any:
@@ -205,7 +240,7 @@ def _group_table(payload: dict[str, Any]) -> Any:
     table.add_column(payload["group_by"])
     table.add_column("n", justify="right")
     for _, short in _METRICS:
-        table.add_column(f"{short}@{suffix}", justify="right")
+        table.add_column(f"{short}@{suffix}", justify="right", overflow="fold")
     for name, run in payload["retrievers"].items():
         for group, figures in run["by_group"].items():
             cells = [

@@ -79,6 +79,7 @@ class AgenticRagStrategy(GraphStrategy):
 
     name: ClassVar[str] = "agentic_rag"
     param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, AgentParams)
+    promise: ClassVar[str] = "every page it decides to read, whole, and all of its notes"
 
     def __init__(
         self,

@@ -31,6 +31,7 @@ from agents.baseline import prepare
 from agents.common import new_trajectory
 from agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
 from agents.prompts.reader import reader_prompt
+from agents.reductions import DegradedInputError
 from agents.scope import ItemContext, ReaderParams, Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ModelError
@@ -156,6 +157,8 @@ class GraphStrategy:
     name: ClassVar[str] = "graph"
     forwards_kwargs: ClassVar[bool] = True
     param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams,)
+    promise: ClassVar[str] = "the pages it chooses, whole"
+    page_capped: ClassVar[bool] = False  # reads the primary document up to the page cap
 
     def __init__(
         self,
@@ -204,8 +207,35 @@ class GraphStrategy:
         }
 
     def describe(self) -> dict[str, Any]:
-        """Name, parameters and prompt hashes (what a run key is derived from)."""
-        return {"name": self.name, "params": self.params(), "prompt_hashes": self.prompt_hashes()}
+        """Name, parameters and prompt hashes (what a run key is derived from), and what the
+        strategy promises to give its reader."""
+        return {
+            "name": self.name,
+            "params": self.params(),
+            "prompt_hashes": self.prompt_hashes(),
+            "promise": self.promise,
+        }
+
+    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+        """The caps this strategy's input is read under, with the runner's ``settings``
+        (``pages``: the page cap when it bounds what is read; ``chars_per_page``;
+        ``images`` for image modalities)."""
+        reader = self.reader
+        out: dict[str, int] = {}
+        pages = reader.page_cap if reader.page_cap is not None else settings.get("max_pages")
+        if self.page_capped and pages:
+            out["pages"] = int(pages)
+        chars = reader.max_chars_per_page or settings.get("max_chars_per_page")
+        if chars:
+            out["chars_per_page"] = int(chars)
+        images = reader.max_images or settings.get("max_images")
+        if reader.modality != "text" and images:
+            out["images"] = int(images)
+        return out
+
+    def cap_label(self, settings: Mapping[str, Any]) -> str:
+        """The caps as a table label shows them: ``≤60p ≤2000c/p ≤8img``."""
+        return cap_label(self.caps(settings))
 
     # -- the graph ---------------------------------------------------------------------------
 
@@ -246,8 +276,19 @@ class GraphStrategy:
         return Trajectory.model_validate(final["trajectory"])
 
 
+CAP_UNITS = {"pages": "p", "chars_per_page": "c/p", "images": "img", "windows": "w"}
+
+
+def cap_label(caps: Mapping[str, int]) -> str:
+    """``≤60p ≤2000c/p``: caps in table form (empty without any)."""
+    return " ".join(f"≤{n}{CAP_UNITS.get(name, name)}" for name, n in caps.items())
+
+
 def _record_failure(trajectory: Trajectory, exc: BaseException) -> None:
-    if isinstance(exc, ModelError):
+    if isinstance(exc, DegradedInputError):  # runner.on_degraded: fail
+        if trajectory.status != Status.DEGRADED:
+            trajectory.fail(Status.DEGRADED, str(exc))
+    elif isinstance(exc, ModelError):
         trajectory.fail(Status.MODEL_ERROR, str(exc))
     else:
         trajectory.fail(Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")

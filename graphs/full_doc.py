@@ -16,6 +16,8 @@ class FullDocStrategy(GraphStrategy):
     """Reads every page of the primary document (up to ``page_cap``) and the cited ones."""
 
     name: ClassVar[str] = "full_doc"
+    promise: ClassVar[str] = "every page of the document (and of the cited ones), whole"
+    page_capped: ClassVar[bool] = True
 
     def build(self) -> Builder:
         """prepare → select → read."""

@@ -20,6 +20,7 @@ class OraclePagesStrategy(GraphStrategy):
 
     name: ClassVar[str] = "oracle_pages"
     level: ClassVar[baseline.OracleLevel] = "pages"
+    promise: ClassVar[str] = "the gold evidence pages, whole (and the injected gold evidence)"
 
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the oracle sections this level injects."""

@@ -9,7 +9,7 @@ reduce node folds them into the item's trajectory in window order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
@@ -61,6 +61,7 @@ class ScanStrategy(GraphStrategy):
 
     name: ClassVar[str] = "scan"
     param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, scan.ScanParams)
+    promise: ClassVar[str] = "every window of the document, each whole, and all their notes"
 
     def __init__(
         self,
@@ -90,6 +91,13 @@ class ScanStrategy(GraphStrategy):
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the map prompt's."""
         return {**super().prompt_hashes(), "map": map_prompt(self.reader.output, "qa").hash}
+
+    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+        """The reader's caps and ``max_windows``."""
+        out = super().caps(settings)
+        if self.scan.max_windows is not None:
+            out["windows"] = self.scan.max_windows
+        return out
 
     def build(self) -> Builder:
         """prepare → map × windows → reduce."""

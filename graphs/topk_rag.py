@@ -8,7 +8,7 @@ drops the worst-ranked pages first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
@@ -37,6 +37,7 @@ class TopKRagStrategy(GraphStrategy):
 
     name: ClassVar[str] = "topk_rag"
     param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, TopKParams)
+    promise: ClassVar[str] = "the k best-ranked pages, whole"
 
     def __init__(self, *, k: int = 5, order: str = "rank", **reader: Any) -> None:
         super().__init__(**reader)
@@ -47,6 +48,16 @@ class TopKRagStrategy(GraphStrategy):
     def params(self) -> dict[str, Any]:
         """``k``, ``order`` and the reader parameters."""
         return {"k": self.k, "order": self.order, **super().params()}
+
+    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+        """The page cap counts when it is below ``k``."""
+        out = super().caps(settings)
+        cap = (
+            self.reader.page_cap if self.reader.page_cap is not None else settings.get("max_pages")
+        )
+        if cap and int(cap) < self.k:
+            out = {"pages": int(cap), **out}
+        return out
 
     def build(self) -> Builder:
         """prepare → retrieve → read."""

@@ -121,6 +121,14 @@ class ScoringBackend(Protocol):
 
     def judge_context(self, setup: JudgeSetup) -> Any: ...
 
+    def judge_problems(
+        self, judges: Mapping[str, str], judge_prompts: Mapping[str, str]
+    ) -> list[tuple[str, str]]:
+        """``(config key, message)`` for each judge role (``models.judges``) or prompt file
+        (``scoring.judge_prompts``, role → path) that scoring could not use; checked before a
+        run starts (a backend without this method skips the check)."""
+        ...
+
     def pending(
         self,
         trajectories: Sequence[Trajectory],

@@ -8,12 +8,20 @@ A value is a secret when
   recorded command line, a YAML or JSON document, a log line) or an HTTP header line; or
 * it is the value of an environment variable named like a secret (taken when the scrubber is
   built); or
+* it was registered as a secret (:func:`register_secret`): whatever its variable is called,
+  the key of every model entry's ``api_key_env`` and every header value it expands, each
+  value the config or a ``--set`` puts under a secret-named key, registered when the config
+  is loaded and whenever the gateway resolves a key (values under 8 characters, such as the
+  ``EMPTY`` placeholder of local servers, are not masked by value: they would rewrite
+  ordinary words); or
 * it is shaped like a provider key (``sk-…``, ``sk-ant-…``, ``AIza…``, ``hf_…``, ``ghp_…``,
   ``xoxb-…``), a bearer token (``Bearer abc…``) or the credentials of a URL
   (``https://user:password@host``).
 
 Each is replaced by ``***``. The run folder (config, manifest, summary, logs), the console,
-the report and the response cache's stored replies all go through :func:`scrubber`.
+the report and the response cache's stored replies all go through :func:`scrubber`; the
+``scanrag`` command also wraps stdout and stderr (logging and what libraries print included:
+:class:`ScrubbedStream`), masking the values it knows and secret-shaped ones.
 """
 
 from __future__ import annotations
@@ -21,8 +29,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 MASK = "***"
 
@@ -82,22 +90,84 @@ def _env_secrets(env: Mapping[str, str]) -> frozenset[str]:
     return frozenset(v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_SECRET_LEN)
 
 
+# Values known to be secrets whatever holds them (insertion-ordered set), process-wide.
+_REGISTERED: dict[str, None] = {}
+_GENERATION = [0]  # bumped whenever the registered values change
+
+
+def register_secret(value: Any) -> bool:
+    """Mask ``value`` wherever it appears from now on, in every scrubber of this process;
+    ``False`` (not registered) for a non-string, a ``${VAR}`` reference, the mask itself or a
+    value under 8 characters."""
+    if not isinstance(value, str) or len(value) < _MIN_SECRET_LEN or MASK in value:
+        return False
+    if _ENV_REFERENCE.fullmatch(value):
+        return False
+    if value not in _REGISTERED:
+        _REGISTERED[value] = None
+        _GENERATION[0] += 1
+    return True
+
+
+def register_secrets(values: Iterable[Any]) -> None:
+    for value in values:
+        register_secret(value)
+
+
+def register_secret_values(data: Any, *, under_secret: bool = False) -> None:
+    """Register every string in nested ``data`` that sits under a secret-named key (a config,
+    a ``--set`` value): a server that echoes it later is masked too."""
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            register_secret_values(value, under_secret=under_secret or is_secret_name(str(key)))
+    elif isinstance(data, list | tuple):
+        for value in data:
+            register_secret_values(value, under_secret=under_secret)
+    elif under_secret:
+        register_secret(data)
+
+
+def registered_secrets() -> frozenset[str]:
+    return frozenset(_REGISTERED)
+
+
+def forget_registered_secrets() -> None:
+    """Drop every registered value (tests)."""
+    _REGISTERED.clear()
+    _GENERATION[0] += 1
+
+
 class Scrubber:
-    """Masks secrets in text and in nested data (see the module docstring for the rule)."""
+    """Masks secrets in text and in nested data (see the module docstring for the rule).
+    Registered values (:func:`register_secret`) are masked by every scrubber, also by one
+    built before they were registered."""
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         self.env_values = _env_secrets(env)
+        self._generation = -1
         self._values = sorted(self.env_values, key=len, reverse=True)
 
+    def _all_values(self) -> list[str]:
+        if self._generation != _GENERATION[0]:
+            self._generation = _GENERATION[0]
+            found = self.env_values | frozenset(_REGISTERED)
+            self._values = sorted(found, key=len, reverse=True)
+        return self._values
+
     def text(self, text: str) -> str:
-        for value in self._values:
+        return _mask_pairs(self.values(text))
+
+    def values(self, text: str) -> str:
+        """``text`` with known secret values and secret-shaped values masked (not the
+        ``name=value`` pairs: for free text such as a usage line, ``NAME.KEY=VALUE``)."""
+        for value in self._all_values():
             if value in text:
                 text = text.replace(value, MASK)
         for literals, pattern in _SECRET_VALUES:
             if any(literal in text for literal in literals):
                 text = pattern.sub(MASK, text)
-        return _mask_pairs(text)
+        return text
 
     def data(self, value: Any) -> Any:
         if isinstance(value, Mapping):
@@ -183,3 +253,20 @@ def scrub_text(text: str) -> str:
 
 def scrub_data(value: Any) -> Any:
     return scrubber().data(value)
+
+
+class ScrubbedStream:
+    """A text stream (stdout, stderr) whose every ``write`` has the secret values the process
+    knows (registered, from the environment, secret-shaped) masked; anything else is the
+    wrapped stream's. Messages meant for the console already went through the whole rule
+    (``runner.progress``); this catches what libraries print, a server's error echoed."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(scrubber().values(text) if text else text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)

@@ -18,6 +18,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+@pytest.fixture(autouse=True)
+def _registered_secrets_forgotten() -> Any:
+    """Values registered with the scrubber (keys a test's config reads) stay in their test."""
+    yield
+    from scanrag.scrub import forget_registered_secrets
+
+    forget_registered_secrets()
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():

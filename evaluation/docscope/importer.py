@@ -279,6 +279,22 @@ def _num_pages(path: Path) -> int | None:
         return None
 
 
+def _refuse_empty(infer: Path, lines: InferFile, profile: str) -> None:
+    """Refuse a file with nothing to import (no JSON object; under the paper profile, none
+    with a ``question_id``) before any folder is made."""
+    if profile == OFFICIAL_NAME:
+        usable, bad = lines.records, lines.bad
+    else:
+        usable = [(n, r) for n, r in lines.records if r.get("question_id")]
+        bad = sorted([*lines.bad, *(n for n, r in lines.records if not r.get("question_id"))])
+    if usable:
+        return
+    shown = ", ".join(str(n) for n in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    what = "JSON objects" if profile == OFFICIAL_NAME else "JSON objects with a question_id"
+    detail = f"; lines {shown} are not {what}" if bad else ""
+    raise InferImportError(f"{infer} holds no inference record{detail}; nothing to import")
+
+
 def _paper_items(
     infer: Path, samples: Mapping[str, Sample], report: ImportReport
 ) -> list[tuple[dict[str, Any], Sample | None]]:
@@ -311,11 +327,20 @@ def import_infer(
     if profile not in PROFILES:
         raise InferImportError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     if not infer.is_file():
-        raise InferImportError(f"{infer} not found")
+        raise InferImportError(
+            f"{infer} not found" if not infer.exists() else f"{infer} is not a file"
+        )
+    if out.exists() and not out.is_dir():
+        raise InferImportError(f"--out {out} is a file; give a folder for the new run")
     if (out / "trajectories.jsonl").exists():
         raise InferImportError(
             f"{out} already holds a run (trajectories.jsonl); choose another --out"
         )
+    try:
+        lines = read_lines(infer)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InferImportError(f"cannot read {infer}: {exc}") from exc
+    _refuse_empty(infer, lines, profile)
     options: dict[str, Any] = {"validate": False, "split": split}
     if bbox_units is not None:
         options["bbox_units"] = bbox_units
@@ -326,7 +351,6 @@ def import_infer(
     except (DatasetError, TypeError, ValueError) as exc:
         raise InferImportError(f"cannot load the benchmark: {exc}") from exc
     samples = {s.id: s for s in dataset.samples}
-    lines = read_lines(infer)
     report = ImportReport(out_dir=out, profile=profile, json_lines=lines.json_lines)
     report.dropped_benchmark_rows = [f"{d.id or d.row}: {d.reason}" for d in dataset.report.dropped]
     items: list[tuple[dict[str, Any], Sample | None]]
@@ -338,6 +362,12 @@ def import_infer(
     else:
         items = _paper_items(infer, samples, report)
     report.records = len(items)
+    if profile != OFFICIAL_NAME and not any(sample is not None for _, sample in items):
+        raise InferImportError(
+            f"none of the {len(items)} records of {infer} names a question of {benchmark} "
+            f"(first: {items[0][0].get('question_id')!r}); is it the benchmark the inference "
+            "ran on?"
+        )
     pages_of: dict[str, int | None] = {}
     trajectories = []
     for record, sample in items:

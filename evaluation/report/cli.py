@@ -22,7 +22,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--baseline",
         metavar="NAME",
-        help="grid cell (run key, label or strategy) to test against (default: the first)",
+        help="grid cell (run key, label or strategy) to test against "
+        "(default: the config's first cell)",
     )
     parser.add_argument(
         "--resamples", type=int, default=1000, help="paired bootstrap resamples (0: no tests)"
@@ -43,10 +44,12 @@ def handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from evaluation.report import ReportError, ReportOptions, build_report
+    from evaluation.report.data import check_out_folder
 
     run_dirs = [Path(p) for p in args.run_dirs]
     out = Path(args.out) if args.out else default_out(run_dirs)
     try:
+        check_out_folder(out)
         options = ReportOptions(
             n_resamples=args.resamples,
             max_questions=args.max_questions,

@@ -166,8 +166,30 @@ def load_run(path: str | Path) -> RunData:
     return run
 
 
+def check_distinct(paths: list[Path]) -> None:
+    """Refuse one run folder given twice (its rows would count twice), however spelled."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        key = path.resolve()
+        if key in seen:
+            spelled = "" if seen[key] == path else f" (as {seen[key]} and {path})"
+            raise ReportError(
+                f"run folder {key} is given twice{spelled}; give each run folder once"
+            )
+        seen[key] = path
+
+
+def check_out_folder(path: Path, option: str = "--out") -> Path:
+    """``path`` when it can be the output folder: missing (it is created) or a folder."""
+    if path.exists() and not path.is_dir():
+        raise ReportError(f"{option} {path} is a file; give a folder to write into")
+    return path
+
+
 def load_runs(paths: list[Path]) -> list[RunData]:
-    """Read several runs; labels get a ``<run name>/`` prefix where run keys collide."""
+    """Read several runs (each folder once); labels get a ``<run name>/`` prefix where run
+    keys collide."""
+    check_distinct(paths)
     runs = [load_run(p) for p in paths]
     names = [r.name for r in runs]
     for run in runs:
@@ -205,3 +227,15 @@ def find_group(groups: list[Group], name: str) -> Group:
                 return group
     known = ", ".join(g.label for g in groups)
     raise ReportError(f"no grid cell named {name!r} to use as baseline; known: {known}")
+
+
+def default_baseline(groups: list[Group]) -> Group:
+    """The baseline when none is named: the config's first grid cell (the first run's
+    manifest lists its cells in the config's order), else the first group."""
+    for group in groups:
+        for cell in group.run.manifest.get("cells") or []:
+            if isinstance(cell, dict) and cell.get("run_key"):
+                found = [g for g in groups if g.run is group.run and g.key == cell["run_key"]]
+                return found[0] if found else groups[0]
+        break
+    return groups[0]

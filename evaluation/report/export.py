@@ -9,9 +9,15 @@ per (item, cell, scorer, metric):
 ``sample_id``       the item; ``dataset`` is the item's own dataset
 ``task``            its task type; ``doc_id`` its primary document
 ``doc_type`` …      the breakdown fields: ``doc_type``, ``evidence_sources`` (``|``-joined),
-                    ``answer_format``, ``evidence_pages`` (count), ``answerable``
+                    ``answer_format``, ``n_evidence_pages`` (how many gold pages; the
+                    dataset's ``evidence_pages`` is the page list), ``answerable``
 ``item_status``     the trajectory's status (``ok`` or an error kind)
 ``outcome``         correct / wrong / unanswered / error / unscored (:mod:`evaluation.outcomes`)
+``degraded``        1 when the item's input was reduced below its strategy's promise;
+                    ``gold_pages_dropped`` the gold pages those reductions never showed
+                    (``|``-joined); ``reductions`` their kinds (``page_cap|context``)
+``decided_by``      the scorer whose ``correct`` gave the outcome (``report.decider``)
+``replayed_calls``  model calls of the item answered from the response cache
 ``scorer``          the scorer, or ``trajectory`` for the item's own usage and time
                     (``usd``, ``prompt_tokens``, ``completion_tokens``, ``calls``, ``wall_s``,
                     ``model_s``, ``wait_s``)
@@ -24,6 +30,7 @@ per (item, cell, scorer, metric):
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +38,7 @@ from typing import Any, Literal
 from evaluation.outcomes import Outcome
 from evaluation.report.breakdown import breakdown_fields
 from evaluation.report.cells import describe_cell, union_columns
+from evaluation.report.conditions import decisions, is_degraded
 from evaluation.report.data import Group
 from evaluation.report.measures import item_seconds, outcomes
 from scanrag.schemas import Sample, Trajectory
@@ -44,10 +52,15 @@ ITEM_COLUMNS = (
     "doc_type",
     "evidence_sources",
     "answer_format",
-    "evidence_pages",
+    "n_evidence_pages",
     "answerable",
     "item_status",
     "outcome",
+    "degraded",
+    "gold_pages_dropped",
+    "reductions",
+    "decided_by",
+    "replayed_calls",
 )
 LONG_FIRST = ("run", "cell", "run_key", "dataset", "strategy", "retriever")
 LONG_LAST = ("scorer", "row_status", "metric", "value")
@@ -61,7 +74,12 @@ def parquet_available() -> bool:
     return True
 
 
-def _item(sample: Sample | None, traj: Trajectory | None, outcome: Outcome | None) -> dict:
+def _item(
+    sample: Sample | None,
+    traj: Trajectory | None,
+    outcome: Outcome | None,
+    decided_by: str | None = None,
+) -> dict:
     fields = breakdown_fields(sample) if sample is not None else {}
     dataset = traj.metadata.get("dataset") if traj is not None else None
     return {
@@ -71,10 +89,24 @@ def _item(sample: Sample | None, traj: Trajectory | None, outcome: Outcome | Non
         "doc_type": fields.get("doc_type"),
         "evidence_sources": "|".join(fields.get("evidence_sources") or []) or None,
         "answer_format": fields.get("answer_format"),
-        "evidence_pages": fields.get("evidence_pages"),
+        "n_evidence_pages": fields.get("evidence_pages"),
         "answerable": sample.answerable if sample is not None else None,
         "item_status": str(traj.status) if traj is not None else None,
         "outcome": outcome.value if outcome is not None else None,
+        **_conditions(traj),
+        "decided_by": decided_by,
+    }
+
+
+def _conditions(traj: Trajectory | None) -> dict[str, Any]:
+    if traj is None:
+        return {"degraded": None, "gold_pages_dropped": None, "reductions": None}
+    kinds = dict.fromkeys(r.kind for r in traj.reductions)
+    return {
+        "degraded": int(is_degraded(traj)),
+        "gold_pages_dropped": "|".join(map(str, traj.gold_pages_dropped)) or None,
+        "reductions": "|".join(kinds) or None,
+        "replayed_calls": traj.replayed_calls,
     }
 
 
@@ -96,13 +128,19 @@ def trajectory_metrics(traj: Trajectory) -> dict[str, float | None]:
 def _group_records(group: Group) -> Iterator[dict[str, Any]]:
     cell = describe_cell(group)
     by_item = outcomes(group)
+    decided = decisions(group)
     ids = set(group.trajectories) | {sid for rows in group.rows.values() for sid in rows}
     for sid in sorted(ids):
         traj = group.trajectories.get(sid)
         base = {
             **cell,
             "sample_id": sid,
-            **_item(group.run.samples.get(sid), traj, by_item.get(sid)),
+            **_item(
+                group.run.samples.get(sid),
+                traj,
+                by_item.get(sid),
+                decided[sid].scorer if sid in decided else None,
+            ),
         }
         if traj is not None:
             status = str(traj.status)
@@ -165,9 +203,30 @@ def write_table(
     data = {c: _uniform([r.get(c) for r in clean]) for c in columns}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.table(data), tmp)
+    pq.write_table(_with_pandas_types(pa.table(data)), tmp)
     tmp.replace(path)
     return path
+
+
+def _with_pandas_types(table: Any) -> Any:
+    """``table`` with pandas metadata that names the nullable ``Int64`` / ``boolean`` dtypes
+    for integer and boolean columns with empty cells, so ``pd.read_parquet`` keeps
+    ``param.k`` an integer where some cells lack it (pyarrow alone reads such a column as
+    floats); the file's own column types are integers either way."""
+    import pyarrow as pa
+
+    if importlib.util.find_spec("pandas") is None:
+        return table
+    nullable = {pa.int64(): "Int64", pa.bool_(): "boolean"}
+    gaps = {
+        field.name: nullable[field.type]
+        for field, column in zip(table.schema, table.columns, strict=True)
+        if field.type in nullable and column.null_count
+    }
+    if not gaps:
+        return table
+    frame = table.to_pandas().astype(gaps)
+    return pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
 
 
 def _uniform(values: list[Any]) -> list[Any]:
@@ -190,7 +249,13 @@ def export_runs(
     """Write the long table and the wide comparison of ``run_dirs`` into ``out_dir``
     (default: the run's ``exports/`` folder for one run, ``./exports`` for several); returns
     the files written. Raises :class:`ValueError` for parquet without pyarrow."""
-    from evaluation.report.data import all_groups, find_group, load_runs
+    from evaluation.report.data import (
+        all_groups,
+        check_out_folder,
+        default_baseline,
+        find_group,
+        load_runs,
+    )
     from evaluation.report.table import build_table, wide_columns, wide_rows
     from scanrag.rundir import RunDir
 
@@ -201,9 +266,9 @@ def export_runs(
     paths = [Path(p) for p in run_dirs]
     runs = load_runs(paths)
     groups = all_groups(runs)
-    base = find_group(groups, baseline) if baseline else groups[0]
+    base = find_group(groups, baseline) if baseline else default_baseline(groups)
     default = RunDir(paths[0]).file(RunDir.EXPORTS) if len(paths) == 1 else Path(RunDir.EXPORTS)
-    out = Path(out_dir) if out_dir is not None else default
+    out = check_out_folder(Path(out_dir) if out_dir is not None else default)
     long = long_records(groups)
     table = build_table(groups, base, n_resamples=n_resamples, seed=seed)
     wide = wide_rows(table)

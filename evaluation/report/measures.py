@@ -133,8 +133,14 @@ def metric_label(groups: Sequence[Group], name: str) -> str:
 
 
 def accuracy_metric(groups: Sequence[Group]) -> str | None:
-    """The first of :data:`ACCURACY_METRICS` any group has a value for."""
-    for name in ACCURACY_METRICS:
+    """The accuracy the plots use: the decider's own (``<scorer>.accuracy`` of the single
+    scorer ``report.decider`` names), else the first of :data:`ACCURACY_METRICS` any group
+    has a value for."""
+    from evaluation.report.conditions import decider_setting
+    from scanrag.decider import decider_order
+
+    preferred = [f"{s}.accuracy" for g in groups[:1] for s in decider_order(decider_setting(g))]
+    for name in [*preferred, *ACCURACY_METRICS]:
         for group in groups:
             metric = group.metric(name)
             if metric is not None and metric.value is not None:
@@ -150,15 +156,17 @@ def row_group(group: Group) -> Any:
 
 
 def correctness(group: Group) -> dict[str, bool]:
-    """Answer correctness per sample: the answer judge where usable, else the rules."""
-    from evaluation.docscope.completeness import answer_correct
+    """Answer correctness per sample, by the run's decider (``report.decider``; ``auto``:
+    the answer judge where usable, else the rules)."""
+    from evaluation.report.conditions import decisions
 
-    result: dict[str, bool] = answer_correct(row_group(group))
-    return result
+    return {sid: decision.correct for sid, decision in decisions(group).items()}
 
 
 class OutcomeCounts(BaseModel):
-    """Items of one group by outcome, and the errors by kind (trajectory status)."""
+    """Items of one group by outcome, and the errors by kind (trajectory status);
+    ``degraded`` counts the items (of any outcome) whose input was reduced below the
+    strategy's promise."""
 
     correct: int = 0
     wrong: int = 0
@@ -166,6 +174,7 @@ class OutcomeCounts(BaseModel):
     error: int = 0
     unscored: int = 0
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
+    degraded: int = 0
 
 
 def outcomes(group: Group) -> dict[str, Outcome]:
@@ -179,8 +188,11 @@ def outcomes(group: Group) -> dict[str, Outcome]:
 
 def outcome_counts(group: Group, by_item: dict[str, Outcome] | None = None) -> OutcomeCounts:
     by_item = outcomes(group) if by_item is None else by_item
+    from evaluation.report.conditions import is_degraded
+
     counts = OutcomeCounts(
-        errors_by_kind=error_counts(str(t.status) for t in group.trajectories.values())
+        errors_by_kind=error_counts(str(t.status) for t in group.trajectories.values()),
+        degraded=sum(1 for t in group.trajectories.values() if is_degraded(t)),
     )
     for outcome in by_item.values():
         setattr(counts, outcome.value, getattr(counts, outcome.value) + 1)

@@ -37,14 +37,18 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "models": "agent models, judge model per role (and, where recorded, model entries)",
         "render_dpi": "page rendering resolution",
         "page_caps": "the page caps in force",
+        "on_degraded": "record | fail: what a degraded item becomes (runner.on_degraded)",
+        "decider": "the scorer order that decides correct/wrong (report.decider)",
         "budget": "the run's budget",
         "executor": "local or ray",
         "seed": "the runner's seed",
         "cells": "one entry per grid cell: run_key, strategy, label, params (as configured), "
-        "retriever, models (role → model), describe (resolved parameters), prompt_hashes",
+        "retriever, models (role → model), describe (resolved parameters, promise), "
+        "prompt_hashes, caps (pages, chars_per_page, images, windows) and cap_label (≤60p)",
         "scoring": "scorers, their params (profiles, extraction call shapes) and every judge "
         "prompt file with its sha256 (a score session records its own under sessions)",
-        "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors",
+        "datasets": "per dataset: name, source, loader, pdf_dir, report, samples, input_errors, "
+        "corpus_docs (documents the retrievers index)",
         "retrievers": "per retriever alias: type, params and the index's own manifest",
         "documents": "every ingested PDF: path, id, sha256, pages, ocr_pages",
         "sessions": "one entry per session (start, resume) with what it did",
@@ -61,6 +65,9 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "cells": "per grid cell: the keys of summary.json cells below",
         "metrics": "per grid cell: every metric value (<scorer>.<metric>)",
         "headline": "per grid cell: the headline metric values",
+        "headline_scorers": "headline metric → the scorer that produced it",
+        "decider": "setting, order, describe and the judge models of the scorers that decide "
+        "correct/wrong (report.decider)",
         "scoring": "the evaluation summary (Summary below: intervals, n, errors, tables)",
         "usage": "run and score usage per stage, with totals",
         "sessions": "the manifest's sessions",
@@ -76,6 +83,15 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "wait_seconds_per_item": "seconds waiting around model calls per item (queue, cache)",
         "usage": "the cell's total usage",
         "usd_per_item": "USD per item",
+        "label": "the cell's label with the caps its items were read under (full_doc ≤60p)",
+        "caps": "the caps (pages, chars_per_page, images, windows)",
+        "degraded": "items whose input was reduced below the strategy's promise",
+        "gold_pages_dropped": "degraded items whose reductions never showed a gold page",
+        "by_kind": "degraded items per reduction kind (page_cap, context, char_cap ...)",
+        "replays": "calls replayed from the response cache, items with any, and the runs "
+        "they came from (run folder → calls)",
+        "decider": "decided_by (items per deciding scorer) and judge_vs_rules (items both "
+        "scored, disagreements, rate)",
     },
     "datasets.json": {
         "name": "the dataset's name in the config",
@@ -86,6 +102,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "report": "rows read, rows kept, dropped rows with reasons (and loader notes)",
         "sample_ids": "ids of the samples run",
         "input_errors": "sample id → why it cannot run (missing PDF...)",
+        "corpus_docs": "every document the dataset names (retrievers index them all, whatever "
+        "--limit, ids or tasks select)",
     },
 }
 
@@ -271,23 +289,28 @@ def render() -> str:
         "of the wide export below |",
         "| `comparison.json` | the [ComparisonTable](#comparisontable) |",
         "| `items_long.csv` | the long export below |",
-        "| `plots/*.png` | cost_latency, breakdowns, layout, funnel, recall_at_k, "
-        "oracle_ablation |",
+        "| `plots/*.png`, `plots/*.svg` | cost_latency, breakdowns, layout, funnel, "
+        "recall_at_k, oracle_ablation (the page shows the SVG) |",
         "| `q/qNNNN.html`, `img/` | one viewer page per question and its page images |",
         "",
         *model_sections([ComparisonTable], seen),
         "## Exports (`scanrag export RUN_DIR --format csv|parquet`)",
         "",
         "Both tables start with the columns that say what a grid cell is: `run`, `cell`,",
-        "`run_key`, `dataset`, `strategy`, `retriever`, `retriever_type`, `param.<name>` (each",
+        "`run_key`, `dataset`, `strategy`, `retriever` (`none` for a cell without one, so",
+        "`groupby` keeps full_doc and the oracles), `retriever_type`, `param.<name>` (each",
         "strategy parameter the config sets), `retriever.<name>` (the retriever's configured",
-        "parameters), `model.<role>` (and `model.<role>.<key>` for a model entry's settings",
-        "where the manifest records them), `judge.<role>`. Absent values are empty cells.",
+        "parameters), `model.<role>` and `judge.<role>` (each with `.<key>` columns for a",
+        "model entry's settings where the manifest records them: `endpoint`, `sampling.<name>`,",
+        "`output_mode`...). Absent values are empty cells. Integer columns stay integers: in",
+        "Parquet they read back as pandas' nullable `Int64`; with CSV pass",
+        '`dtype_backend="numpy_nullable"` to `pd.read_csv` (the recipe below does).',
         "",
         "`items_long` — one row per item × grid cell × scorer × metric, columns "
         + ", ".join(f"`{c}`" for c in dict.fromkeys([*LONG_FIRST, *ITEM_COLUMNS, *LONG_LAST]))
-        + ". The `trajectory` scorer holds the item's own `usd`, `prompt_tokens`,",
-        "`completion_tokens`, `calls`, `wall_s`, `model_s` and `wait_s`.",
+        + ". `n_evidence_pages` counts the item's gold pages (the dataset's `evidence_pages`",
+        "is the list itself). The `trajectory` scorer holds the item's own `usd`,",
+        "`prompt_tokens`, `completion_tokens`, `calls`, `wall_s`, `model_s` and `wait_s`.",
         "",
         "`comparison` — one row per grid cell: `label`, the cell columns, `baseline` (1 for the",
         "baseline cell), `n_correct`, `n_wrong`, `n_unanswered`, `n_error`, `n_unscored`,",
@@ -335,13 +358,14 @@ metric = summary["scoring"]["groups"][per_cell.index[0]]["metrics"]["answer_rule
 print(metric["value"], metric["low"], metric["high"], metric["n"], metric["errors"])
 
 # The tidy exports: every item × cell × metric, and one row per cell.
-long = pd.read_csv(f"{run}/exports/items_long.csv")
+long = pd.read_csv(f"{run}/exports/items_long.csv", dtype_backend="numpy_nullable")
 acc = long[(long.scorer == "answer_rules") & (long.metric == "correct")]
 print(acc.pivot_table(index="doc_type", columns="cell", values="value", aggfunc="mean"))
 cost = long[(long.scorer == "trajectory") & (long.metric == "usd")]
 print(cost.groupby("model.reader").value.mean())
-wide = pd.read_csv(f"{run}/exports/comparison.csv")
+wide = pd.read_csv(f"{run}/exports/comparison.csv", dtype_backend="numpy_nullable")
 print(wide[["cell", "dataset", "model.reader", "retriever", "n_error"]])
+print(long.groupby(["strategy", "retriever"]).size())  # full_doc and oracles: retriever "none"
 """
 
 

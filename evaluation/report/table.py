@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluation.report.cells import Scalar, describe_cell, union_columns
+from evaluation.report.cells import Scalar, describe_cell, scalar, union_columns
+from evaluation.report.conditions import DEGRADED_MARK, CellConditions, cell_conditions
 from evaluation.report.data import Group
 from evaluation.report.measures import (
     GroupCost,
@@ -58,8 +59,16 @@ class ComparisonRow(BaseModel):
         default_factory=dict, description="What the cell is: dataset, models, retriever..."
     )
     outcomes: OutcomeCounts = Field(default_factory=OutcomeCounts)
+    conditions: CellConditions | None = Field(
+        default=None, description="Caps, degraded items, decider and replays of the cell."
+    )
     cost: GroupCost = Field(default_factory=GroupCost)
     metrics: dict[str, MetricCell] = Field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        """The label with the cell's caps (``full_doc ≤60p``)."""
+        return self.conditions.label if self.conditions is not None else self.label
 
 
 class ComparisonTable(BaseModel):
@@ -107,6 +116,7 @@ def build_table(
             is_baseline=group is baseline,
             cell=describe_cell(group),
             outcomes=outcome_counts(group),
+            conditions=cell_conditions(group),
             cost=group_cost(group),
         )
         for name in metrics:
@@ -149,7 +159,8 @@ def outcome_text(counts: OutcomeCounts) -> str:
     if counts.unscored:
         text += f" {counts.unscored} ·"
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.errors_by_kind.items())
-    return text + (f" ({kinds})" if kinds else "")
+    text += f" ({kinds})" if kinds else ""
+    return text + (f"; {counts.degraded} {DEGRADED_MARK} degraded" if counts.degraded else "")
 
 
 COST_COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -178,9 +189,18 @@ def legend(table: ComparisonTable) -> str:
         f"({table.n_resamples} resamples, same items): * p<0.05, ** p<0.01, *** p<0.001 "
         f"(not tested below {MIN_TEST_ITEMS} shared items). Every metric is over all items, "
         "errors counted as wrong; (N err): N of its items ended in an error. Outcomes: "
-        "✓ correct, ✗ wrong, ∅ unanswered, ⚠ error (by kind), · not scored. model s/q: time in "
-        "model calls; wait s/q: time waiting around them; wall s/q: the whole item."
+        "✓ correct, ✗ wrong, ∅ unanswered, ⚠ error (by kind), · not scored; ◐ degraded: the "
+        "item's input was reduced below what its strategy promises (a cap, the context "
+        "window), whatever its outcome. A label states the caps its items were read under "
+        f"(≤60p: pages, c/p: characters per page, img: page images). ✓/✗ decided by "
+        f"{_deciders(table)}. model s/q: time in model calls; wait s/q: time waiting around "
+        "them; wall s/q: the whole item."
     )
+
+
+def _deciders(table: ComparisonTable) -> str:
+    found = {r.conditions.decider for r in table.rows if r.conditions is not None}
+    return " / ".join(sorted(found)) or "auto (answer, else answer_rules)"
 
 
 def to_markdown(table: ComparisonTable) -> str:
@@ -191,7 +211,7 @@ def to_markdown(table: ComparisonTable) -> str:
         "|" + "|".join("---" for _ in header) + "|",
     ]
     for row in table.rows:
-        name = row.label + (" (baseline)" if row.is_baseline else "")
+        name = row.title + (" (baseline)" if row.is_baseline else "")
         cells = [name.replace("|", "\\|"), outcome_text(row.outcomes)]
         cells += [cell_text(row.metrics.get(m)) for m in table.metrics]
         cells += [cost_text(row.cost, attr, d) for attr, _, d in COST_COLUMNS]
@@ -211,6 +231,7 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
             record[f"n_{name}"] = getattr(row.outcomes, name)
         for kind in kinds:
             record[f"errors.{kind}"] = row.outcomes.errors_by_kind.get(kind, 0)
+        record |= condition_columns(row.conditions)
         for metric in table.metrics:
             cell = row.metrics.get(metric) or MetricCell()
             test = cell.vs_baseline or Comparison()
@@ -226,6 +247,30 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
         record |= {attr: getattr(row.cost, attr) for attr, _, _ in COST_COLUMNS}
         records.append(record)
     return records
+
+
+def condition_columns(c: CellConditions | None) -> dict[str, Any]:
+    """The wide export's columns about what a cell measured under: its label with caps, the
+    caps, degraded items (and those that lost gold pages), the decider and how many items
+    each scorer decided, the judge-vs-rules disagreement, replayed calls and their runs."""
+    if c is None:
+        return {}
+    record: dict[str, Any] = {
+        "cell_label": c.label,
+        "caps": scalar(c.caps) if c.caps else None,
+        "n_degraded": c.degraded,
+        "n_gold_pages_dropped": c.gold_pages_dropped,
+        "decider": c.decider,
+        "judge_models": ", ".join(c.judge_models) or None,
+        "judge_rules_items": c.judge_rules_items,
+        "judge_rules_disagree": c.judge_rules_disagree,
+        "judge_rules_disagreement": c.disagreement_rate,
+        "replayed_calls": c.replayed_calls,
+        "replayed_items": c.replayed_items,
+        "replayed_from": scalar(c.replayed_from) if c.replayed_from else None,
+    }
+    record |= {f"decided_by.{k}": v for k, v in c.decided_by.items()}
+    return record
 
 
 def wide_columns(table: ComparisonTable, records: Sequence[dict[str, Any]]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from evaluation.outcomes import Outcome
 from evaluation.report.breakdown import breakdown_fields
+from evaluation.report.conditions import decision_for, reductions_html, replays_html
 from evaluation.report.data import Group
 from evaluation.report.html import esc, img, outcome_badge, short, table
 from evaluation.report.images import PageImages
@@ -188,7 +189,14 @@ def group_section(
         ("predicted pages", esc(", ".join(map(str, traj.pages)) or "none")),
         ("regions / facts", esc(f"{len(traj.regions)} / {len(traj.facts)}")),
         ("time and cost", esc(_spend(traj))),
+        ("input reductions", reductions_html(traj)),
     ]
+    decision = decision_for(group, sample.id)
+    if decision is not None:
+        facts.append(("✓/✗ decided by", esc(decision.scorer)))
+    replayed = replays_html(traj)
+    if replayed:
+        facts.append(("replayed", replayed))
     warnings = item_warnings(traj)
     if warnings:
         facts.append(("warnings", warnings))
@@ -197,7 +205,8 @@ def group_section(
         f'<section class="group" id="cell-{esc(group.label)}"><h3>{esc(group.label)}</h3>'
         f"<table>{header}</table>"
         + raw_reply(traj)
-        + final_prompt(traj)
+        + final_prompt(traj, sample.gold_pages)
+        + "<h4>Gold and predicted pages</h4>"
         + _images(group, sample, traj, images, qname, max_pages)
         + _sentences(group, sample.id)
         + _scores(group, sample.id)

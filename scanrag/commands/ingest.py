@@ -45,10 +45,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--render", action="store_true", help="render every page to OUT/pages (at 144 dpi)"
     )
+    parser.add_argument(
+        "--progress-every",
+        type=float,
+        default=PROGRESS_EVERY_S,
+        metavar="SECONDS",
+        help="without a terminal, a progress line on stderr this often (default 30)",
+    )
     parser.set_defaults(func=run)
 
 
 DEFAULT_DPI = 144
+PROGRESS_EVERY_S = 30.0
 
 
 def _summary(name: str, pages: int, ocr_pages: int, bad_pages: list[str], seconds: float) -> str:
@@ -66,6 +74,8 @@ def _check(args: argparse.Namespace) -> str | None:
     """The argument error, if any."""
     if args.dpi is not None and args.dpi <= 0:
         return f"--dpi must be positive, got {args.dpi}"
+    if args.progress_every <= 0:
+        return f"--progress-every must be positive, got {args.progress_every}"
     if (args.render or args.dpi is not None) and args.out is None:
         return "rendering pages (--dpi or --render) needs --out"
     return None
@@ -84,38 +94,47 @@ def run(args: argparse.Namespace) -> int:
     render = args.render or args.dpi is not None
     dpi = args.dpi or DEFAULT_DPI
     renderer = PageRenderer(args.out / "pages", dpi=dpi, password=args.password) if render else None
+    from scanrag.runner.progress import RunProgress
+
     failed = 0
-    for path in args.pdfs:
-        start = time.perf_counter()
-        try:
-            document = ingest_pdf(
-                path,
-                ocr=args.ocr,
-                ocr_language=args.ocr_language,
-                tables=args.tables,
-                password=args.password,
-            )
-        except IngestError as exc:
-            failed += 1
-            print(f"{path.name}: FAILED {type(exc).__name__}: {exc}")
-            continue
-        except Exception as exc:  # one file must not stop the batch
-            failed += 1
-            print(f"{path.name}: FAILED cannot read: {type(exc).__name__}: {exc}")
-            continue
-        try:
-            if args.out is not None:
-                save_document(document, args.out / f"{path.name}.json")
-            if renderer is not None:
-                for page in document.pages:
-                    renderer.render(document, page.number)
-        except Exception as exc:
-            failed += 1
-            print(f"{path.name}: FAILED writing output: {type(exc).__name__}: {exc}")
-            continue
-        bad = [f"page {page.number}: {page.error}" for page in document.pages if page.error]
-        seconds = time.perf_counter() - start
-        print(_summary(path.name, document.num_pages, len(document.ocr_pages), bad, seconds))
+    progress = RunProgress(None, interval_s=args.progress_every)
+    with progress.stage("ingest", len(args.pdfs)) as stage:
+        for path in args.pdfs:
+            line = _ingest_one(path, args, renderer, ingest_pdf, save_document, IngestError)
+            ok = not line.startswith(f"{path.name}: FAILED")
+            failed += int(not ok)
+            print(line)
+            stage.advance(error=not ok)
     if failed:
         print(f"{failed} of {len(args.pdfs)} files failed", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _ingest_one(
+    path: Path, args: argparse.Namespace, renderer: Any, ingest: Any, save: Any, error: Any
+) -> str:
+    """Ingest one file (and write its outputs); its summary line, or why it failed."""
+    start = time.perf_counter()
+    try:
+        document = ingest(
+            path,
+            ocr=args.ocr,
+            ocr_language=args.ocr_language,
+            tables=args.tables,
+            password=args.password,
+        )
+    except error as exc:
+        return f"{path.name}: FAILED {type(exc).__name__}: {exc}"
+    except Exception as exc:  # one file must not stop the batch
+        return f"{path.name}: FAILED cannot read: {type(exc).__name__}: {exc}"
+    try:
+        if args.out is not None:
+            save(document, args.out / f"{path.name}.json")
+        if renderer is not None:
+            for page in document.pages:
+                renderer.render(document, page.number)
+    except Exception as exc:
+        return f"{path.name}: FAILED writing output: {type(exc).__name__}: {exc}"
+    bad = [f"page {page.number}: {page.error}" for page in document.pages if page.error]
+    seconds = time.perf_counter() - start
+    return _summary(path.name, document.num_pages, len(document.ocr_pages), bad, seconds)

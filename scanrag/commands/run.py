@@ -17,6 +17,7 @@ COMMON_HELP = """common overrides (each is a shortcut for --set):
   --budget-usd X       runner.budget.usd
   --budget-tokens N    runner.budget.tokens
   --no-budget          runner.budget=null
+  --no-cache           runner.llm.cache=false (every model call is made again, none replayed)
 """
 
 EXIT_HELP = """exit codes:
@@ -25,6 +26,28 @@ EXIT_HELP = """exit codes:
   2  bad config or setup                 3  budget spent   4  disk full   130  interrupted
 the items that are not ok are listed on stderr by status, with the first message of each.
 """
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number ≥ 1 (the error names the flag, not a config key)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -37,16 +60,25 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY.PATH=VALUE",
         help="override one config value (YAML syntax), e.g. runner.budget.usd=2.5; repeatable",
     )
-    parser.add_argument("--limit", type=int, help="at most N samples per dataset")
+    parser.add_argument("--limit", type=positive_int, help="at most N samples per dataset")
     parser.add_argument("--model", help="model for every agent role (e.g. local/smollm2-135m)")
     parser.add_argument("--executor", choices=["local", "ray"])
-    parser.add_argument("--concurrency", type=int, help="items in flight")
-    parser.add_argument("--budget-usd", type=float, help="stop starting items past this spend")
-    parser.add_argument("--budget-tokens", type=int, help="stop starting items past this usage")
+    parser.add_argument("--concurrency", type=positive_int, help="items in flight")
+    parser.add_argument(
+        "--budget-usd", type=positive_float, help="stop starting items past this spend"
+    )
+    parser.add_argument(
+        "--budget-tokens", type=positive_int, help="stop starting items past this usage"
+    )
     parser.add_argument("--no-budget", action="store_true", help="remove the budget")
     parser.add_argument("--runs-dir", help="where run folders are created (default: runs/)")
     parser.add_argument("--cache-dir", help="documents, pages, model responses (shared)")
     parser.add_argument("--no-score", action="store_true", help="skip the scoring stage")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="call every model again instead of replaying replies cached by earlier runs",
+    )
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None)
     progress.add_argument("--no-progress", dest="progress", action="store_false")
@@ -95,7 +127,33 @@ def overrides_from_args(
         out.append("runner.budget=null")
     if getattr(args, "no_score", False):
         out.append("scoring.enabled=false")
+    if getattr(args, "no_cache", False):
+        out.append("runner.llm.cache=false")
+    out += plugin_overrides(args)
     return out
+
+
+def plugin_overrides(args: argparse.Namespace) -> list[str]:
+    """``--plugin`` modules added to the config's ``plugins`` (recorded in the run's config,
+    so Ray workers and a resume import them too); ``.py`` files as absolute paths."""
+    import json
+    from pathlib import Path
+
+    from scanrag.config import read_yaml
+    from scanrag.config.loading import anchor_paths
+    from scanrag.plugins import is_file_plugin
+
+    given = getattr(args, "plugin", None) or []
+    if not given:
+        return []
+    source = Path(args.config or Path(args.resume) / "config.resolved.yaml")
+    try:
+        existing = anchor_paths(read_yaml(source), source.resolve().parent).get("plugins")
+    except Exception:  # the config's own problem, reported when it is loaded
+        existing = None
+    names = [str(Path(p).expanduser().resolve()) if is_file_plugin(p) else p for p in given]
+    known = existing if isinstance(existing, list) else []
+    return [f"plugins={json.dumps(list(dict.fromkeys([*known, *names])))}"]
 
 
 def stop_on_sigterm() -> None:

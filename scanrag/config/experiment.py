@@ -16,6 +16,7 @@ from scanrag.config.sections import (
     DatasetSpec,
     GridSpec,
     ModelsSpec,
+    ReportSpec,
     RetrieverSpec,
     RunnerSpec,
     ScoringSpec,
@@ -64,6 +65,7 @@ class ExperimentConfig(StrictModel):
     grid: GridSpec = Field(default_factory=GridSpec)
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
     scoring: ScoringSpec = Field(default_factory=ScoringSpec)
+    report: ReportSpec = Field(default_factory=ReportSpec)
 
     @field_validator("name")
     @classmethod

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
 from scanrag.llm.endpoints import ModelEntry
-from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry
+from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry, did_you_mean
 from scanrag.tasks import check_task
 
 DEFAULT_MODEL = "local/qwen2.5-0.5b"
@@ -44,7 +44,7 @@ class StrictModel(BaseModel):
             allowed = set(cls.model_fields)
             unknown = sorted(str(k) for k in data if k not in allowed)
             if unknown:
-                keys = ", ".join(repr(k) for k in unknown)
+                keys = ", ".join(f"{k!r}{did_you_mean(k, allowed)}" for k in unknown)
                 raise ValueError(
                     f"unknown key(s) {keys}; allowed keys: {', '.join(sorted(allowed))}"
                 )
@@ -55,8 +55,9 @@ def check_name(registry: Registry[Any], name: str) -> str:
     known = registry.names()
     if name not in known:
         listing = ", ".join(known) if known else "(none registered)"
+        hint = did_you_mean(name, known)
         raise ValueError(
-            f"unknown {registry.kind} {name!r}; known {registry.kind} names: {listing}"
+            f"unknown {registry.kind} {name!r}{hint}; known {registry.kind} names: {listing}"
         )
     return name
 
@@ -281,6 +282,18 @@ class RunnerSpec(StrictModel):
         "Every row reaches the kernel at once, so a killed process loses none.",
     )
     progress: bool | None = Field(default=None, description="None: only on a terminal.")
+    progress_interval_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Without a terminal, a plain progress line this often (done/total, rate, "
+        "ETA, errors so far).",
+    )
+    on_degraded: Literal["record", "fail"] = Field(
+        default="record",
+        description="An item whose input was reduced below its strategy's promise (page cap, "
+        "context window...): 'record' keeps it ok and flags it degraded; 'fail' makes it an "
+        "error (status degraded) without calling the model on the reduced input.",
+    )
     fail_threshold: float | None = Field(
         default=None,
         ge=0,
@@ -305,6 +318,25 @@ class RunnerSpec(StrictModel):
         if bad:
             raise ValueError(f"provider concurrency must be ≥ 1, got {bad}")
         return limits
+
+
+AUTO_DECIDER = "auto"
+
+
+class ReportSpec(StrictModel):
+    """How the report and the summary read the scores."""
+
+    decider: str = Field(
+        default="auto",
+        description="The scorer whose 'correct' decides ✓/✗ and the accuracy headline: auto "
+        "(the answer judge where it scored the item, else answer_rules), or one scorer with a "
+        "'correct' metric (answer, answer_rules, answer_official, mmlongbench ...).",
+    )
+
+    @field_validator("decider")
+    @classmethod
+    def _known_decider(cls, decider: str) -> str:
+        return decider if decider == AUTO_DECIDER else check_name(SCORERS, decider)
 
 
 class ScoringSpec(StrictModel):

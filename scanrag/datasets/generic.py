@@ -228,18 +228,41 @@ def _doc_ids(row: dict[str, Any]) -> list[str]:
         if doc is not None and doc != docs[0]:
             raise RowError(f"doc {doc!r} differs from the first of docs {docs[0]!r}")
         return list(docs)
-    if not isinstance(doc, str) or not doc.strip():
+    if "doc" not in row:
         raise RowError("missing field 'doc' (or 'docs')")
-    return [doc]
+    return [_text_field(row, "doc")]
+
+
+def _kind(value: Any) -> str:
+    """How a wrong value reads in a message: ``null``, ``a list ([1, 2])``..."""
+    if value is None:
+        return "null"
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({shown})"
+
+
+def _text_field(row: dict[str, Any], name: str) -> str:
+    """Field ``name`` of ``row``, a non-empty string, or a :class:`RowError` that says
+    whether it is missing, null, empty or of another type."""
+    if name not in row:
+        raise RowError(f"missing field {name!r}")
+    value = row[name]
+    if not isinstance(value, str):
+        raise RowError(f"field {name!r} must be a non-empty string, got {_kind(value)}")
+    if not value.strip():
+        raise RowError(f"field {name!r} is empty")
+    return value
 
 
 def sample_from_row(row: dict[str, Any]) -> Sample:
     """Turn one generic-format row into a :class:`Sample`; raises :class:`RowError`."""
-    if "id" not in row or row["id"] is None or isinstance(row["id"], (dict, list, bool)):
+    if "id" not in row:
         raise RowError("missing field 'id'")
-    question = row.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise RowError("missing field 'question'")
+    if row["id"] is None or isinstance(row["id"], (dict, list, bool)):
+        raise RowError(f"field 'id' must be a string or a number, got {_kind(row['id'])}")
+    question = _text_field(row, "question")
     answer = None if row.get("answer") is None else as_text(row["answer"])
     answerable = row.get("answerable", True)
     if not isinstance(answerable, bool):

@@ -16,6 +16,11 @@ that row, where Parquet's unit of reading is a row group (many pages, decompress
 It is in the standard library, a writer streams pages in without holding the document, and
 the page text sits in its own column, so index builders read texts without decoding words.
 
+The document row records ``content_crc``, a CRC-32 of the pages computed while they are
+written; ``open_document(..., verify=True)`` (the document cache, on every hit) recomputes it
+and raises :class:`PageChecksumError` for a file edited or damaged since (or older than the
+checksum), which the cache rebuilds from its PDF (:mod:`scanrag.documents.pagecheck`).
+
 :func:`open_document` returns an ordinary :class:`~scanrag.schemas.Document` whose ``pages`` is a
 :class:`PageSequence`: ``len``, indexing, slicing and iteration work as on a list, pages are
 decoded on demand, and a small process-wide LRU (``SCANRAG_PAGE_CACHE`` pages, default 128)
@@ -36,6 +41,7 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import quote
 
+from scanrag.documents.pagecheck import checksum_problem, row_crc, writer_tag
 from scanrag.documents.pages import make_block, new_page
 from scanrag.documents.records import EncodedPage, encode_page, loads
 from scanrag.hashing import TextListHasher
@@ -57,6 +63,10 @@ CREATE TABLE document (format INTEGER NOT NULL, data TEXT NOT NULL);
 
 class PageStoreError(ValueError):
     """A page file that cannot be read (damaged, truncated, another format)."""
+
+
+class PageChecksumError(PageStoreError):
+    """A page file whose pages no longer match the checksum recorded when it was written."""
 
 
 # --------------------------------------------------------------------------- encoding
@@ -96,7 +106,7 @@ class PageWriter:
     def __init__(self, target: str | Path) -> None:
         self.target = Path(target)
         self.target.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.target.with_name(f".{self.target.name}.{os.getpid()}.{id(self)}.tmp")
+        self.tmp = self.target.with_name(f".{self.target.name}.{writer_tag()}.{id(self)}.tmp")
         self.tmp.unlink(missing_ok=True)
         self._conn: sqlite3.Connection | None = sqlite3.connect(self.tmp, isolation_level=None)
         self._conn.execute(f"PRAGMA page_size={_PAGE_SIZE}")
@@ -105,6 +115,7 @@ class PageWriter:
         self._conn.executescript(_SCHEMA)
         self._conn.execute("BEGIN")
         self.count = 0
+        self._crc = 0
 
     def add(self, page: Page | EncodedPage) -> None:
         number, source, text, record = encode_page(page) if isinstance(page, Page) else page
@@ -112,6 +123,7 @@ class PageWriter:
             raise ValueError(f"{self.target.name}: page {number} written after {self.count}")
         assert self._conn is not None, "the writer is closed"
         self._conn.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", (number, source, text, record))
+        self._crc = row_crc(self._crc, number, source, text, record)
         self.count += 1
 
     def add_all(self, pages: Iterable[Page | EncodedPage]) -> None:
@@ -125,7 +137,7 @@ class PageWriter:
         No ``fsync``: a cache entry lost or torn by a power cut is unreadable, which
         :class:`~scanrag.documents.DocumentStore` treats as a miss (it ingests again)."""
         assert self._conn is not None, "the writer is closed"
-        data = {**fields, "num_pages": self.count}
+        data = {**fields, "num_pages": self.count, "content_crc": f"{self._crc:08x}"}
         self._conn.execute("INSERT INTO document VALUES (?, ?)", (FORMAT, json.dumps(data)))
         self._conn.execute("COMMIT")
         self._conn.close()
@@ -249,6 +261,12 @@ class _PageCache:
         with self.lock:
             self.pages.clear()
 
+    def forget(self, path: str) -> None:
+        """Drop the pages of one file (it was replaced)."""
+        with self.lock:
+            for key in [k for k in self.pages if k[0] == path]:
+                del self.pages[key]
+
 
 PAGE_CACHE = _PageCache()
 
@@ -361,14 +379,17 @@ class PageSequence(Sequence[Page]):
         return [source for (source,) in rows]
 
 
-def open_document(path: str | Path, **update: Any) -> Document:
+def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> Document:
     """The document stored in page file ``path``, its pages read on demand. ``update``
     replaces fields (the runner reports the name and path a file was asked for under).
-    Raises ``PageStoreError`` for a file that is not a complete page file."""
+    Raises ``PageStoreError`` for a file that is not a complete page file and, with
+    ``verify``, :class:`PageChecksumError` for one whose pages do not match the checksum
+    recorded when it was written."""
     path = str(Path(path))
     if not os.path.isfile(path):
         raise PageStoreError(f"{path}: no such page file")
     _READERS.forget(path)  # the file may have been replaced since a connection was opened
+    PAGE_CACHE.forget(path)
     rows = _READERS.query(path, "SELECT format, data FROM document")
     if len(rows) != 1 or rows[0][0] != FORMAT:
         raise PageStoreError(f"{path}: not a page file of format {FORMAT}")
@@ -389,6 +410,10 @@ def open_document(path: str | Path, **update: Any) -> Document:
         }
     except (KeyError, TypeError, ValueError) as exc:
         raise PageStoreError(f"{path}: malformed document row ({exc})") from exc
+    if verify:
+        problem = checksum_problem(path, data.get("content_crc"))
+        if problem is not None:
+            raise PageChecksumError(f"{path}: {problem}")
     pages = PageSequence(path, count)
     return Document.model_construct(**{**fields, **update, "pages": pages})
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -21,9 +22,11 @@ from typing import Any
 
 from scanrag.documents.extract import PageOptions
 from scanrag.documents.ingest import gc_paused, read_pdfs
+from scanrag.documents.pagecheck import remove_stale_tmp
 from scanrag.documents.pages import page_from_dict
 from scanrag.documents.pagestore import (
     SUFFIX,
+    PageChecksumError,
     PageStoreError,
     PageWriter,
     open_document,
@@ -32,6 +35,8 @@ from scanrag.documents.pagestore import (
 from scanrag.documents.parallel import warm_pool_for
 from scanrag.hashing import doc_id_from_sha, file_sha256, stable_hash
 from scanrag.schemas import Document
+
+log = logging.getLogger(__name__)
 
 # Bump when extraction or the cache's format changes what a cache entry holds; older entries
 # are then ignored. 2: page files (SQLite) replaced gzip JSON documents.
@@ -122,12 +127,17 @@ class DocumentStore:
 
     def load(self, sha256: str, **options: Any) -> Document | None:
         """The cached document for this content and options, or ``None``. An unreadable cache
-        file counts as a miss."""
+        file counts as a miss, and so does one whose pages do not match their checksum
+        (edited or damaged since it was written), with a warning: it is rebuilt from the
+        PDF."""
         path = self.path_for(sha256, **options)
         if not path.is_file():
             return None
         try:
-            document = open_document(path)
+            document = open_document(path, verify=True)
+        except PageChecksumError as exc:
+            log.warning("document cache: %s; rebuilding it from the PDF", exc)
+            return None
         except PageStoreError:
             return None
         return document if document.sha256 == sha256 else None
@@ -164,6 +174,7 @@ class DocumentStore:
             misses.append(path)
         if not misses:
             return
+        remove_stale_tmp(self.cache_dir)  # left by a killed ingestion
         warm_pool_for(misses)
         pages_options = PageOptions(**options)
         for path, reader in read_pdfs(misses, options=pages_options, password=password, shas=shas):

@@ -3,8 +3,9 @@
 A role (an agent's ``reader``, a judge's ``default`` ...) names a model by a string — a litellm
 model string, ``local/<name>``, ``scripted/<name>`` — or by a :class:`ModelEntry`, which adds
 the server (``api_base``, the *name* of the environment variable holding its key, extra
-headers, timeout, concurrency), sampling (``temperature``, ``top_p``, ``max_tokens``, ``seed``,
-server-specific knobs in ``extra_body``) and how structured output is asked for
+headers, timeout, concurrency, the context window when the server does not report it),
+sampling (``temperature``, ``top_p``, ``max_tokens``, ``seed``, server-specific knobs in
+``extra_body``) and how structured output is asked for
 (``output_mode``). The gateway looks entries up by :attr:`ModelEntry.ref`, the string roles
 carry through the run (``name`` when given, else ``model``).
 
@@ -15,12 +16,15 @@ read from the named variable at call time, and header values may be written ``${
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scanrag.scrub import register_secret, register_secrets
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]
 OUTPUT_MODES: tuple[str, ...] = ("json_schema", "json_object", "prompt")
@@ -105,6 +109,12 @@ class ModelEntry(BaseModel):
     )
     output_mode: OutputMode | None = Field(
         default=None, description="json_schema | json_object | prompt (None: provider default)."
+    )
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="The model's context window in tokens, for servers that do not report it "
+        "(llama-cpp-python's server); prompts are planned to fit it.",
     )
 
     @field_validator("model")
@@ -195,11 +205,27 @@ class ModelEntry(BaseModel):
                 raise EndpointError(
                     f"environment variable {self.api_key_env} (api_key_env) is not set"
                 )
+            register_secret(value)  # masked wherever it appears, whatever the variable's name
             return value
         return "not-needed" if self.api_base is not None else None
 
     def headers(self) -> dict[str, str]:
-        return {k: expand_env(v) for k, v in self.extra_headers.items()}
+        values = {k: expand_env(v) for k, v in self.extra_headers.items()}
+        self.register_secrets()
+        return values
+
+    def register_secrets(self) -> None:
+        """Register with the scrubber what this entry sends that may be secret, as the
+        environment holds it now: the ``api_key_env`` key, every variable a header value
+        reads (``${VAR}``) and the whole value of a secret-named header (unset variables are
+        skipped: calls report them)."""
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            register_secret(os.environ[self.api_key_env])
+        for name, value in self.extra_headers.items():
+            register_secrets(os.environ.get(ref, "") for ref in _ENV_REF.findall(value))
+            if _SECRET_HEADER.search(name):
+                with contextlib.suppress(EndpointError):
+                    register_secret(expand_env(value))
 
     def cache_identity(self) -> dict[str, Any]:
         """What about the server changes an answer: where it is and what the body carries.
@@ -232,6 +258,8 @@ class ModelEntry(BaseModel):
             out["timeout_s"] = self.timeout_s
         if self.max_concurrency is not None:
             out["max_concurrency"] = self.max_concurrency
+        if self.context_window is not None:
+            out["context_window"] = self.context_window
         return out
 
 

@@ -16,6 +16,11 @@ and output mode; the entry's ``timeout_s`` and ``max_concurrency`` bound its cal
 key covers the resolved call (server host and path, model, every sampling parameter), so the
 same prompt to another server or with other sampling is a miss.
 
+Context: :meth:`LLMClient.context_window_of` and :meth:`LLMClient.count_prompt_tokens` tell a
+strategy, before it calls, how large the model's window is and how many tokens a request
+takes (:mod:`scanrag.llm.context`); a window named by a refused call is remembered for the
+model. Cache hits carry ``cached_from``: the run that stored them (``origin``).
+
 Errors: an unknown model or a provider failure (after the retries) raises ``ModelError`` with
 one line naming the model (and server), what went wrong and the limit that ended it (the
 timeout, the retries); a prompt that does not fit raises ``ContextOverflowError``. A server's
@@ -35,6 +40,7 @@ from pathlib import Path
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.cache import ResponseCache
+from scanrag.llm.context import ContextProbe, ContextWindow, TokenCount
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.ledger import CallRecord, UsageLedger
 from scanrag.llm.providers import Provider, provider_for
@@ -136,10 +142,13 @@ class LLMClient:
         cache_scripted: bool = False,
         endpoints: Mapping[str, ModelEntry] | None = None,
         retry_after_max_s: float = 60.0,
+        origin: str | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
-        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.origin = origin
+        self.cache = ResponseCache(cache_dir, origin=origin) if cache_dir is not None else None
+        self.probe = ContextProbe()
         self.max_concurrency = max_concurrency
         self.per_provider = {**DEFAULT_PER_PROVIDER, **(per_provider_concurrency or {})}
         if any(v < 1 for v in self.per_provider.values()):
@@ -170,6 +179,21 @@ class LLMClient:
             update={"model": entry.model, **entry.sampling(), "endpoint": entry}
         )
 
+    def entry_for(self, model: str) -> ModelEntry:
+        """The model entry a role's model string names (a plain entry for a bare string)."""
+        return self.endpoints.get(model) or ModelEntry(model=model)
+
+    async def context_window_of(self, model: str) -> ContextWindow | None:
+        """The context window of ``model`` (a model string or an entry's ref), or ``None``
+        when neither its entry, its server, litellm nor an earlier refusal tells."""
+        if not model.strip():
+            return None
+        return await self.probe.window(self.entry_for(model))
+
+    async def count_prompt_tokens(self, request: ChatRequest) -> TokenCount:
+        """Tokens ``request``'s messages take for its model, counted before any call."""
+        return await self.probe.count(self.entry_for(request.model), request)
+
     async def chat(self, request: ChatRequest) -> ChatResponse:
         if not request.model.strip():
             raise ModelError(request.model, _unknown_model_message(request.model, "empty name"))
@@ -186,6 +210,8 @@ class LLMClient:
         try:
             response, attempts = await self._call_with_retries(provider, call, request.model)
         except ModelError as exc:
+            if isinstance(exc, ContextOverflowError):
+                self.probe.learn(self.entry_for(request.model), str(exc))
             self._record(request, key, phash, Usage(calls=1), started, error=str(exc))
             raise
         response = response.model_copy(update={"prompt_hash": phash})

@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
+from scanrag.llm.causes import chain, network_cause
 from scanrag.llm.types import ContextOverflowError, ModelError
 
 
@@ -113,8 +114,10 @@ def _server_words(exc: BaseException) -> str:
 
 
 def describe(exc: BaseException, model: str | None = None, timeout_s: float | None = None) -> str:
-    """One line about an error: what happened (HTTP status in words, or the timeout and its
-    limit) and the server's own message, without class names repeated by each wrapper."""
+    """One line about an error: what happened — a refused connection, a failed DNS lookup, a
+    timeout and its limit, or the HTTP status in words with the server's own message —
+    without class names repeated by each wrapper. A connection that never reached a server
+    is never reported as an HTTP status (litellm labels it 500)."""
     if _is_timeout(exc):
         limit = timeout_s
         found = _TIMEOUT_TEXT.search(str(exc))
@@ -123,6 +126,9 @@ def describe(exc: BaseException, model: str | None = None, timeout_s: float | No
         return f"timed out after {limit:g} s (timeout_s)" if limit else "timed out"
     if isinstance(exc, ModelError):  # its message, without the model name it starts with
         return exc.message.strip().split("\n", 1)[0] or type(exc).__name__
+    cause = network_cause(exc)
+    if cause is not None:
+        return cause
     text = _server_words(exc)
     if model and text.startswith(f"{model}: "):
         text = text[len(model) + 2 :]
@@ -135,10 +141,16 @@ def describe(exc: BaseException, model: str | None = None, timeout_s: float | No
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError):
-        return True
+    """A timeout anywhere in the chain (litellm's, httpx's, asyncio's)."""
     litellm = sys.modules.get("litellm")
-    return litellm is not None and isinstance(exc, litellm.Timeout)
+    for cause in chain(exc):
+        if isinstance(cause, TimeoutError):
+            return True
+        if litellm is not None and isinstance(cause, litellm.Timeout):
+            return True
+        if type(cause).__name__ in ("ReadTimeout", "ConnectTimeout", "APITimeoutError"):
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------- Retry-After

@@ -10,7 +10,8 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from scanrag.llm.types import ChatRequest, ChatResponse, ModelError
+from scanrag.llm.context import ContextWindow, TokenCount
+from scanrag.llm.types import ChatRequest, ChatResponse, ContextOverflowError, ModelError
 from scanrag.schemas import Usage
 
 Reply = str | Exception | Callable[[ChatRequest], str]
@@ -29,6 +30,10 @@ class ScriptedModel:
     A reply may be a string, an exception instance (raised for that call) or a function of
     the request returning a string. With neither queue nor responder left, a call raises
     ``ModelError`` so a test never hangs or silently gets an empty answer.
+
+    ``context_window`` (tokens, counted as whitespace-separated pieces like its usage) makes
+    it refuse a longer prompt plus ``max_tokens`` as a server would (``ContextOverflowError``),
+    and report that window to the gateway (:mod:`scanrag.llm.context`).
     """
 
     def __init__(
@@ -39,8 +44,10 @@ class ScriptedModel:
         name: str = "scripted/test",
         delay_s: float = 0.0,
         cost_per_token: float = 0.0,
+        context_window: int | None = None,
     ) -> None:
         self.name = name
+        self.context_window = context_window
         self.replies: deque[Reply] = deque(replies)
         self.responder = responder
         self.delay_s = delay_s
@@ -65,8 +72,15 @@ class ScriptedModel:
         self.requests.append(request)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
+        prompt_tokens = self.prompt_tokens(request)
+        window = self.context_window
+        if window is not None and prompt_tokens + request.max_tokens > window:
+            raise ContextOverflowError(
+                request.model,
+                f"prompt of {prompt_tokens} tokens plus max_tokens={request.max_tokens} "
+                f"exceeds the context window of {window} tokens",
+            )
         text = self._next_reply(request)
-        prompt_tokens = sum(_count_tokens(m.text) for m in request.messages)
         completion_tokens = _count_tokens(text)
         usage = Usage(
             calls=1,
@@ -81,6 +95,20 @@ class ScriptedModel:
             prompt_hash=request.prompt_hash,
             finish_reason="stop",
         )
+
+    @staticmethod
+    def prompt_tokens(request: ChatRequest) -> int:
+        """The scripted token count of a request's messages (whitespace-separated pieces)."""
+        return sum(_count_tokens(m.text) for m in request.messages)
+
+    async def context_window_of(self, model: str) -> ContextWindow | None:
+        """The window set at construction (the same for every model name)."""
+        window = self.context_window
+        return None if window is None else ContextWindow(tokens=window, source="scripted model")
+
+    async def count_prompt_tokens(self, request: ChatRequest) -> TokenCount:
+        """The count :meth:`chat` checks against the window (exact for this model)."""
+        return TokenCount(tokens=self.prompt_tokens(request), method="scripted", exact=True)
 
 
 def register_scripted(name: str, model: ScriptedModel) -> ScriptedModel:

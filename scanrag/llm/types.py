@@ -125,6 +125,10 @@ class ChatResponse(BaseModel):
     model: str
     usage: Usage = Field(default_factory=Usage)
     cached: bool = False
+    cached_from: str | None = Field(
+        default=None,
+        description="For a cache hit: the run that stored the reply (when the cache knows).",
+    )
     latency_s: float = Field(
         default=0.0,
         description="Seconds the provider worked on the attempt that succeeded, once the call "

@@ -103,7 +103,7 @@ class JsonlLog:
         if start == 0 or not clean:
             self.index.rebuild(known + fresh)
         else:
-            self.index.extend(fresh)
+            self.index.extend(fresh, start)
         return [digest for _, digest in known + fresh]
 
     # -- writing ---------------------------------------------------------------------------
@@ -136,6 +136,7 @@ class JsonlLog:
                         start,
                         self._size,
                         lambda: row_digest(row if text == plain else json.loads(text)),
+                        data,
                     )
                 now = time.monotonic()
                 if now - self._synced_at >= self.fsync_interval_s:

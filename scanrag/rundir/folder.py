@@ -9,8 +9,9 @@
 ``datasets.json``         per dataset: loader, source, PDF folder, sample ids, load report
 ``trajectories.jsonl``    one row per (grid cell, sample), appended as items finish
 ``scores.jsonl``          one row per (grid cell, sample, scorer), appended as scored
-``*.index.jsonl``         row indexes of those two logs (key, status, usage, end offset):
-                          a resume reads them instead of the logs (``rundir.index``)
+``*.index.jsonl``         row indexes of those two logs (key, status, usage, end offset,
+                          checksum): a resume checks them against the logs' bytes and
+                          reads them instead of parsing the logs (``rundir.index``)
 ``summary.json``          counts, status, usage and metrics, rebuilt from the rows on disk
 ``retrieval.json``        optional ``scanrag retrieve eval --json`` output for the report
 ``indexes/<alias>/``      saved retriever indexes, reused on resume
@@ -94,6 +95,12 @@ class RunDir:
         run = cls(path)
         if not run.path.is_dir():
             raise RunDirError(f"{run.path} is not a directory")
+        marks = (cls.CONFIG, cls.MANIFEST, cls.TRAJECTORIES, cls.SCORES, cls.SUMMARY)
+        if not any(run.file(name).is_file() for name in marks):
+            raise RunDirError(
+                f"{run.path} is not a run folder (none of {', '.join(marks)}); give a folder "
+                "that scanrag run wrote, such as runs/<stamp>_<name>"
+            )
         for name in need:
             if name == cls.CONFIG and not run.file(name).is_file():
                 raise RunDirError(f"{run.path} is not a run directory (no {name})")
@@ -167,9 +174,11 @@ class RunDir:
             return {}
         import yaml
 
+        from scanrag.config.bounded_yaml import load_yaml
+
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+            data = load_yaml(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, yaml.YAMLError) as exc:  # YamlLimitError is a ValueError
             raise RunDirError(f"{path} is not readable YAML: {exc}") from exc
         return data if isinstance(data, dict) else {}
 

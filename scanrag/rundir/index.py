@@ -1,14 +1,17 @@
-"""Row indexes of the append-only logs: what a resume needs, without reading the logs.
+"""Row indexes of the append-only logs: what a resume needs, without parsing the logs.
 
 Beside ``trajectories.jsonl`` and ``scores.jsonl`` the run folder keeps ``*.index.jsonl``: one
-short line per row appended (its key, status and total usage, and ``end``, the byte offset in
-the log where the row ends), after a header line naming the log file it indexes (device and
-inode, so a log replaced by a rewrite is noticed). A resume reads the index and parses only
-the rows written after its last entry (a kill can land between the row and its index line).
-The last indexed row is read back from the log and must match its entry, so an index that
-does not describe this log is noticed too. An index that is missing, torn, damaged or does
-not match its log is rebuilt from the log, once. The index is never needed for correctness:
-the log stays the record, and every fallback is a plain scan of it.
+short line per row appended (its key, status and total usage; ``end``, the byte offset in the
+log where the row ends; ``sum``, a CRC-32 of the row's bytes in the log together with the
+entry's own fields), after a header line naming the log file it indexes (device and inode, so
+a log replaced by a rewrite is noticed). A resume reads the index, checks every entry against
+the log (one pass over the indexed bytes: each row must sit at its offsets and match its
+checksum, which costs a CRC over the bytes, not a JSON parse) and parses only the rows written
+after its last entry (a kill can land between the row and its index line). So a log edited in
+place (a row changed, removed or added), an index edited by hand (a key changed, an entry
+naming an item the log does not hold) or an index of an older version (no checksums) is never
+believed: any mismatch falls back to a plain scan of the log and the index is rebuilt from it,
+once. The index is never needed for correctness: the log stays the record.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -77,40 +81,40 @@ class RowIndex:
         st = os.stat(self.log_path)
         return [st.st_dev, st.st_ino]
 
-    def append(self, fd: int, start: int, end: int, row: Callable[[], Digest]) -> None:
-        """Record the row at bytes ``start..end`` of the log; ``row()`` gives its digest.
-        Best effort and never raises (the row is written already): a failure removes the
-        index, which only costs a later resume a scan. ``fd`` is the open log, for its
-        identity. A log with rows but no index gets none here: the next :meth:`read` falls
-        back and the index is rebuilt then."""
+    def append(self, fd: int, start: int, end: int, row: Callable[[], Digest], data: bytes) -> None:
+        """Record the row ``data`` written at bytes ``start..end`` of the log; ``row()``
+        gives its digest. Best effort and never raises (the row is written already): a
+        failure removes the index, which only costs a later resume a scan. ``fd`` is the
+        open log, for its identity. A log with rows but no index gets none here: the next
+        :meth:`read` falls back and the index is rebuilt then."""
         try:
             if not self.path.is_file():
                 if start != 0:
                     return
                 st = os.fstat(fd)
-                self._write([{"log": [st.st_dev, st.st_ino]}], truncate=True)
-            self._write([{**row(), "end": end}])
+                self._write([_header(st.st_dev, st.st_ino)], truncate=True)
+            self._write([_entry(row(), end, data)])
         except Exception:  # the index is optional; the row is written already
             with contextlib.suppress(OSError):
                 self.path.unlink()
 
-    def _write(self, entries: list[dict[str, Any]], truncate: bool = False) -> None:
-        data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in entries)
+    def _write(self, lines: list[bytes], truncate: bool = False) -> None:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else os.O_APPEND)
         fd = os.open(self.path, flags, 0o644)
         try:
-            os.write(fd, data.encode("utf-8"))
+            os.write(fd, b"".join(lines))
         finally:
             os.close(fd)
 
     def read(self) -> tuple[list[tuple[int, Digest]], int, bool]:
         """``(end, digest)`` of the rows the index holds for the log as it is now, the offset
         where the unindexed rows start (0 when the index is missing or does not match), and
-        whether the whole index file was usable (else it should be rewritten)."""
+        whether the whole index file was usable (else it should be rewritten). Every entry
+        is checked against the log's bytes (offsets and checksum)."""
         if not self.log_path.is_file() or not self.path.is_file():
             return [], 0, False
         size = self.log_path.stat().st_size
-        digests: list[tuple[int, Digest]] = []
+        entries: list[tuple[int, Digest, bytes, int]] = []
         end, clean = 0, True
         try:
             with open(self.path, "rb") as fh:
@@ -122,53 +126,79 @@ class RowIndex:
                     if not isinstance(entry, dict) or not end < entry["end"] <= size:
                         clean = False  # torn, or past the log's end (cut by a repair)
                         break
+                    if not line.startswith(_SUM_OPEN) or line[16:18] != b'",':
+                        return [], 0, False  # no checksum: an index of an older version
                     end = entry.pop("end")
-                    digests.append((end, entry))
+                    del entry["sum"]
+                    entries.append((end, entry, line[_SUM_LEN:], int(line[8:16], 16)))
         except (OSError, ValueError, KeyError, TypeError):
             return [], 0, False
-        if digests and not _matches(self.log_path, digests):
+        if not _verified(self.log_path, entries):
             return [], 0, False
-        return digests, end, clean
+        return [(end, digest) for end, digest, _, _ in entries], end, clean
 
     def rebuild(self, digests: list[tuple[int, Digest]]) -> None:
-        """Write the index afresh for ``(end, digest)`` of every row."""
+        """Write the index afresh for ``(end, digest)`` of every row of the log (in order,
+        from its start)."""
         try:
-            header = {"log": self._identity()}
-            self._write([header, *({**d, "end": end} for end, d in digests)], truncate=True)
+            st = os.stat(self.log_path)
+            self._write([_header(st.st_dev, st.st_ino), *self._entries(digests, 0)], True)
         except OSError:
             with contextlib.suppress(OSError):
                 self.path.unlink()
 
-    def extend(self, digests: list[tuple[int, Digest]]) -> None:
+    def extend(self, digests: list[tuple[int, Digest]], start: int) -> None:
+        """Add ``(end, digest)`` of the rows after byte ``start`` (the index's last end)."""
         if digests:
             try:
-                self._write([{**d, "end": end} for end, d in digests])
+                self._write(self._entries(digests, start))
             except OSError:
                 with contextlib.suppress(OSError):
                     self.path.unlink()
+
+    def _entries(self, digests: list[tuple[int, Digest]], start: int) -> list[bytes]:
+        """Index lines for rows read from the log from ``start`` (their bytes re-read for
+        the checksums)."""
+        out = []
+        with open(self.log_path, "rb") as fh:
+            fh.seek(start)
+            for end, digest in digests:
+                out.append(_entry(digest, end, fh.read(end - start)))
+                start = end
+        return out
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
 
 
-def _matches(path: Path, digests: list[tuple[int, Digest]]) -> bool:
-    """Whether the log's bytes up to the last indexed ``end`` end with a complete row whose
-    digest is the last entry's (the previous entry's ``end`` is where that row starts)."""
-    start = digests[-2][0] if len(digests) > 1 else 0
-    end, digest = digests[-1]
+# An entry line is ``{"sum":"<crc32 hex>",<the digest's fields>,"end":<offset>}``: the
+# checksum covers the row's bytes in the log and the rest of the entry's own line, so a
+# check needs no JSON encoding, only a CRC over bytes already read.
+_SUM_OPEN = b'{"sum":"'
+_SUM_LEN = len(_SUM_OPEN) + 10  # 8 hex digits, then '",'
+
+
+def _header(device: int, inode: int) -> bytes:
+    return json.dumps({"log": [device, inode]}).encode("utf-8") + b"\n"
+
+
+def _entry(digest: Digest, end: int, data: bytes) -> bytes:
+    body = json.dumps({**digest, "end": end}, separators=(",", ":")).encode("utf-8")
+    rest = body[1:] + b"\n"  # the fields after the opening brace, and the line's end
+    return b'%s%08x",%s' % (_SUM_OPEN, zlib.crc32(rest, zlib.crc32(data)), rest)
+
+
+def _verified(path: Path, entries: list[tuple[int, Digest, bytes, int]]) -> bool:
+    """Whether the log's bytes from 0 to the last entry's ``end`` split at the entries'
+    offsets into rows that each end a line and match their entry's checksum."""
+    start = 0
     try:
         with open(path, "rb") as fh:
-            fh.seek(start)
-            line = fh.read(end - start)
-        if not line.endswith(b"\n") or (start and not _ends_a_line(path, start)):
-            return False
-        rows = [json.loads(part) for part in line.splitlines() if part.strip()]
-    except (OSError, ValueError):
+            for end, _, rest, expected in entries:
+                data = fh.read(end - start)
+                if data[-1:] != b"\n" or zlib.crc32(rest, zlib.crc32(data)) != expected:
+                    return False
+                start = end
+    except OSError:
         return False
-    return len(rows) == 1 and isinstance(rows[0], dict) and row_digest(rows[0]) == digest
-
-
-def _ends_a_line(path: Path, offset: int) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(offset - 1)
-        return fh.read(1) == b"\n"
+    return True

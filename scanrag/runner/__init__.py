@@ -19,10 +19,11 @@ from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
 from scanrag.runner.preflight import preflight
 from scanrag.runner.progress import Log, RunProgress, stderr_log
+from scanrag.runner.scoring_checks import check_config_scoring
 from scanrag.scrub import MASK, masked_paths
 
 # On resume only these sections may change: anything else would change what the rows mean.
-RESUMABLE_SECTIONS = ("runner", "scoring")
+RESUMABLE_SECTIONS = ("runner", "scoring", "report")
 
 __all__ = [
     "DiskFullError",
@@ -92,7 +93,8 @@ def resume_run(
     """Finish an interrupted run: rows already written are kept, only missing ones are run.
 
     ``overrides`` may change the ``runner`` and ``scoring`` sections (budget, concurrency,
-    executor...), nothing that would change what the existing rows mean.
+    executor...), nothing that would change what the existing rows mean. Scorers, their
+    parameters, judge roles and prompt files are checked before anything runs.
     """
     run = RunDir.open(run_dir)
     overrides = list(overrides)
@@ -111,6 +113,8 @@ def resume_run(
             f"warning: {', '.join(masked)} held secrets when the run started and were recorded "
             f"as {MASK}; pass them again with --set (or read them from the environment)"
         )
+    if config.scoring.enabled:
+        _check_scoring(run, config)
     if overrides:
         run.write_config(config)
     runner = Runner(
@@ -124,3 +128,16 @@ def resume_run(
         retry_errors=retry_errors,
     )
     return runner.execute()
+
+
+def _check_scoring(run: RunDir, config: ExperimentConfig) -> None:
+    """Refuse a resume whose score stage could not run (a bad ``scoring.params`` given with
+    ``--set``, or recorded by an older version that did not check it)."""
+    try:
+        tasks = sorted({s.task for s in run.samples()[0]})
+    except RunDirError:  # no samples yet (killed before they were written): defaults unknown
+        tasks = []
+    problems = check_config_scoring(config, tasks)
+    if problems:
+        lines = "\n".join(f"  {p}" for p in problems)
+        raise SetupError(f"the run cannot resume:\n{lines}")

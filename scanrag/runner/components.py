@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanrag.config import ExperimentConfig, RunCell
 from scanrag.llm.types import ChatModel
@@ -19,6 +19,9 @@ from scanrag.protocols import Retriever, Strategy
 from scanrag.registry import STRATEGIES
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.schemas import Document, Sample
+
+if TYPE_CHECKING:
+    from scanrag.index_pool import IndexPool
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,8 @@ class LoadedDataset:
     bad: dict[str, str] = field(default_factory=dict)  # sample id → input error
     allow_outside: bool = False  # the dataset's allow_outside_pdf_dir
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # every document the dataset names, whatever limit/ids/tasks selected (the index corpus)
+    corpus: list[str] = field(default_factory=list)
     # name → resolved path (or the error), so items do not resolve (lstat) paths again
     _resolved: dict[str, Path | Exception] = field(default_factory=dict, repr=False)
 
@@ -118,9 +123,11 @@ def ingest_paths(
     return result
 
 
-def document_paths(datasets: Iterable[LoadedDataset]) -> list[Path]:
-    """Every PDF the runnable samples of ``datasets`` need, each once, sorted. Documents whose
-    names leave their PDF folder are never opened (their samples are input errors)."""
+def document_paths(datasets: Iterable[LoadedDataset], corpus: bool = False) -> list[Path]:
+    """Every PDF the runnable samples of ``datasets`` need, each once, sorted; with
+    ``corpus``, also every other document the datasets name (what retrievers index, so their
+    statistics do not depend on which samples a run selects). Documents whose names leave
+    their PDF folder are never opened (their samples are input errors)."""
     paths: set[Path] = set()
     for dataset in datasets:
         names = {
@@ -129,6 +136,8 @@ def document_paths(datasets: Iterable[LoadedDataset]) -> list[Path]:
             if s.id not in dataset.bad
             for n in (*s.doc_ids, *s.cited_doc_ids)
         }
+        if corpus:
+            names |= set(dataset.corpus)
         paths.update(dataset.doc_paths(names).values())
     return sorted(paths)
 
@@ -170,31 +179,68 @@ def build_retriever(
     documents: Sequence[Document],
     samples: Sequence[Sample] = (),
     index_dir: Path | None = None,
+    pool: IndexPool | None = None,
 ) -> Retriever:
     """Create retriever ``alias`` and index ``documents`` (each content once).
 
-    Component entries of a composite (``hybrid``'s ``retrievers``) resolve to the config's
-    aliases first, then to registered names (``scanrag.retriever_specs``). Every constructor
-    that takes ``samples`` (the oracle, also inside a composite) receives the run's samples
-    unless the config sets them. With ``index_dir``, a saved index is reused when the retriever
-    can ``load`` one, and a freshly built one is saved there for the next resume.
+    Component entries of a composite (``hybrid``'s ``retrievers``, given or by default)
+    resolve to the config's aliases first, then to registered names
+    (``scanrag.retriever_specs``). Every constructor that takes ``samples`` (the oracle, also
+    inside a composite) receives the run's samples unless the config sets them. Indexes are
+    built through ``pool`` (``scanrag.index_pool``: one instance and one build per index,
+    shared by every alias of the run that uses it); without one, a pool for this alias alone
+    saves its indexes beside ``index_dir``: ``index_dir`` itself for the alias's own index,
+    ``<type>-<key>`` folders next to it for a composite's components. A saved index is reused
+    when it matches (a resume); a fresh one is saved for the next.
     """
+    if pool is None:
+        pool = retriever_pool(config, documents, index_dir.parent if index_dir else None)
+        if index_dir is not None:
+            pool.folder_for = _folders(config, pool, index_dir.parent, {alias: index_dir.name})
+    specs = RetrieverSpecs(config.retrievers, pool=pool)
+    return specs.build(alias, inject={"samples": list(samples)})
+
+
+def retriever_pool(
+    config: ExperimentConfig,
+    documents: Sequence[Document],
+    indexes_dir: Path | None,
+    report: Callable[[str], None] | None = None,
+) -> IndexPool:
+    """The index pool of a run's retrievers: leaves saved under ``indexes_dir``, each in its
+    alias's folder when a top-level alias of the config is that index (as before pools), else
+    in a ``<type>-<key>`` folder."""
+    from scanrag.index_pool import IndexPool
+
     unique = list({d.id: d for d in documents}.values())
-    retriever = create_retriever(config, alias, samples)
-    if index_dir is not None and (index_dir / "manifest.json").is_file():
+    pool = IndexPool(unique, None, report)
+    if indexes_dir is not None:
+        pool.folder_for = _folders(config, pool, indexes_dir, {})
+    return pool
+
+
+def _folders(
+    config: ExperimentConfig, pool: IndexPool, indexes_dir: Path, first: Mapping[str, str]
+) -> Callable[[str, str], Path | None]:
+    """``(type, key) -> folder``: the folder of the alias whose index has that key."""
+    from scanrag.registry import RETRIEVERS, UnknownNameError
+    from scanrag.retriever_specs import component_params
+
+    named: dict[str, str] = {}
+    aliases = [*first, *(a for a in config.retrievers if a not in first)]
+    for alias in aliases:
+        spec = config.retrievers.get(alias)
+        kind = (spec.type if spec else None) or alias
         try:
-            retriever.load(index_dir, unique)  # type: ignore[attr-defined]
-            return retriever
-        except Exception as exc:  # a stale or partial index: rebuild it
-            log.warning("retriever %s: cannot reuse %s (%s); rebuilding", alias, index_dir, exc)
-            retriever = create_retriever(config, alias, samples)
-    retriever.add(unique)
-    if index_dir is not None and callable(getattr(retriever, "save", None)):
-        try:
-            retriever.save(index_dir)  # type: ignore[attr-defined]
-        except Exception as exc:
-            log.warning("retriever %s: index not saved (%s)", alias, exc)
-    return retriever
+            factory = RETRIEVERS.get(kind)
+        except UnknownNameError:
+            continue
+        if component_params(factory):
+            continue
+        key = pool.key(kind, factory, spec.params if spec else {})
+        if key is not None:
+            named.setdefault(key, first.get(alias, alias))
+    return lambda kind, key: indexes_dir / named.get(key, key)
 
 
 def create_retriever(
@@ -240,9 +286,11 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 # --------------------------------------------------------------------------- model client
 
 
-def build_llm(config: ExperimentConfig) -> ChatModel:
+def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
     """The gateway client every model call of the run goes through (with its disk cache),
-    knowing every model entry of the config (server, key variable, sampling, output mode)."""
+    knowing every model entry of the config (server, key variable, sampling, output mode);
+    ``origin`` (the run folder's name) is stored with each reply it caches, so a later run
+    replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
@@ -257,6 +305,7 @@ def build_llm(config: ExperimentConfig) -> ChatModel:
         cache_scripted=runner.llm.cache_scripted,
         endpoints=config.model_entries(),
         retry_after_max_s=runner.llm.retry_after_max_s,
+        origin=origin,
     )
     return client
 
@@ -270,5 +319,6 @@ def strategy_settings(config: ExperimentConfig) -> dict[str, Any]:
         "max_pages": caps.max_pages,
         "max_images": caps.max_images,
         "max_chars_per_page": caps.max_chars_per_page,
+        "on_degraded": runner.on_degraded,
         **runner.settings,
     }

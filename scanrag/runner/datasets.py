@@ -110,6 +110,7 @@ def load_dataset_spec(spec: DatasetSpec, cache_dir: Path) -> LoadedDataset:
         loader=loader,
         bad={d.id: d.reason for d in dropped if d.id is not None},
         allow_outside=allow_outside,
+        corpus=sorted({n for s in dataset.samples for n in (*s.doc_ids, *s.cited_doc_ids)}),
     )
     loaded.problems = dataset_problems(spec, dataset.report, dataset.samples, loaded)
     return loaded
@@ -144,8 +145,14 @@ def dataset_problems(
         problems.append((key, f"no sample left of {len(everything)} after the filters"))
     elif loaded.samples and all(s.id in loaded.bad for s in loaded.samples):
         reasons = _first(list(dict.fromkeys(loaded.bad.values())), 2)
+        hint = ""
+        if spec.pdf_dir is None and spec.synthetic is None:
+            hint = (
+                f"; pdf_dir is not set, so the PDFs were looked for in {loaded.pdf_dir} "
+                "(the loader's default): set pdf_dir to the folder that holds them"
+            )
         problems.append(
-            ("pdf_dir", f"none of the {len(loaded.samples)} samples can run ({reasons})")
+            ("pdf_dir", f"none of the {len(loaded.samples)} samples can run ({reasons}){hint}")
         )
     return problems
 
@@ -235,6 +242,7 @@ def describe(dataset: LoadedDataset) -> dict[str, Any]:
         "report": dataset.report,
         "sample_ids": [s.id for s in dataset.samples],
         "input_errors": dict(dataset.bad),
+        "corpus_docs": list(dataset.corpus or dataset.doc_names()),
     }
 
 
@@ -288,6 +296,7 @@ def reload(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
                 loader=entry.get("loader"),
                 bad={d.id: d.reason for d in dropped if d.id is not None},
                 allow_outside=allow_outside,
+                corpus=list(entry.get("corpus_docs") or []),
             )
         )
     return datasets

@@ -20,6 +20,7 @@ from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
 from scanrag.rundir import DiskFullError, RunDir, digest_usage, disk_full_reason, row_key
 from scanrag.runner import datasets as run_datasets
+from scanrag.runner import degraded as degradation
 from scanrag.runner.components import (
     LoadedDataset,
     build_llm,
@@ -95,7 +96,9 @@ class Runner:
         self.llm = llm
         self.judge_llm = judge_llm
         self.log: Callable[[str], None] = log or (lambda _m: None)
-        self.progress = progress or RunProgress(config.runner.progress, log=log)
+        self.progress = progress or RunProgress(
+            config.runner.progress, log=log, interval_s=config.runner.progress_interval_s
+        )
         self.resuming = resuming
         self.retry_errors = retry_errors
         interval = config.runner.fsync_interval_s
@@ -156,7 +159,7 @@ class Runner:
         try:
             pending = self._pending(datasets, done)
             if pending:
-                self._ingest(job, executor)
+                self._ingest(job, executor, corpus=any(cell.retriever for cell, _, _ in pending))
                 job.llm = self._client(executor)
                 retriever_errors = self._index(job, executor, pending)
                 manifest = update_manifest(manifest, job, retriever_errors)
@@ -211,8 +214,11 @@ class Runner:
                         pending.append((cell, dataset, sample))
         return pending
 
-    def _ingest(self, job: RunJob, executor: Executor) -> None:
-        paths = document_paths(job.datasets.values())
+    def _ingest(self, job: RunJob, executor: Executor, corpus: bool = False) -> None:
+        """Ingest the documents of the items, and with ``corpus`` every document the datasets
+        name: retrievers index the whole dataset, so ``--limit`` or ``ids`` never change
+        their statistics (BM25's idf and average length)."""
+        paths = document_paths(job.datasets.values(), corpus=corpus)
         cache = Path(self.config.runner.cache_dir) / "documents"
         # An executor may ingest on its own workers (ray: sharded by document).
         ingest = getattr(executor, "ingest", None) or ingest_paths
@@ -276,7 +282,7 @@ class Runner:
         """The model client: the injected one, else the gateway (built in each Ray worker)."""
         if self.llm is not None or executor.name != "local":
             return self.llm
-        return build_llm(self.config)
+        return build_llm(self.config, origin=self.run_dir.path.name)
 
     def _run(
         self, job: RunJob, executor: Executor, items: list[WorkItem], prior: Usage
@@ -285,7 +291,7 @@ class Runner:
 
             def sink(trajectory: Trajectory) -> None:
                 self.trajectories.append(trajectory)
-                stage.advance(usage=trajectory.total_usage)
+                stage.advance(usage=trajectory.total_usage, error=trajectory.status != Status.OK)
 
             stop = executor.run_items(job, items, sink, self._gate(prior, job.run_tally))
         self.session["usage_run"] = job.run_tally.to_json()
@@ -300,7 +306,7 @@ class Runner:
             ScoreRequest(retry_failed=self.retry_errors),
             scores=self.scores,
             llm=self.judge_llm or self.llm or job.llm,
-            make_llm=lambda: build_llm(self.config),
+            make_llm=lambda: build_llm(self.config, origin=self.run_dir.path.name),
             progress=self.progress,
             tally=tally,
             gate=self._gate(prior, job.run_tally, tally),
@@ -345,12 +351,13 @@ class Runner:
         elif not summary["complete"]:
             pending = summary["counts"].get("score_pending")
             self.log(f"incomplete: {pending} (trajectory, scorer) pair(s) still unscored")
-        outcome = run_outcome(
-            self.trajectories.rows(),
-            [cell.run_key for cell in self.cells],
-            self.config.runner.fail_threshold,
-        )
+        rows = list(self.trajectories.rows())
+        keys = [cell.run_key for cell in self.cells]
+        outcome = run_outcome(rows, keys, self.config.runner.fail_threshold)
         for line in outcome.lines():
+            self.log(line)
+        cells = degradation.by_cell(r for r in rows if r.get("run_key") in set(keys))
+        for line in degradation.report_lines(cells, self.config.runner.on_degraded):
             self.log(line)
         if not summary["complete"]:
             self.log(f"resume with: scanrag run --resume {self.run_dir.path}")

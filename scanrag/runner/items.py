@@ -15,6 +15,7 @@ from typing import Any
 
 from scanrag.llm.types import ModelError
 from scanrag.protocols import Strategy, StrategyContext
+from scanrag.runner.degraded import settle
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Document, Sample, Status, Trajectory
 
@@ -123,6 +124,8 @@ async def execute_item(
             Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
         )
         trajectory.metadata["traceback"] = _short_traceback(exc)
+    settings = getattr(ctx, "settings", None) or {}
+    settle(trajectory, item.sample, str(settings.get("on_degraded") or "record"))
     seconds = time.perf_counter() - started
     return finish(item, trajectory, seconds, tally, ctx.documents), tally
 

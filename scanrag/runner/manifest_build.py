@@ -12,16 +12,38 @@ from scanrag.hashing import file_sha256, stable_hash
 from scanrag.llm.providers import describe_model
 from scanrag.protocols import Strategy
 from scanrag.rundir import RunDir, RunDirError
-from scanrag.runner.components import LoadedDataset, describe_strategy, retriever_type
+from scanrag.runner.components import (
+    LoadedDataset,
+    describe_strategy,
+    retriever_type,
+    strategy_settings,
+)
 from scanrag.runner.datasets import describe
 from scanrag.runner.executors import RunJob
 from scanrag.runner.manifest import environment, now_iso
 
 
-def _cell_entry(cell: RunCell, strategy: Strategy | None) -> dict[str, Any]:
+def _cell_entry(
+    cell: RunCell, strategy: Strategy | None, settings: dict[str, Any]
+) -> dict[str, Any]:
     described = describe_strategy(strategy) if strategy is not None else {}
     hashes = described.get("prompt_hashes") or described.get("prompts") or {}
-    return {**cell.describe(), "describe": described, "prompt_hashes": hashes}
+    entry = {**cell.describe(), "describe": described, "prompt_hashes": hashes}
+    entry |= cell_caps(strategy, settings)
+    return entry
+
+
+def cell_caps(strategy: Strategy | None, settings: dict[str, Any]) -> dict[str, Any]:
+    """The caps a cell's items are read under and its label with them (``full_doc ≤60p``),
+    for strategies that tell (``caps`` / ``cap_label``)."""
+    caps = getattr(strategy, "caps", None)
+    label = getattr(strategy, "cap_label", None)
+    if not callable(caps) or not callable(label):
+        return {}
+    try:
+        return {"caps": dict(caps(settings)), "cap_label": str(label(settings))}
+    except Exception as exc:  # a strategy whose caps cannot be read: the cell has no label
+        return {"caps_error": f"{type(exc).__name__}: {exc}"}
 
 
 def build_manifest(
@@ -33,6 +55,7 @@ def build_manifest(
 ) -> dict[str, Any]:
     """The manifest of this run; a resume keeps the earlier one's history and adds to it."""
     previous = _read(run_dir)
+    settings = strategy_settings(config)
     config_json = config.model_dump(mode="json")
     manifest: dict[str, Any] = {
         "name": config.name,
@@ -44,10 +67,12 @@ def build_manifest(
         "models": models_entry(config, cells),
         "render_dpi": config.runner.render_dpi,
         "page_caps": config.runner.page_caps.model_dump(),
+        "on_degraded": config.runner.on_degraded,
+        "decider": config.report.decider,
         "budget": config.runner.budget.model_dump(),
         "executor": config.runner.executor,
         "seed": config.runner.seed,
-        "cells": [_cell_entry(c, strategies.get(c.run_key)) for c in cells],
+        "cells": [_cell_entry(c, strategies.get(c.run_key), settings) for c in cells],
         "scoring": scoring_entry(
             config.scoring.scorers, config.scoring.params, config.scoring.judge_prompts
         ),
@@ -122,6 +147,7 @@ def prompt_changes(before: Sequence[dict[str, Any]], after: Sequence[dict[str, A
 def _dataset_entry(dataset: LoadedDataset) -> dict[str, Any]:
     entry = describe(dataset)
     entry["samples"] = len(entry.pop("sample_ids"))
+    entry["corpus_docs"] = len(entry.get("corpus_docs") or [])
     return entry
 
 

@@ -2,23 +2,25 @@
 
 Strategy and retriever parameters (names, annotated types and each class's ``check_params``
 rules; retrievers through composites and config aliases, see ``scanrag.retriever_specs``) and
-dataset loader options are checked against their factories without building anything (a
-retriever may load a model; a loader with an ``option_problems`` method, such as the synthetic
-one, checks its own). Dataset paths must exist, and every dataset is then loaded once
-(:func:`scanrag.runner.datasets.load_checked`): an empty file, a file whose rows the loader all
-drops, ``ids`` that match nothing, or a dataset none of whose samples has usable PDFs stops the
-run. Every model a role of the run uses must be servable (:mod:`scanrag.llm.checks`: a
-registered scripted model, an embedded model whose weights are installed, a provider litellm
-knows), judges only when the run scores and only the roles its scorers use besides the ones
-the config names; every ``runner.per_provider`` key must name a concurrency group. Every
-problem is reported at once, each under its config key, and the loaded datasets go on to the
-run.
+dataset loader options (names and types) are checked against their factories without building
+anything (a retriever may load a model; a loader with an ``option_problems`` method, such as
+the synthetic one, checks its own). Scorers are built with their ``scoring.params``, judge
+roles and prompt files checked (:mod:`scanrag.runner.scoring_checks`). Dataset paths must
+exist, and every dataset is then loaded once (:func:`scanrag.runner.datasets.load_checked`): an
+empty file, a file whose rows the loader all drops, ``ids`` that match nothing, or a dataset
+none of whose samples has usable PDFs stops the run. Every model a role of the run uses must be
+servable (:mod:`scanrag.llm.checks`: a registered scripted model, an embedded model whose
+weights are installed, a provider litellm knows), judges only when the run scores and only the
+roles its scorers use besides the ones the config names; every ``runner.per_provider`` key must
+name a concurrency group. Every problem is reported at once, each under its config key, and the
+loaded datasets go on to the run.
+A synthetic corpus that is not in the cache yet is generated (the one slow check) only when
+nothing else is wrong; a refusal before that says so.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,13 @@ from scanrag.params import param_problems
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, RegistryError, UnknownNameError
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.runner.components import LoadedDataset, SetupError
-from scanrag.runner.datasets import SYNTHETIC_LOADER, load_checked, synthetic_options
+from scanrag.runner.datasets import (
+    SYNTHETIC_LOADER,
+    load_checked,
+    synthetic_dir,
+    synthetic_options,
+)
+from scanrag.runner.scoring_checks import check_config_scoring
 
 # Arguments the runner fills in itself rather than the config.
 INJECTED = frozenset({"samples"})
@@ -46,18 +54,43 @@ def preflight(
     roles (not when the caller serves them with a client of its own).
     """
     checker = ModelChecker()
-    datasets, dataset_problems = _dataset_problems(config)
-    problems = [
-        *dataset_problems,
-        *_retriever_problems(config),
-        *_strategy_problems(config),
-        *_model_problems(config, checker, agent_models, judge_models, datasets),
-        *_per_provider_problems(config, checker),
-    ]
-    if problems:
-        lines = "\n".join(f"  {p}" for p in problems)
-        raise SetupError(f"the run cannot start:\n{lines}")
-    return datasets
+    sound, spec_problems = _dataset_spec_problems(config)
+    slow = [i for i in sound if _needs_generation(config, i)]
+    datasets, dataset_problems = load_checked(config, only=[i for i in sound if i not in slow])
+    dataset_problems = spec_problems + dataset_problems
+    components = [*_retriever_problems(config), *_strategy_problems(config)]
+    limits = _per_provider_problems(config, checker)
+    models = _model_problems(config, checker, agent_models, judge_models, datasets)
+    models += _scoring_problems(config, datasets)
+    if slow and not (dataset_problems or components or models or limits):
+        # a run that can start: generate the corpora, then check every dataset together
+        datasets, dataset_problems = load_checked(config, only=sound)
+        dataset_problems = spec_problems + dataset_problems
+        models = _model_problems(config, checker, agent_models, judge_models, datasets)
+        models += _scoring_problems(config, datasets)
+        slow = []
+    problems = [*dataset_problems, *components, *models, *limits]
+    return _refuse_or(datasets, problems, slow)
+
+
+def _refuse_or(
+    datasets: list[LoadedDataset], problems: list[str], ungenerated: list[int]
+) -> list[LoadedDataset]:
+    if not problems:
+        return datasets
+    lines = "\n".join(f"  {p}" for p in problems)
+    keys = ", ".join(f"datasets.{i}" for i in ungenerated)
+    note = f"\n  ({keys}: synthetic, generated and checked once these are fixed)" if keys else ""
+    raise SetupError(f"the run cannot start:\n{lines}{note}")
+
+
+def _needs_generation(config: ExperimentConfig, index: int) -> bool:
+    """Whether dataset ``index`` is a synthetic corpus not in the cache yet: generating one
+    takes seconds to minutes, so it waits until every cheaper check has passed."""
+    synthetic = config.datasets[index].synthetic
+    if synthetic is None:
+        return False
+    return not synthetic_dir(Path(config.runner.cache_dir), synthetic).exists()
 
 
 def _retriever_problems(config: ExperimentConfig) -> list[str]:
@@ -120,6 +153,15 @@ def _entry(value: str | ModelEntry, entries: Mapping[str, ModelEntry]) -> ModelE
     return entries.get(value) or ModelEntry(model=value)
 
 
+def _scoring_problems(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
+    """Scorers (configured, or the tasks' defaults, plus every one ``scoring.params`` names)
+    built with their parameters; judge roles and prompt files (:mod:`.scoring_checks`)."""
+    if not config.scoring.enabled:
+        return []
+    tasks = sorted({s.task for d in datasets for s in d.samples})
+    return check_config_scoring(config, tasks)
+
+
 def _default_judge_roles(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
     """The judge roles of the run's scorers that no ``models.judges`` entry names (the default
     judge takes them); ``[]`` when the scorers cannot be resolved here (scoring reports it)."""
@@ -148,17 +190,16 @@ def _per_provider_problems(config: ExperimentConfig, checker: ModelChecker) -> l
     return [f"runner.per_provider.{key}: {message}" for key, message in found.items()]
 
 
-def _dataset_problems(config: ExperimentConfig) -> tuple[list[LoadedDataset], list[str]]:
-    """Paths and loader options of every dataset, then the loaded datasets themselves (only
-    those whose spec is sound are loaded)."""
+def _dataset_spec_problems(config: ExperimentConfig) -> tuple[list[int], list[str]]:
+    """Paths and loader options of every dataset, without loading any: the positions of the
+    sound specs (to load) and the problems of the others."""
     problems, sound = [], []
     for i, spec in enumerate(config.datasets):
         found = _spec_problems(f"datasets.{i}", spec)
         problems += found
         if not found:
             sound.append(i)
-    datasets, loaded_problems = load_checked(config, only=sound)
-    return datasets, problems + loaded_problems
+    return sound, problems
 
 
 def _spec_problems(key: str, spec: DatasetSpec) -> list[str]:
@@ -191,25 +232,7 @@ def _loader_problems(
         return [
             f"{key}.{where}: {msg}" if where else f"{key}: {msg}" for where, msg in check(options)
         ]
-    return _binding(f"{key}.options", loader, options, positional=positional)
-
-
-def _binding(
-    key: str, factory: Callable[..., Any], params: Mapping[str, Any], positional: int = 0
-) -> list[str]:
-    """Whether ``params`` fit ``factory``'s signature (after ``positional`` arguments)."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # no signature to check against
-        return []
-    named = {k: v for k, v in params.items() if k not in INJECTED}
-    try:
-        signature.bind_partial(*([None] * positional), **named)
-    except TypeError as exc:
-        accepted = [
-            name
-            for name, p in list(signature.parameters.items())[positional:]
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in INJECTED
-        ]
-        return [f"{key}: {exc}; accepted: {', '.join(accepted) or '(none)'}"]
-    return []
+    given = {k: v for k, v in options.items() if k not in INJECTED}
+    found = param_problems(loader, given, positional=positional, skip=sorted(INJECTED))
+    at = f"{key}.options"
+    return [f"{at}.{where}: {msg}" if where else f"{at}: {msg}" for where, msg in found]

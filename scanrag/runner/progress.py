@@ -1,12 +1,21 @@
-"""Per-stage progress bars (rich) with ETA and running token/cost totals.
+"""Per-stage progress: bars (rich) with ETA and running token/cost totals on a terminal; a
+plain line at a fixed interval otherwise.
 
-Bars show only on a terminal (or when forced); otherwise each stage prints one line when it
-ends, so logs and tests stay clean.
+Bars show only on a terminal (or when forced). When stderr is not a terminal (a log file, a
+pipe, a batch job), a stage that is still running after ``interval_s`` seconds prints
+
+    progress run      120/400 (30%)  0.80/s  ETA 5m50s  errors 2  12,345 tok
+
+every ``interval_s`` seconds (``runner.progress_interval_s``, 30 by default) from a
+background thread, so a long stage is never silent, and each stage prints one line when it
+ends. ``scanrag run``, ``scanrag score``, ``scanrag retrieve eval`` and ``scanrag ingest``
+all report this way.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,20 +41,32 @@ def format_usage(usage: Usage) -> str:
     return text
 
 
+def format_duration(seconds: float) -> str:
+    """``42s``, ``5m50s``, ``2h05m``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
 class StageHandle:
-    """Advances one stage's bar and keeps its usage total."""
+    """Advances one stage's bar and keeps its usage total and error count."""
 
     def __init__(self, name: str, total: int, bar: Any = None, task: Any = None) -> None:
         self.name = name
         self.total = total
         self.done = 0
+        self.errors = 0
         self.usage = Usage()
         self.started = time.perf_counter()
         self._bar = bar
         self._task = task
 
-    def advance(self, n: int = 1, usage: Usage | None = None) -> None:
+    def advance(self, n: int = 1, usage: Usage | None = None, error: bool = False) -> None:
         self.done += n
+        self.errors += int(error)
         if usage is not None:
             self.usage = self.usage.add(usage)
         if self._bar is not None:
@@ -60,22 +81,67 @@ class StageHandle:
     def seconds(self) -> float:
         return time.perf_counter() - self.started
 
+    def line(self) -> str:
+        """``progress run      120/400 (30%)  0.80/s  ETA 5m50s  errors 2  12,345 tok``."""
+        elapsed = max(self.seconds, 1e-9)
+        rate = self.done / elapsed
+        share = f" ({self.done / self.total:.0%})" if self.total else ""
+        left = self.total - self.done
+        eta = format_duration(left / rate) if rate > 0 and left > 0 else "—"
+        text = f"progress {self.name:<8} {self.done}/{self.total}{share}  {rate:.2f}/s"
+        text += f"  ETA {eta}  errors {self.errors}  elapsed {format_duration(elapsed)}"
+        if self.usage.total_tokens or self.usage.calls:
+            text += f"  {format_usage(self.usage)}"
+        return text
+
+
+class _Ticker:
+    """Logs a stage's progress line every ``interval_s`` seconds until stopped."""
+
+    def __init__(self, handle: StageHandle, interval_s: float, log: Log) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(handle, interval_s, log), name="progress", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, handle: StageHandle, interval_s: float, log: Log) -> None:
+        while not self._stop.wait(interval_s):
+            log(handle.line())
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
 
 class RunProgress:
-    """Creates one bar per stage; ``enabled=None`` means "only when stderr is a terminal"."""
+    """Creates one bar per stage; ``enabled=None`` means "only when stderr is a terminal".
+    Without bars, a stage prints a plain progress line every ``interval_s`` seconds
+    (``None``: never) and one line when it ends."""
 
-    def __init__(self, enabled: bool | None = None, log: Log | None = stderr_log) -> None:
+    def __init__(
+        self,
+        enabled: bool | None = None,
+        log: Log | None = stderr_log,
+        interval_s: float | None = 30.0,
+    ) -> None:
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.log = log
+        self.interval_s = interval_s
         self.stages: dict[str, dict[str, Any]] = {}
 
     @contextmanager
     def stage(self, name: str, total: int) -> Iterator[StageHandle]:
         if not self.enabled:
             handle = StageHandle(name, total)
+            ticker = None
+            if self.log is not None and self.interval_s and total:
+                ticker = _Ticker(handle, self.interval_s, self.log)
             try:
                 yield handle
             finally:
+                if ticker is not None:
+                    ticker.stop()
                 self._finish(handle)
             return
         from rich.progress import (
@@ -111,11 +177,13 @@ class RunProgress:
         self.stages[handle.name] = {
             "items": handle.done,
             "total": handle.total,
+            "errors": handle.errors,
             "seconds": round(handle.seconds, 3),
             "usage": handle.usage.model_dump(),
         }
         if self.log is not None and not quiet:
+            errors = f"  errors {handle.errors}" if handle.errors else ""
             self.log(
                 f"{handle.name:<8} {handle.done}/{handle.total} in {handle.seconds:.1f}s"
-                f"  {format_usage(handle.usage)}"
+                f"  {format_usage(handle.usage)}{errors}"
             )

@@ -23,9 +23,13 @@ from typing import TYPE_CHECKING, Any
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import JudgeSetup, ScoringBackend, ScoringFailedError
 from scanrag.rundir import JsonlLog, RunDir, RunDirError
+from scanrag.runner.components import SetupError
 from scanrag.runner.progress import RunProgress
+from scanrag.runner.scoring_checks import scoring_problems
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Sample, Trajectory, Usage
+
+FAILED_ROW_STATUSES = frozenset({"judge_error", "judge_parse_error", "render_failed"})
 
 if TYPE_CHECKING:
     from scanrag.config import ExperimentConfig
@@ -99,9 +103,10 @@ def scoring_inputs(
     request: ScoreRequest,
     scoring: ScoringBackend,
 ) -> ScoringInputs:
-    """Read the run folder and resolve scorers, parameters and judges."""
+    """Read the run folder and resolve scorers, parameters and judges; raise
+    :class:`SetupError` listing every scorer, parameter, judge role or prompt file that cannot
+    be used (:mod:`scanrag.runner.scoring_checks`) before anything is scored."""
     samples, sample_dir, warnings = run.samples(request.samples_path)
-    trajectories, bad = run.trajectories()
     folders = [*request.pdf_dirs, *run.pdf_dirs()]
     if sample_dir not in folders:
         folders.append(sample_dir)
@@ -112,6 +117,17 @@ def scoring_inputs(
     if names is None:
         names = scoring.default_scorers(sorted({s.task for s in samples}))
     params = request.params if request.params is not None else (recorded.params if recorded else {})
+    judges = judge_models(config, request)
+    prompts = dict(
+        request.judge_prompts
+        if request.judge_prompts is not None
+        else (recorded.judge_prompts if recorded else {})
+    )
+    problems = scoring_problems(names, params, judges, prompts, scoring)
+    if problems:
+        lines = "\n".join(f"  {p}" for p in problems)
+        raise SetupError(f"cannot score {run.path}:\n{lines}")
+    trajectories, bad = run.trajectories()
     runner = config.runner if config is not None else None
     return ScoringInputs(
         trajectories=trajectories,
@@ -119,12 +135,8 @@ def scoring_inputs(
         pdf_dirs=folders,
         scorers=list(names),
         params={k: dict(v) for k, v in params.items() if isinstance(v, Mapping)},
-        judges=judge_models(config, request),
-        judge_prompts=dict(
-            request.judge_prompts
-            if request.judge_prompts is not None
-            else (recorded.judge_prompts if recorded else {})
-        ),
+        judges=judges,
+        judge_prompts=prompts,
         concurrency=request.concurrency or (runner.concurrency if runner else BARE_CONCURRENCY),
         cache_dir=request.cache_dir or (Path(runner.cache_dir) if runner else run.path / "cache"),
         dpi=runner.render_dpi if runner else 144,
@@ -212,7 +224,8 @@ def _score(
         def on_row(row: Any) -> None:
             scores.append(row)
             outcome.new_rows += 1
-            stage.advance(usage=_sum(row.usage) if row.usage else None)
+            failed = getattr(row, "status", "ok") in FAILED_ROW_STATUSES
+            stage.advance(usage=_sum(row.usage) if row.usage else None, error=failed)
 
         async def score_all() -> None:
             # One event loop for every chunk: the judge context's semaphore lives in it.

@@ -8,12 +8,14 @@ the scoring backend's ``summarize`` with the run's scorer parameters.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scanrag.config import ExperimentConfig, ScoringSpec
 from scanrag.rundir import RunDir, row_key
+from scanrag.runner.conditions import cell_conditions, decider_entry, headline_scorers
 from scanrag.runner.scoring import summarize_rows
 from scanrag.runner.usage import usage_from_json
 from scanrag.schemas import Sample, Usage
@@ -118,6 +120,9 @@ def build_summary(
     if scoring.enabled:
         complete = complete and not score_pending
     metrics = summarize_rows(scores, samples, scoring.params, scoring.resamples, scoring.seed)
+    decider = config.report.decider if config is not None else manifest.get("decider")
+    keys = [cell["run_key"] for cell in cells]
+    conditions = cell_conditions(keys, manifest, trajectories, scores, decider)
     cells_out = {}
     for cell in cells:
         key = cell["run_key"]
@@ -132,6 +137,7 @@ def build_summary(
             "wait_seconds_per_item": _per_item(seconds[key], "wait", n),
             "usage": spent[key].model_dump(),
             "usd_per_item": round(spent[key].cost_usd / n, 6) if n else None,
+            **conditions[key],
         }
     name = config.name if config is not None else run.summary().get("name") or run.path.name
     return {
@@ -153,6 +159,8 @@ def build_summary(
         "cells": cells_out,
         "metrics": metrics["all"],
         "headline": metrics["headline"],
+        "headline_scorers": headline_scorers(metrics["headline"]),
+        "decider": decider_entry(decider, scores, manifest),
         "scoring": metrics["detail"],
         "usage": {"run": _usage_by_stage(trajectories), "score": _usage_by_stage(scores)},
         "sessions": manifest.get("sessions", []),
@@ -212,17 +220,24 @@ def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def table_console() -> Any:
-    """A rich console for result tables: the terminal's width, or 100 columns when the output
-    goes to a file or a pipe (rich would fold every cell to 80 columns there)."""
+def table_console(*tables: Any) -> Any:
+    """A rich console for result tables: the terminal's width; when the output goes to a file
+    or a pipe, wide enough for every table in ``tables`` to print at its natural width (at
+    least 140 columns), so no number is folded or cut (rich would squeeze every table into
+    80 columns there)."""
     import sys
 
     from rich.console import Console
+    from rich.measure import Measurement
 
-    return Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
+    if sys.stdout.isatty():
+        return Console()
+    probe = Console(width=10_000)
+    widths = [Measurement.get(probe, probe.options, t).maximum for t in tables]
+    return Console(width=max([TABLE_WIDTH, *widths]))
 
 
-TABLE_WIDTH = 100
+TABLE_WIDTH = 140
 MAX_METRICS = 8
 _OK = frozenset({"ok"})
 _JUDGE_KEPT = frozenset({"ok", "partial", "skipped"})
@@ -266,20 +281,25 @@ def judge_exclusions(summary: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def render_table(summary: dict[str, Any]) -> Any:
-    """A rich table that fits 100 columns: one row per grid cell with its status counts (ok
-    items, errors of any kind, score rows excluded because a judge failed), up to eight
-    headline metrics under short aliases (m1, m2 … spelled out in the caption, with a line
-    per cell that has errors or exclusions), model time and cost per item (the time spent
+    """A rich table that fits 140 columns: one row per grid cell (labelled with its caps,
+    ``full_doc ≤60p``) with its status counts (ok items, errors of any kind, degraded items
+    when there are any, score rows excluded because a judge failed), up to eight (seven beside
+    the degraded column) headline metrics under their own names (one word a line; a caption
+    line per cell that has errors or exclusions), model time and cost per item (the time spent
     waiting for the model and the wall time per item in a caption line)."""
     from rich import box
     from rich.table import Table
 
+    degraded = any(c.get("degraded") for c in summary["cells"].values())
     metrics, names = _metric_names(summary)
+    names = names[: MAX_METRICS - 1] if degraded else names  # room for the dg column
     excluded = judge_exclusions(summary)
-    legend = [f"m{i}={name}" for i, name in enumerate(names, start=1)]
+    legend: list[str] = []
     timed = all(c.get("model_seconds_per_item") is not None for c in summary["cells"].values())
     legend += ["sec=model seconds per item" if timed else "sec=seconds per item", "$=USD per item"]
-    notes = _status_notes(summary, excluded) + _wait_note(summary)
+    if degraded:
+        legend.append("dg=degraded items (input below the strategy's promise)")
+    notes = _status_notes(summary, excluded) + condition_notes(summary) + _wait_note(summary)
     title = f"{summary['name']}  ({summary['counts']['trajectories']} trajectories)"
     caption = "\n".join(line for line in ("  ".join(legend), *notes) if line) or None
     table = Table(
@@ -292,17 +312,19 @@ def render_table(summary: dict[str, Any]) -> Any:
         show_edge=False,
     )
     table.add_column("cell", overflow="ellipsis", max_width=28, no_wrap=True)
-    for header in ("ok", "err", "excl"):
+    for header in ("ok", "err", *(["dg"] if degraded else []), "excl"):
         table.add_column(header, justify="right")
-    for i in range(1, len(names) + 1):
-        table.add_column(f"m{i}", justify="right")
+    for name in names:  # the metric's own name, over two lines, folded rather than cut
+        table.add_column(metric_header(name), justify="right", overflow="fold")
     table.add_column("sec", justify="right")
     table.add_column("$", justify="right")
     for key, cell in summary["cells"].items():
         values = metrics.get(key, {})
         status = cell["status"]
         errors = sum(n for name, n in status.items() if name not in _OK)
-        row = [key, str(status.get("ok", 0)), str(errors)]
+        row = [str(cell.get("label") or key), str(status.get("ok", 0)), str(errors)]
+        if degraded:
+            row.append(str(cell.get("degraded", 0)))
         row.append(str(sum(excluded.get(key, {}).values())))
         row += [_fmt(values.get(name)) for name in names]
         seconds = cell.get("model_seconds_per_item") if timed else cell["seconds_per_item"]
@@ -311,6 +333,12 @@ def render_table(summary: dict[str, Any]) -> Any:
         row.append("—" if usd is None else f"{usd:.3g}")
         table.add_row(*row)
     return table
+
+
+def metric_header(name: str) -> str:
+    """A metric's name as a narrow table header, one word a line: ``answer_rules.accuracy`` →
+    ``answer_`` / ``rules.`` / ``accuracy``, so a column is as wide as its longest word."""
+    return re.sub(r"([._])", r"\1\n", name)
 
 
 def _status_notes(
@@ -325,6 +353,37 @@ def _status_notes(
         ]
         if parts:
             notes.append(f"{key}: {', '.join(parts)}")
+    return notes
+
+
+def condition_notes(summary: Mapping[str, Any]) -> list[str]:
+    """Which scorer decided ✓/✗ and the accuracy headline, the judge-vs-rules disagreement,
+    degraded items that lost gold pages and replayed calls, per cell where there are any."""
+    decider = summary.get("decider") or {}
+    notes = []
+    if decider:
+        judges = ", ".join(m for ms in (decider.get("judges") or {}).values() for m in ms)
+        judges = judges or str(decider.get("answer_judge") or "")
+        notes.append(
+            f"correct/wrong decided by: {decider.get('describe')}"
+            + (f" (judge {judges})" if judges else "")
+        )
+    for key, cell in summary["cells"].items():
+        parts = []
+        versus = (cell.get("decider") or {}).get("judge_vs_rules") or {}
+        if versus.get("items"):
+            parts.append(
+                f"judge vs rules disagree on {versus['disagree']}/{versus['items']} "
+                f"({versus['rate']:.0%})"
+            )
+        if cell.get("gold_pages_dropped"):
+            parts.append(f"{cell['gold_pages_dropped']} degraded item(s) lost gold pages")
+        replays = cell.get("replays") or {}
+        if replays.get("calls"):
+            runs = ", ".join(replays.get("from") or {}) or "an earlier run"
+            parts.append(f"{replays['calls']} call(s) replayed from the cache ({runs})")
+        if parts:
+            notes.append(f"{key}: {'; '.join(parts)}")
     return notes
 
 

@@ -2,6 +2,7 @@
 
 from scanrag.schemas.document import Block, BlockKind, Document, Page, TextSource, Word
 from scanrag.schemas.geometry import BBox, Fact, Region
+from scanrag.schemas.reduction import Reduction
 from scanrag.schemas.sample import UNANSWERABLE, EvidencePair, GoldError, Sample, TaskType
 from scanrag.schemas.trajectory import (
     TRAJECTORY_SCHEMA,
@@ -33,6 +34,7 @@ __all__ = [
     "PageHit",
     "ParseStatus",
     "PromptPart",
+    "Reduction",
     "Region",
     "ReportedIssue",
     "Sample",

@@ -14,9 +14,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from scanrag.schemas.geometry import Fact, Region
+from scanrag.schemas.reduction import Reduction
 from scanrag.schemas.sample import EvidencePair
 
-TRAJECTORY_SCHEMA = "1.1"
+TRAJECTORY_SCHEMA = "1.2"
 
 
 class Status(StrEnum):
@@ -30,6 +31,7 @@ class Status(StrEnum):
     RETRIEVER_ERROR = "retriever_error"
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERNAL_ERROR = "internal_error"
+    DEGRADED = "degraded"  # input reduced below the strategy's promise (on_degraded: fail)
 
 
 class ParseStatus(StrEnum):
@@ -39,13 +41,15 @@ class ParseStatus(StrEnum):
     with a stray trailing comma) was closed and read. ``fallback``: the JSON path got a
     free-text reply and read it with the citation grammar (answer tag or "Answer:" line).
     ``bare_text``: the reply ignored the format; its prose as a whole is the answer.
-    ``none``: nothing usable was read.
+    ``ambiguous``: the reply gives two or more different final answers; none is taken (the
+    item is ``unparsed``). ``none``: nothing usable was read.
     """
 
     CLEAN = "clean"
     REPAIRED = "repaired"
     FALLBACK = "fallback"
     BARE_TEXT = "bare_text"
+    AMBIGUOUS = "ambiguous"
     NONE = "none"
 
 
@@ -163,6 +167,11 @@ class ModelCall(BaseModel):
     )
     seconds: float = Field(default=0.0, description="Wall seconds the strategy waited.")
     cached: bool = False
+    cached_from: str | None = Field(
+        default=None,
+        description="For a reply replayed from the response cache: the run that "
+        "first got it (its folder name), when the cache recorded one.",
+    )
     error: str | None = Field(default=None, description="Why the call failed, if it did.")
 
 
@@ -214,6 +223,19 @@ class Trajectory(BaseModel):
         default=None, description="How the final reply was read; None when nothing was read."
     )
     errors: list[str] = Field(default_factory=list)
+    reductions: list[Reduction] = Field(
+        default_factory=list,
+        description="What the strategy cut from its input and why (page caps, character caps, "
+        "images, context planning, notes, windows).",
+    )
+    degraded: bool = Field(
+        default=False,
+        description="Some reduction took the input below what the strategy promises.",
+    )
+    gold_pages_dropped: list[int] = Field(
+        default_factory=list,
+        description="Gold evidence pages (primary document) a reduction left out of every call.",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("schema_version")
@@ -233,6 +255,22 @@ class Trajectory(BaseModel):
 
     def add_usage(self, stage: str, usage: Usage) -> None:
         self.usage[stage] = self.usage.get(stage, Usage()).add(usage)
+
+    def reduce(self, reduction: Reduction) -> Reduction:
+        """Record a cut of the input; a degrading one marks the item ``degraded``."""
+        self.reductions.append(reduction)
+        self.degraded = self.degraded or reduction.degrading
+        return reduction
+
+    @property
+    def replayed_calls(self) -> int:
+        """Model calls answered from the response cache (from the usage of every stage)."""
+        return self.total_usage.cached_calls
+
+    @property
+    def replayed_from(self) -> list[str]:
+        """The runs the recorded calls replayed came from (first seen first)."""
+        return list(dict.fromkeys(c.cached_from for c in self.calls if c.cached_from))
 
     def fail(self, status: Status, message: str) -> Trajectory:
         """Record a failure in place and return self."""

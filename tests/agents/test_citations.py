@@ -109,10 +109,14 @@ def test_answer_citations_are_stripped_from_the_answer() -> None:
     assert parsed.pages == [3]
 
 
-def test_last_answer_tag_wins_and_unclosed_tag_reads_to_end() -> None:
+def test_two_different_answer_tags_are_ambiguous_and_unclosed_tag_reads_to_end() -> None:
+    """Issue 20: the last tag used to win silently; neither is taken now (agents.reply)."""
     parsed = parse_citations("<answer>draft</answer> thinking more <answer>final")
-    assert parsed.answer == "final"
+    assert parsed.answer is None and parsed.notes["ambiguous_answers"] == ["draft", "final"]
     assert parsed.notes["answer_tags"] == 2 and parsed.notes["answer_tag_unclosed"] is True
+    assert parse_citations("thinking <answer>final").answer == "final"
+    repeated = parse_citations("<answer>Final</answer> so: <answer>final.</answer>")
+    assert repeated.answer == "Final" and "ambiguous_answers" not in repeated.notes
 
 
 def test_unanswerable_is_normalised() -> None:

@@ -169,8 +169,14 @@ def test_prose_page_references_with_offsets() -> None:
 
 def test_answer_tag_notes() -> None:
     parsed = parse_citations("<answer>a</answer> and <answer>b</answer>", CTX)
-    assert parsed.answer == "b"
-    assert parsed.notes == {"answer_tags": 2, "answer_source": "answer_tag"}
+    assert parsed.answer is None  # two different answers: ambiguous, neither is taken
+    assert parsed.notes == {
+        "answer_tags": 2,
+        "answer_source": "answer_tag",
+        "ambiguous_answers": ["a", "b"],
+    }
+    same = parse_citations("<answer>a</answer> and <answer>a</answer>", CTX)
+    assert same.answer == "a" and same.notes == {"answer_tags": 2, "answer_source": "answer_tag"}
     empty = parse_citations("<answer>  </answer>", CTX)
     assert empty.answer is None
     assert empty.notes == {"answer_source": "answer_tag", "answer_tag_empty": True}

@@ -71,7 +71,9 @@ async def test_overflow_triggers_truncation_and_retry(kit: SimpleNamespace) -> N
     assert kinds == ["fallback", "read"]
     fallback = trajectory.steps[0].data
     assert fallback["trigger"] == "overflow" and fallback["mode"] == "truncate"
-    assert trajectory.metadata["context_fallbacks"][0]["mode"] == "truncate"
+    [reduction] = trajectory.reductions
+    assert reduction.kind == "context" and reduction.pages_cut == [1, 2]
+    assert "refused the prompt as too long" in reduction.cause and trajectory.degraded
     assert trajectory.steps[1].data["truncated_pages"] == [1, 2]
 
 
@@ -83,8 +85,9 @@ async def test_estimate_over_window_shrinks_before_calling(kit: SimpleNamespace)
     await coro
     assert len(model.requests) == 1
     assert trajectory.steps[0].kind == "fallback"
-    assert trajectory.steps[0].data["trigger"] == "estimate"
-    assert trajectory.steps[-1].data["est_tokens"] <= 2500
+    assert trajectory.steps[0].data["trigger"] == "planned"
+    assert trajectory.steps[0].data["window_tokens"] == 2500
+    assert model.prompt_tokens(model.requests[0]) + 200 <= 2500
 
 
 async def test_drop_mode_drops_the_lowest_priority_pages(kit: SimpleNamespace) -> None:

@@ -156,3 +156,44 @@ async def test_a_strategy_marks_the_item_truncated_and_scorers_count_it_unanswer
 def test_truncated_items_are_not_retried_by_default() -> None:
     # A replay of the same prompt gives the same cut reply; raise max_tokens instead.
     assert Status.TRUNCATED not in RETRYABLE and Status.UNPARSED not in RETRYABLE
+
+
+# --------------------------------------------------------------------------- ambiguous replies
+
+BOTH_PATHS = ("json", "citations")
+# text, the answers it states, the output paths that read them all (the citation grammar
+# does not read JSON objects)
+AMBIGUOUS_REPLIES = [
+    ("The total is <answer>3</answer>. Rechecking: <answer>9</answer>", ["3", "9"], BOTH_PATHS),
+    ('{"answer": "<answer>3</answer> or <answer>9</answer>"}', ["3", "9"], BOTH_PATHS),
+    ('{"answer": "3"}\n<answer>9</answer>', ["3", "9"], ("json",)),
+    ('{"answer": "3"}\n{"answer": "9"}', ["3", "9"], ("json",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "answers", "output"),
+    [(text, answers, output) for text, answers, paths in AMBIGUOUS_REPLIES for output in paths],
+)
+def test_a_reply_with_two_different_answers_is_ambiguous_on_both_paths(
+    text: str, answers: list[str], output: str
+) -> None:
+    """Issue 20: the citation path kept the last tag, the JSON path the first, both ``ok``."""
+    trajectory = _settled(text, output)
+    assert trajectory.parse == ParseStatus.AMBIGUOUS
+    assert trajectory.status == Status.UNPARSED and trajectory.answer is None
+    assert trajectory.metadata["parse_notes"]["ambiguous_answers"] == answers
+    assert trajectory.errors == [
+        f"the reply gives 2 different answers ({', '.join(repr(a) for a in answers)}); "
+        "none is taken"
+    ]
+    assert trajectory.raw_output == text
+
+
+@pytest.mark.parametrize("output", ["json", "citations"])
+def test_one_answer_said_twice_is_not_ambiguous(output: str) -> None:
+    trajectory = _settled("<answer>Paris</answer> So: <answer>paris.</answer>", output)
+    assert trajectory.status == Status.OK and trajectory.answer == "Paris"
+    assert trajectory.parse in (ParseStatus.CLEAN, ParseStatus.FALLBACK)
+    unwrapped = _settled('{"answer": "<answer>Paris</answer>"}', "json")
+    assert unwrapped.answer == "Paris" and unwrapped.parse == ParseStatus.CLEAN

@@ -45,3 +45,13 @@ def test_clean_records_leave_the_status_alone() -> None:
     trajectory = Trajectory(sample_id="q1", strategy="scan")
     merge_records(trajectory, [_window(0, tokens=1)])
     assert trajectory.status == Status.OK and trajectory.errors == []
+
+
+def test_the_windows_reductions_are_folded_in() -> None:
+    from scanrag.schemas import Reduction
+
+    trajectory = Trajectory(sample_id="q1", strategy="scan")
+    part = _window(0, tokens=3)
+    part.reduce(Reduction(kind="context", stage="map", cause="window", pages_cut=[1]))
+    merge_records(trajectory, [part, _window(1, tokens=3)])
+    assert [r.pages_cut for r in trajectory.reductions] == [[1]] and trajectory.degraded

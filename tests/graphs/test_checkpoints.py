@@ -128,3 +128,67 @@ async def test_many_concurrent_agentic_items_on_a_fresh_file(
             *(strategy.run(s, c) for s, c in zip(samples, ctxs, strict=True))
         )
         assert [t.status for t in done] == [Status.OK] * 12, [t.errors for t in done]
+
+
+# --------------------------------------------------------------------------- damaged files
+
+
+def _answering_model(kit: SimpleNamespace) -> object:
+    return kit.ScriptedModel(
+        responder=lambda r: (
+            '{"decision": "answer"}'
+            if r.stage == "assessor"
+            else ('{"query": "q"}' if r.stage == "planner" else "<answer>3</answer>")
+        )
+    )
+
+
+async def _run_item(kit: SimpleNamespace, ckpt: Path, sample_id: str):  # type: ignore[no-untyped-def]
+    strategy = STRATEGIES.create("agentic_rag")
+    doc = kit.make_document(num_pages=4)
+    ctx = kit.make_context(
+        _answering_model(kit), [doc], retriever=kit.FakeRetriever([3]), checkpoint_dir=ckpt
+    )
+    return await strategy.run(kit.make_sample(id=sample_id, gold_regions=[]), ctx)
+
+
+async def test_a_file_that_is_not_a_database_is_moved_aside_at_open(
+    kit: SimpleNamespace, tmp_path: Path, caplog
+) -> None:
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "agentic_rag.sqlite").write_bytes(b"not a database, whatever it once was " * 200)
+    trajectory = await _run_item(kit, ckpt, "q1")
+    assert trajectory.status == Status.OK, trajectory.errors
+    (aside,) = ckpt.glob("agentic_rag.sqlite.damaged-*")
+    assert aside.read_bytes().startswith(b"not a database")
+    assert "agentic_rag.sqlite is damaged" in caplog.text and aside.name in caplog.text
+
+
+async def test_damage_found_while_items_run_names_the_file_and_a_retry_recovers(
+    kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    """Issue 20: ``DatabaseError: database disk image is malformed`` named no file, and
+    ``--retry-errors`` could not recover until the file was deleted by hand."""
+    ckpt = tmp_path / "ckpt"
+    assert (await _run_item(kit, ckpt, "q1")).status == Status.OK
+    path = ckpt / "agentic_rag.sqlite"
+    data = bytearray(path.read_bytes())
+    data[4096:] = b"\xab" * (len(data) - 4096)  # the header page intact, the rest garbage
+    path.write_bytes(bytes(data))
+    failed = await _run_item(kit, ckpt, "q2")
+    assert failed.status == Status.INTERNAL_ERROR
+    (message,) = failed.errors
+    assert f"checkpoint database {path.resolve()} is damaged" in message
+    assert "--retry-errors" in message and "Traceback" not in message
+    assert list(ckpt.glob("agentic_rag.sqlite.damaged-*"))  # kept for inspection
+    retried = await _run_item(kit, ckpt, "q2")  # what --retry-errors does: run it again
+    assert retried.status == Status.OK, retried.errors
+    assert retried.answer == "3"
+
+
+def test_damage_is_told_apart_from_locks_and_full_disks() -> None:
+    assert checkpoints.is_damage(sqlite3.DatabaseError("database disk image is malformed"))
+    assert not checkpoints.is_damage(sqlite3.OperationalError("database is locked"))
+    assert not checkpoints.is_damage(sqlite3.OperationalError("database or disk is full"))
+    assert not checkpoints.is_damage(ValueError("x"))

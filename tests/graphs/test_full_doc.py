@@ -35,10 +35,13 @@ async def test_page_cap_from_param_or_settings(kit: SimpleNamespace) -> None:
     t1 = await FullDocStrategy(page_cap=2).run(kit.make_sample(), kit.make_context(model, [doc]))
     assert t1.steps[2].data["pages"] == [1, 2]
     assert t1.steps[1].data["capped_pages"] == [3, 4, 5, 6]
-    assert t1.metadata["page_cap"] == {"cap": 2, "dropped": 4}
+    [cap] = t1.reductions
+    assert (cap.kind, cap.pages_dropped, cap.limit) == ("page_cap", [3, 4, 5, 6], 2)
+    assert cap.cause == "page_cap=2" and t1.degraded and t1.status == "ok"
     ctx = kit.make_context(model, [doc], settings={"max_pages": 3})
     t2 = await FullDocStrategy().run(kit.make_sample(), ctx)
     assert t2.steps[2].data["pages"] == [1, 2, 3]
+    assert t2.reductions[0].cause == "runner.page_caps.max_pages=3"
 
 
 async def test_image_modality_with_merging(kit: SimpleNamespace, renderer) -> None:
@@ -115,8 +118,8 @@ async def test_the_page_cap_on_a_cited_paper_is_recorded(kit: SimpleNamespace) -
     trajectory = await strategy.run(sample, kit.make_context(model, [citing, cited]))
     text = model.requests[0].messages[1].text
     assert "=== cited.pdf — Page 3 (printed: 3) ===" in text and "cited.pdf — Page 4" not in text
-    assert trajectory.metadata["cited_page_cap"] == {cited.id: 2}
-    assert "page_cap" not in trajectory.metadata  # the citing paper fits under the cap
+    [cap] = trajectory.reductions  # the citing paper fits under the cap
+    assert (cap.doc_id, cap.pages_dropped) == (cited.id, [4, 5])
 
 
 async def test_json_output_path(kit: SimpleNamespace) -> None:

@@ -63,6 +63,8 @@ async def test_window_stride_and_max_windows(kit: SimpleNamespace) -> None:
     trajectory = await strategy.run(kit.make_sample(), kit.make_context(model, [doc]))
     assert trajectory.steps[1].data["windows"] == [[1, 2, 3], [3, 4, 5]]
     assert trajectory.steps[1].data["skipped_windows"] == 1
+    [cut] = trajectory.reductions  # page 6 was in no mapped window
+    assert (cut.kind, cut.pages_dropped, cut.cause) == ("windows", [6], "max_windows=2")
 
 
 async def test_overflowing_window_is_split(kit: SimpleNamespace) -> None:
@@ -187,3 +189,14 @@ async def test_sin_bench_find_builds_the_chain(kit: SimpleNamespace) -> None:
         ("Table 1", 2),
     ]
     assert "<evidence" in model.requests[-1].messages[0].text
+
+
+async def test_a_window_planned_too_long_is_split_before_any_call(kit: SimpleNamespace) -> None:
+    doc = kit.make_document(num_pages=4, texts=["word " * 300] * 4)
+    model = kit.ScriptedModel(responder=responder({}), context_window=1500)
+    strategy = ScanStrategy(window=4, map_max_tokens=64, max_tokens=64)
+    trajectory = await strategy.run(kit.make_sample(), kit.make_context(model, [doc]))
+    chunks = [s.data for s in trajectory.steps if s.data.get("mode") == "chunk"]
+    assert chunks and chunks[0]["split"] == [[1, 2], [3, 4]]
+    assert all(model.prompt_tokens(r) + r.max_tokens <= 1500 for r in model.requests)
+    assert not any(r.kind == "context" and r.pages_dropped for r in trajectory.reductions)

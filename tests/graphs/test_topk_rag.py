@@ -43,8 +43,11 @@ async def test_page_cap_limits_k(kit: SimpleNamespace) -> None:
     doc = kit.make_document(num_pages=8)
     retriever = kit.FakeRetriever([5, 2, 7, 1])
     ctx = kit.make_context(kit.ScriptedModel([REPLY]), [doc], retriever=retriever)
-    await TopKRagStrategy(k=4, page_cap=2).run(kit.make_sample(), ctx)
-    assert retriever.searches[0][1] == 2
+    trajectory = await TopKRagStrategy(k=4, page_cap=2).run(kit.make_sample(), ctx)
+    assert trajectory.steps[1].data["k"] == 2
+    assert [h["page"] for h in trajectory.steps[1].data["hits"]] == [5, 2]
+    [cap] = trajectory.reductions  # the hits the cap kept out of the top 4
+    assert (cap.kind, cap.pages_dropped, cap.limit) == ("page_cap", [7, 1], 2)
 
 
 async def test_retriever_error_is_recorded_and_nothing_is_read(kit: SimpleNamespace) -> None:

@@ -157,3 +157,32 @@ def test_mixed_sources_print_a_breakdown_and_json_has_question_ranks(capsys, tmp
     assert set(data["retrievers"]["bm25"]["by_group"]) == {"fb", "mmlb"}
     code, out, _ = _run(capsys, *base, "--json", "--by", "none_such_field")
     assert json.loads(out)["groups"] == {}
+
+
+def test_progress_and_every_document_indexed_under_limit(capsys, dataset, pdf_dir):
+    args = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--retrievers", "bm25",
+            "--json", "--limit", "1"]  # fmt: skip
+    code, out, err = _run(capsys, *args)
+    assert code == 0
+    data = json.loads(out)
+    assert data["n_questions"] == 1 and data["retrievers"]["bm25"]["pages"] == 9  # all PDFs
+    assert "ingest   3/3 in " in err and "retrieve 1/1 in " in err
+    full = json.loads(_run(capsys, "--dataset", str(dataset), "--pdf-dir", str(pdf_dir),
+                           "--retrievers", "bm25", "--json")[1])  # fmt: skip
+    one = data["retrievers"]["bm25"]["per_question"]["1"]
+    assert one == full["retrievers"]["bm25"]["per_question"]["1"]
+
+
+def test_the_printed_table_keeps_every_number_when_piped(capsys, dataset, pdf_dir, tmp_path):
+    """Output to a pipe or file prints the table at its full width: no value folded or cut."""
+    import re
+
+    args = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--k", "1,3,5,10",
+            "--retrievers", "bm25,oracle,hybrid", "--by", "doc_type",
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    code, out, _ = _run(capsys, *args)
+    assert code == 0 and "…" not in out
+    rows = [line for line in out.splitlines() if line.lstrip("│ ").startswith("bm25")]
+    assert rows and all(
+        len(re.findall(r"\d\.\d{3}/\d\.\d{3}/\d\.\d{3}/\d\.\d{3}", row)) == 5 for row in rows
+    ), rows

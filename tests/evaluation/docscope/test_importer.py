@@ -4,6 +4,7 @@ usage, citation spans and validity, and the trajectory of each kind of record.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,38 @@ def test_import_into_a_new_nested_or_empty_folder_with_a_missing_pdf_and_a_bad_r
         5,
     )
     assert manifest["imported_at"].endswith("+00:00")
+
+
+@pytest.mark.parametrize(
+    ("infer_text", "message"),
+    [
+        ("", "holds no inference record; nothing to import"),
+        ("\n\n", "holds no inference record; nothing to import"),
+        ('not json\n{"no_id": 1}\n[1]\n', "lines 1, 2, 3 are not JSON objects with a question_id"),
+        ('{"question_id": "nowhere::q1", "raw": "x"}\n', "none of the 1 records of"),
+    ],
+)
+def test_an_infer_file_with_nothing_to_import_is_refused_before_any_folder(
+    official_files: tuple[Path, Path], tmp_path: Path, infer_text: str, message: str
+) -> None:
+    """Issue 20: an empty or all-invalid infer file imported with exit 0 into an empty run."""
+    from evaluation.docscope.importer import InferImportError, import_infer
+
+    benchmark, _ = official_files
+    infer = tmp_path / "infer.jsonl"
+    infer.write_text(infer_text, encoding="utf-8")
+    out = tmp_path / "run"
+    with pytest.raises(InferImportError, match=re.escape(message)):
+        import_infer(infer, benchmark, out, bbox_units="normalized")
+    assert not out.exists()
+
+
+def test_out_naming_a_file_is_refused(official_files: tuple[Path, Path], tmp_path: Path) -> None:
+    from evaluation.docscope.importer import InferImportError, import_infer
+
+    benchmark, infer = official_files
+    taken = tmp_path / "results.csv"
+    taken.write_text("keep me", encoding="utf-8")
+    with pytest.raises(InferImportError, match="--out .*results.csv is a file"):
+        import_infer(infer, benchmark, taken, bbox_units="normalized")
+    assert taken.read_text(encoding="utf-8") == "keep me"

@@ -113,10 +113,14 @@ def test_markdown_and_csv(finished_run: Path) -> None:
     assert lines[0].startswith(
         "| grid cell | outcomes | answer.accuracy_answerable [paper] | answer.accuracy"
     )
-    assert lines[2].startswith("| full_doc (baseline) | 3 ✓ 3 ✗ 0 ∅ 0 ⚠ | 0.500 [")
+    # the label states the cap its items were read under; every item lost pages to it
+    assert lines[2].startswith("| full_doc ≤6p (baseline) | 3 ✓ 3 ✗ 0 ∅ 0 ⚠; 6 ◐ degraded | 0.5")
     assert "baseline **full_doc**" in markdown and "200 resamples" in markdown
     parsed = list(csv.DictReader(io.StringIO(to_csv(table))))
     assert [r["label"] for r in parsed] == ["full_doc", "oracle_pages", "topk_rag+bm25"]
+    assert [r["n_degraded"] for r in parsed] == ["6", "0", "0"]
+    assert parsed[0]["cell_label"] == "full_doc ≤6p" and parsed[0]["caps"] == '{"pages":6}'
+    assert parsed[0]["decider"] == "auto (answer, else answer_rules)"
     assert parsed[0]["baseline"] == "1" and parsed[0]["answer.accuracy.p_value"] == ""
     assert float(parsed[1]["answer.accuracy"]) == 1.0
     assert float(parsed[1]["answer.accuracy.diff"]) == pytest.approx(0.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pymupdf
@@ -100,3 +101,21 @@ def test_unreadable_input_and_unexpected_errors_do_not_stop_the_batch(
     assert code == 1
     assert lines[0].startswith("alpha.pdf: FAILED cannot read: PermissionError:")
     assert lines[1].startswith("beta.pdf: 3 pages")
+
+
+def test_progress_lines_without_a_terminal(
+    two_pdfs: list[Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.commands import ingest
+
+    slow = ingest._ingest_one
+
+    def one(*args: object) -> str:
+        time.sleep(0.1)
+        return slow(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest, "_ingest_one", one)
+    assert main(["ingest", *map(str, two_pdfs), "--progress-every", "0.02"]) == 0
+    err = capsys.readouterr().err
+    assert "progress ingest" in err and "/2 (" in err and "errors 0" in err
+    assert "ingest   2/2 in " in err

@@ -151,3 +151,18 @@ def test_sigterm_stops_cleanly_with_a_resumable_summary(tmp_path: Path) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["stop_reason"] == "interrupted" and summary["complete"] is False
     assert 2 <= summary["counts"]["trajectories"] < 12
+
+
+def test_no_cache_and_other_shortcuts_become_overrides() -> None:
+    import argparse
+
+    from scanrag.commands.run import add_common_options, overrides_from_args
+
+    parser = argparse.ArgumentParser()
+    add_common_options(parser)
+    args = parser.parse_args(["--no-cache", "--no-score", "--set", "name=x"])
+    assert overrides_from_args(args) == [
+        "name=x",
+        "scoring.enabled=false",
+        "runner.llm.cache=false",
+    ]

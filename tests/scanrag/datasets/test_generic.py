@@ -195,7 +195,7 @@ def test_bad_rows_are_dropped_with_reasons(write_jsonl: WriteRows, pdf_dir: Path
     assert "gold page 9 outside 1..5 of 'a.pdf'" in reasons[(1, "far-page")]
     assert "missing PDF 'missing.pdf'" in reasons[(2, "no-pdf")]
     assert "line 4 is not valid JSON" in reasons[(3, None)]
-    assert "missing field 'question'" in reasons[(4, "no-question")]
+    assert "field 'question' is empty" in reasons[(4, "no-question")]
     assert "missing field 'question'" in reasons[(5, "no-question-2")]
     assert "above-left" in reasons[(6, "bad-box")]
     assert "gold region 0 page 6 outside 1..5" in reasons[(7, "far-region")]
@@ -208,6 +208,25 @@ def test_bad_rows_are_dropped_with_reasons(write_jsonl: WriteRows, pdf_dir: Path
     assert "missing PDF 'nowhere.pdf'" in reasons[(15, "cited-missing")]
     assert [d.row for d in report.dropped] == sorted(d.row or 0 for d in report.dropped)
     assert report.summary() == "read 16, kept 2, dropped 14"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (["What", "is", "x?"], "field 'question' must be a non-empty string, got a list (['What'"),
+        (None, "field 'question' must be a non-empty string, got null"),
+        (42, "field 'question' must be a non-empty string, got an int (42)"),
+        ("   ", "field 'question' is empty"),
+    ],
+)
+def test_a_question_of_the_wrong_kind_is_named_precisely(
+    write_jsonl: WriteRows, pdf_dir: Path, value: Any, reason: str
+) -> None:
+    """Issue 20: a list or null question was reported as a "missing field"."""
+    dataset = load_generic(write_jsonl([_row(id="odd", question=value), _row(id="ok")]), pdf_dir)
+    assert [s.id for s in dataset.samples] == ["ok"]
+    ((row, sample_id, got),) = [(d.row, d.id, d.reason) for d in dataset.report.dropped]
+    assert (row, sample_id) == (0, "odd") and got.startswith(reason), got
 
 
 def test_without_validation_pdfs_are_not_needed(write_jsonl: WriteRows, tmp_path: Path) -> None:

@@ -89,3 +89,19 @@ def zero_page_pdf(tmp_path: Path) -> Path:
     path = tmp_path / "empty.pdf"
     path.write_bytes(zero_page_pdf_bytes())
     return path
+
+
+@pytest.fixture
+def pdf_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The PDFs the document cache reads (its misses), in order."""
+    from scanrag.documents import store as store_module
+
+    calls: list[Path] = []
+    real = store_module.read_pdfs
+
+    def counting(paths, **kw):  # type: ignore[no-untyped-def]
+        calls.extend(Path(p) for p in paths)
+        return real(paths, **kw)
+
+    monkeypatch.setattr(store_module, "read_pdfs", counting)
+    return calls

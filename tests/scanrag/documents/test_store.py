@@ -16,7 +16,6 @@ from scanrag.documents import (
     load_document,
     save_document,
 )
-from scanrag.documents import store as store_module
 
 
 @pytest.mark.parametrize("name", ["doc.json", "doc.json.gz"])
@@ -32,16 +31,9 @@ def test_save_load_round_trip(simple_pdf: Path, tmp_path: Path, name: str, trust
 
 
 def test_load_or_ingest_hits_the_cache(
-    simple_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    simple_pdf: Path, tmp_path: Path, pdf_reads: list[Path]
 ) -> None:
-    calls: list[Path] = []
-    real = store_module.read_pdfs
-
-    def counting(paths, **kw):  # type: ignore[no-untyped-def]
-        calls.extend(Path(p) for p in paths)
-        return real(paths, **kw)
-
-    monkeypatch.setattr(store_module, "read_pdfs", counting)
+    calls = pdf_reads
     store = DocumentStore(tmp_path / "docs")
     first = store.load_or_ingest(simple_pdf)
     second = store.load_or_ingest(simple_pdf)

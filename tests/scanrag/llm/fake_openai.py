@@ -12,7 +12,15 @@ a queue of *modes* (consumed one per request), then by ``default``:
 - ``"not_json"``: HTTP 200 with an HTML body;
 - ``"empty"``: a reply whose content is the empty string;
 - ``"prose"``: a reply in plain prose, whatever format was asked for;
-- ``"length"``: a reply cut by the token limit (``finish_reason: length``).
+- ``"length"``: a reply cut by the token limit (``finish_reason: length``);
+- ``"unauthorized"``: HTTP 401 whose error message quotes the key the request sent (as some
+  servers do), to show that a key is masked wherever it comes back;
+- ``"overflow"``: HTTP 400 saying the prompt exceeds ``context_window`` tokens.
+
+``model_meta`` adds fields to the model's ``GET <prefix>/models`` entry (``max_model_len``...),
+``props`` answers ``GET /props`` (llama.cpp's ``llama-server``), and ``tokenize=True`` answers
+``POST /extras/tokenize/count`` (llama-cpp-python's server) with the number of
+whitespace-separated pieces of ``input``.
 
 It binds port 0 on the loopback address only, and ``stop()`` (or leaving the context manager)
 releases any request still hanging, so a test never leaves a thread behind.
@@ -29,7 +37,18 @@ from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-MODES = ("ok", "rate_limit", "server_error", "hang", "not_json", "empty", "prose", "length")
+MODES = (
+    "ok",
+    "rate_limit",
+    "server_error",
+    "hang",
+    "not_json",
+    "empty",
+    "prose",
+    "length",
+    "unauthorized",
+    "overflow",
+)
 PROSE = "The answer is probably on the third page, but I am not sure."
 
 Responder = Callable[[dict[str, Any]], str]
@@ -96,6 +115,10 @@ class FakeOpenAIServer:
         delay_s: float = 0.0,
         prefix: str = "/v1",
         model_name: str = "fake-model",
+        model_meta: dict[str, Any] | None = None,
+        props: dict[str, Any] | None = None,
+        tokenize: bool = False,
+        context_window: int = 2048,
     ) -> None:
         for mode in (*modes, default):
             if mode not in MODES:
@@ -108,6 +131,11 @@ class FakeOpenAIServer:
         self.delay_s = delay_s
         self.prefix = prefix.rstrip("/")
         self.model_name = model_name
+        self.model_meta = dict(model_meta or {})
+        self.props = props
+        self.tokenize = tokenize
+        self.context_window = context_window
+        self.tokenized: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.arrivals: list[float] = []
@@ -253,14 +281,22 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == f"{fake.prefix}/models":
-                data = {"object": "list", "data": [{"id": fake.model_name, "object": "model"}]}
+                entry = {"id": fake.model_name, "object": "model", **fake.model_meta}
+                data = {"object": "list", "data": [entry]}
                 self._send(200, json.dumps(data).encode())
+            elif self.path.rstrip("/") == "/props" and fake.props is not None:
+                self._send(200, json.dumps(fake.props).encode())
             else:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            if self.path.rstrip("/") == "/extras/tokenize/count" and fake.tokenize:
+                text = str(json.loads(raw).get("input", ""))
+                fake.tokenized.append(text)
+                self._send(200, json.dumps({"count": len(text.split())}).encode())
+                return
             if self.path.rstrip("/") != f"{fake.prefix}/chat/completions":
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
                 return
@@ -277,7 +313,11 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 fake.leave()
 
         def _reply(self, mode: str, body: dict[str, Any]) -> None:
-            if mode == "rate_limit":
+            if mode == "unauthorized":
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+                message = f"Incorrect API key provided: {key}. Check the key of this server."
+                self._send(401, _error_body(message, "invalid_request_error"))
+            elif mode == "rate_limit":
                 self._send(
                     429,
                     _error_body("Rate limit reached, slow down", "rate_limit_exceeded"),
@@ -293,6 +333,12 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, fake.completion(body, PROSE))
             elif mode == "length":
                 self._send(200, fake.completion(body, '{"pages": [1, 2, 3, 4', "length"))
+            elif mode == "overflow":
+                message = (
+                    f"This model's maximum context length is {fake.context_window} tokens. "
+                    "However, your messages resulted in more tokens."
+                )
+                self._send(400, _error_body(message, "invalid_request_error"))
             else:
                 fake.wait_or_stop(fake.hang_s if mode == "hang" else fake.delay_s)
                 self._send(200, fake.completion(body, fake.responder(body)))

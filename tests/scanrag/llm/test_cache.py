@@ -34,8 +34,28 @@ def test_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
 
     cache = ResponseCache(tmp_path)
     with sqlite3.connect(cache.path) as conn:
-        conn.execute("INSERT INTO responses VALUES ('bad', 'm', '{not json', 0)")
+        conn.execute(
+            "INSERT INTO responses (key, model, response, created) VALUES ('bad', 'm', '{x', 0)"
+        )
     assert cache.get("bad") is None
+
+
+def test_replies_remember_the_run_that_stored_them(tmp_path: Path) -> None:
+    import sqlite3
+
+    from scanrag.llm.types import ChatResponse
+
+    with sqlite3.connect(tmp_path / ResponseCache.FILENAME) as conn:  # a cache from before
+        conn.execute(
+            "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+            "response TEXT NOT NULL, created REAL NOT NULL)"
+        )
+        old = ChatResponse(text="old", model="m").model_dump_json()
+        conn.execute("INSERT INTO responses VALUES ('old', 'm', ?, 0)", (old,))
+    cache = ResponseCache(tmp_path, origin="20260101-000000_first")
+    cache.put("new", ChatResponse(text="new", model="m"))
+    assert cache.get("new").cached_from == "20260101-000000_first"  # type: ignore[union-attr]
+    assert cache.get("old").cached_from is None  # type: ignore[union-attr]
 
 
 def test_wal_mode(tmp_path: Path) -> None:

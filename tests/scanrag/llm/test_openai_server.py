@@ -171,6 +171,28 @@ async def test_dead_endpoint_with_a_warm_cache_is_a_miss(fake_server, make_clien
     assert client.ledger.records()[0].cached is False
 
 
+async def test_a_refused_connection_says_so_not_http_500(make_client) -> None:
+    port = _dead_port()
+    dead = ModelEntry(model="openai/fake-model", name="srv", api_base=f"http://127.0.0.1:{port}/v1")
+    client = make_client(endpoints={"srv": dead}, max_retries=0)
+    with pytest.raises(ModelError) as info:
+        await client.chat(_ask())
+    message = str(info.value)
+    assert f"connection refused by 127.0.0.1:{port} (is the server running?)" in message
+    assert "HTTP 500" not in message and "server error" not in message
+
+
+async def test_a_host_that_does_not_resolve_is_a_dns_failure(make_client) -> None:
+    entry = ModelEntry(
+        model="openai/fake-model", name="srv", api_base="http://no-such-host.invalid:8000/v1"
+    )
+    client = make_client(endpoints={"srv": entry}, max_retries=0)
+    with pytest.raises(ModelError) as info:
+        await client.chat(_ask())
+    assert "DNS lookup failed for no-such-host.invalid:8000" in str(info.value)
+    assert "HTTP 500" not in str(info.value)
+
+
 async def test_dead_environment_server_is_a_miss(fake_server, make_client, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "placeholder")

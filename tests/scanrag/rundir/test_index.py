@@ -7,6 +7,7 @@ lost, none twice) and that the index is whole again afterwards.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,74 @@ def test_run_folder_logs_keep_indexes(tmp_path: Path) -> None:
     digests = run.log(RunDir.TRAJECTORIES).digests()
     assert digests[0]["status"] == "error"
     assert Usage.model_validate(digests[0]["usage"]).prompt_tokens == 11
+
+
+# ------------------------------------------------------- issue 20: every entry is checked
+
+
+def _entries(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / "t.index.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines[1:]]
+
+
+def _write_entries(folder: Path, entries: list[dict[str, Any]]) -> None:
+    index = folder / "t.index.jsonl"
+    header = index.read_text().splitlines()[0]
+    body = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in entries)
+    index.write_text(header + "\n" + body)
+
+
+def test_a_middle_key_edited_in_the_index_falls_back_to_a_scan(tmp_path: Path, reads) -> None:
+    """Issue 20: an edited middle key made a resume run an item again (19 rows for 18)."""
+    _write(tmp_path, range(18))
+    entries = _entries(tmp_path)
+    entries[7]["key"] = ["rag", "q-not-there"]  # offsets and checksum left as they were
+    _write_entries(tmp_path, entries)
+    digests = _log(tmp_path).digests()
+    assert digests == _scan(tmp_path)
+    assert ("rag", "q7") in _keys(digests) and ("rag", "q-not-there") not in _keys(digests)
+    assert reads == [0]
+    _index_is_whole(tmp_path, reads)
+
+
+def test_an_entry_naming_an_item_missing_from_the_log_is_not_believed(
+    tmp_path: Path, reads
+) -> None:
+    """Issue 20: such an index made every --resume stop with unscored pairs, forever."""
+    _write(tmp_path, range(6))
+    entries = _entries(tmp_path)
+    ghost = {**entries[2], "key": ["rag", "ghost"]}
+    _write_entries(tmp_path, [*entries[:3], ghost, *entries[3:]])
+    assert _keys(_log(tmp_path).digests()) == [("rag", f"q{i}") for i in range(6)]
+    _index_is_whole(tmp_path, reads)
+    # the same ghost with offsets of its own: its checksum cannot match the log's bytes
+    entries = _entries(tmp_path)
+    _write_entries(tmp_path, [*entries[:5], {**entries[5], "key": ["rag", "ghost"]}])
+    reads.clear()
+    assert _keys(_log(tmp_path).digests()) == [("rag", f"q{i}") for i in range(6)]
+    assert reads == [0]
+
+
+def test_a_middle_row_of_the_log_edited_in_place_is_noticed(tmp_path: Path, reads) -> None:
+    _write(tmp_path, range(10))
+    path = tmp_path / "trajectories.jsonl"
+    data = path.read_bytes()
+    old = b'"sample_id":"q4","status":"ok"'
+    with open(path, "r+b") as fh:  # same length, same inode, not the last row
+        fh.write(data.replace(old, b'"sample_id":"q4","status":"no"'))
+    digests = _log(tmp_path).digests()
+    assert digests == _scan(tmp_path) and digests[4]["status"] == "no"
+    assert reads == [0]
+    _index_is_whole(tmp_path, reads)
+
+
+def test_an_index_without_checksums_is_rebuilt(tmp_path: Path, reads) -> None:
+    """An index of an older version (entries without ``sum``) is never believed."""
+    _write(tmp_path, range(5))
+    _write_entries(
+        tmp_path, [{k: v for k, v in e.items() if k != "sum"} for e in _entries(tmp_path)]
+    )
+    assert _log(tmp_path).digests() == _scan(tmp_path)
+    assert reads == [0]
+    assert all("sum" in e for e in _entries(tmp_path))
+    _index_is_whole(tmp_path, reads)

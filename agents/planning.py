@@ -1,0 +1,273 @@
+"""Planning a prompt against the model's context window before it is sent.
+
+The window comes from the strategy's ``context_tokens`` (or the runner's setting of that
+name), else from the model client (:meth:`scanrag.llm.gateway.LLMClient.context_window_of`:
+the model entry, the model's server, litellm's table, an earlier refusal). The request is
+counted by the client (the model's tokenizer where it can, an estimate where not); when it
+does not fit, :func:`fit` shrinks the pages by the strategy's fallback mode — ``truncate``
+(one character cap for every page, the last pages left out once the cap would fall below
+:data:`MIN_CHARS_PER_PAGE`) or ``drop`` (lowest-priority pages left out first) — and the
+result is counted again until it fits. No model call is spent finding out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from agents.context import (
+    CHARS_PER_TOKEN,
+    TRUNCATION_MARK,
+    ContextOptions,
+    PageRef,
+    estimate_tokens,
+    page_block,
+    page_text,
+)
+from scanrag.llm.context import CHARS_PER_TOKEN as ESTIMATE_CHARS
+from scanrag.llm.context import ContextWindow, TokenCount, estimate_request
+from scanrag.llm.types import ChatRequest, ContextOverflowError, TextPart
+from scanrag.protocols import StrategyContext
+from scanrag.untrusted import ID_LENGTH
+
+Fallback = Literal["truncate", "drop"]
+MIN_CHARS_PER_PAGE = 200
+PLAN_ROUNDS = 6
+SAFETY = 0.97  # headroom left when a count is not exact
+
+
+class PlannedOverflowError(ContextOverflowError):
+    """A request that does not fit the model's window, found before sending it."""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The pages and options one planning round settled on."""
+
+    refs: list[PageRef]
+    options: ContextOptions
+    priority: list[int]
+
+
+async def window_for(
+    ctx: StrategyContext, role: str, explicit: int | None = None, source: str = ""
+) -> ContextWindow | None:
+    """The window a call of ``role`` must fit: ``explicit`` tokens when given, else what the
+    model client knows about the role's model (``None``: unknown)."""
+    if explicit is not None:
+        return ContextWindow(tokens=explicit, source=source or "context_tokens")
+    probe = getattr(ctx.llm, "context_window_of", None)
+    if probe is None:
+        return None
+    try:
+        found = await probe(ctx.model_for(role))
+    except Exception:  # a client that cannot tell: plan nothing, the call decides
+        return None
+    return found if isinstance(found, ContextWindow) else None
+
+
+async def count_request(ctx: StrategyContext, request: ChatRequest) -> TokenCount:
+    """Tokens of ``request`` as the model client counts them (else the character estimate)."""
+    counter = getattr(ctx.llm, "count_prompt_tokens", None)
+    if counter is not None:
+        try:
+            counted = await counter(request)
+            if isinstance(counted, TokenCount):
+                return counted
+        except Exception:  # fall back on the estimate
+            pass
+    method = f"estimate (characters / {ESTIMATE_CHARS})"
+    return TokenCount(tokens=estimate_request(request), method=method)
+
+
+async def check_fits(
+    ctx: StrategyContext, request: ChatRequest, role: str, window: ContextWindow | None = None
+) -> None:
+    """Raise :class:`PlannedOverflowError` when ``request`` plus its ``max_tokens`` cannot
+    fit the role's window (nothing happens when the window is unknown)."""
+    window = window or await window_for(ctx, role)
+    if window is None:
+        return
+    count = await count_request(ctx, request)
+    need = count.tokens + request.max_tokens
+    if need > window.tokens * (1.0 if count.exact else SAFETY):
+        raise PlannedOverflowError(
+            request.model, overflow_text(count, request.max_tokens, window), retryable=False
+        )
+
+
+def overflow_text(count: TokenCount, max_tokens: int, window: ContextWindow) -> str:
+    """``prompt of 3100 tokens (counted by ...) plus max_tokens=256 exceeds the context
+    window of 2048 tokens (...)``: how a planned overflow reads."""
+    return (
+        f"prompt of {count.tokens} tokens ({count.method}) plus max_tokens={max_tokens} exceeds "
+        f"the context window of {window.tokens} tokens ({window.source})"
+    )
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+_ID = "0" * ID_LENGTH
+
+
+def _lengths(refs: Sequence[PageRef], options: ContextOptions) -> list[tuple[int, int]]:
+    """(text characters, marker characters) of each page as the reader gets it."""
+    out = []
+    for ref in refs:
+        page = ref.document.page(ref.number)
+        name = ref.document.name if ref.show_doc else None
+        markers = len(page_block(page, "", _ID, name))
+        text = 0 if options.modality == "image" else len(page_text(page, None, options.block_boxes))
+        out.append((text, markers))
+    return out
+
+
+def _text_cost(lengths: Sequence[tuple[int, int]], cap: int | None) -> int:
+    chars = 0
+    for n, markers in lengths:
+        shown = n if cap is None or n <= cap else cap + len(TRUNCATION_MARK)
+        chars += shown + markers
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def _image_cost(n: int, options: ContextOptions) -> int:
+    if options.modality not in ("image", "both") or n == 0:
+        return 0
+    groups = n if options.max_images is None else min(n, options.max_images)
+    return groups * options.image_tokens
+
+
+def _best_cap(lengths: Sequence[tuple[int, int]], budget: int, current: int | None) -> int | None:
+    """The largest character cap (≥ the minimum, ≤ ``current``) whose text fits ``budget``;
+    ``None`` when even the minimum does not fit."""
+    top = max((n for n, _ in lengths), default=0)
+    if current is not None:
+        top = min(top, current)
+    if _text_cost(lengths, top) <= budget:
+        return top
+    low, high = MIN_CHARS_PER_PAGE, top
+    if high < low or _text_cost(lengths, low) > budget:
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _text_cost(lengths, mid) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _fit_images(n: int, options: ContextOptions, budget: int) -> tuple[ContextOptions, int]:
+    """Fewer composite images when they alone take more than half the budget."""
+    if options.modality not in ("image", "both") or n == 0:
+        return options, budget
+    allowed = max(1, (budget // 2) // max(1, options.image_tokens))
+    if options.max_images is not None:
+        allowed = min(allowed, options.max_images)
+    if allowed < min(n, options.max_images or n):
+        options = replace(options, max_images=allowed)
+    return options, budget - _image_cost(n, options)
+
+
+def fit_truncate(fit: Fit, budget: int) -> Fit:
+    """One character cap for every page that fits ``budget`` (estimate tokens); below the
+    minimum cap, the last pages are left out instead."""
+    refs, options = list(fit.refs), fit.options
+    options, budget = _fit_images(len(refs), options, budget)
+    lengths = _lengths(refs, options)
+    cap = _best_cap(lengths, budget, options.max_chars_per_page)
+    while cap is None and len(refs) > 1:
+        refs = refs[:-1]
+        lengths = lengths[:-1]
+        cap = _best_cap(lengths, budget, options.max_chars_per_page)
+    cap = MIN_CHARS_PER_PAGE if cap is None else cap
+    if any(n > cap for n, _ in lengths):
+        options = replace(options, max_chars_per_page=cap)
+    return Fit(refs, options, fit.priority[: len(refs)])
+
+
+def fit_drop(fit: Fit, budget: int) -> Fit:
+    """The best pages (lowest ``priority`` first) whose whole text fits ``budget``; when not
+    even the best page fits, it is kept and cut (``fit_truncate``)."""
+    options, budget = _fit_images(len(fit.refs), fit.options, budget)
+    lengths = _lengths(fit.refs, options)
+    cap = options.max_chars_per_page
+    order = sorted(range(len(fit.refs)), key=lambda i: fit.priority[i])
+    kept: list[int] = []
+    for i in order:
+        if _text_cost([lengths[j] for j in [*kept, i]], cap) > budget:
+            break
+        kept.append(i)
+    if not kept:
+        best = order[0]
+        single = Fit([fit.refs[best]], options, [fit.priority[best]])
+        return fit_truncate(single, budget)
+    kept.sort()
+    return Fit([fit.refs[i] for i in kept], options, [fit.priority[i] for i in kept])
+
+
+def fit(current: Fit, budget: int, mode: Fallback) -> Fit:
+    """``current`` shrunk to ``budget`` estimate tokens of page content by ``mode``."""
+    budget = max(1, budget)
+    if mode == "drop" and len(current.refs) > 1:
+        return fit_drop(current, budget)
+    return fit_truncate(current, budget)
+
+
+def estimate_units(request: ChatRequest, image_tokens: int = 800) -> int:
+    """The request in the planner's estimate units (``ReaderInput.est_tokens``' characters /
+    4, images at a flat cost): what :func:`page_budget` converts the counted tokens into."""
+    parts: list[Any] = []
+    for message in request.messages:
+        if isinstance(message.content, str):
+            parts.append(TextPart(text=message.content))
+        else:
+            parts.extend(message.content)
+    return estimate_tokens(parts, image_tokens)
+
+
+def page_budget(
+    count: TokenCount, estimated: int, page_estimate: int, max_tokens: int, window: int
+) -> int:
+    """Estimate tokens the pages may take so the counted request fits: the count's ratio to
+    the estimate converts the window into estimate units."""
+    ratio = count.tokens / max(1, estimated)
+    room = (window - max_tokens) * (1.0 if count.exact else SAFETY)
+    fixed = estimated - page_estimate
+    return math.floor(room / max(ratio, 1e-6)) - fixed
+
+
+def same_fit(a: Fit, b: Fit) -> bool:
+    return [r.key for r in a.refs] == [r.key for r in b.refs] and a.options == b.options
+
+
+def describe_plan(
+    window: ContextWindow, count: TokenCount, max_tokens: int, trigger: str
+) -> dict[str, Any]:
+    """The facts a ``fallback`` step records about a plan."""
+    return {
+        "trigger": trigger,
+        "window_tokens": window.tokens,
+        "window_source": window.source,
+        "counted_tokens": count.tokens,
+        "count_method": count.method,
+        "max_tokens": max_tokens,
+    }
+
+
+__all__ = [
+    "MIN_CHARS_PER_PAGE",
+    "Fit",
+    "PlannedOverflowError",
+    "check_fits",
+    "count_request",
+    "describe_plan",
+    "estimate_units",
+    "fit",
+    "overflow_text",
+    "page_budget",
+    "window_for",
+]

@@ -1,0 +1,102 @@
+"""Scorers, their parameters and the judges, checked before anything is run or scored.
+
+``scoring.params`` names scorers and gives each its constructor's keyword arguments; a judge
+role gets a model, and maybe a prompt file of the user's. A typo in any of them used to
+surface only at the score stage, after every item had run and its model calls were paid for
+(or never: parameters under a misspelt scorer name were silently ignored). Here each scorer
+the run will use, and each one ``scoring.params`` names, is resolved in the registry, its
+parameters checked against its signature (:func:`scanrag.params.param_problems`: names,
+annotated types, its own ``check_params`` rules) and then the scorer is *built* with them
+(scorers are cheap to construct; building runs every rule the constructor has). Judge roles
+and prompt files are checked by the scoring backend (``judge_problems``), which owns them.
+
+``scanrag run`` (preflight), ``scanrag run --resume`` and ``scanrag score`` all call
+:func:`scoring_problems`; every problem comes back as one ``config.key: message`` line.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from scanrag.params import param_problems
+from scanrag.protocols import ScoringBackend
+from scanrag.registry import BACKENDS, SCORERS, RegistryError, UnknownNameError
+
+if TYPE_CHECKING:
+    from scanrag.config import ExperimentConfig
+
+
+def unknown_scorer(name: str, known: Sequence[str]) -> str:
+    """``unknown scorer 'page' (did you mean 'pages'?); known scorer names: ...``."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown scorer {name!r}{hint}; known scorer names: {', '.join(known)}"
+
+
+def scoring_problems(
+    scorers: Sequence[str],
+    params: Mapping[str, Any],
+    judges: Mapping[str, str] | None = None,
+    judge_prompts: Mapping[str, str] | None = None,
+    scoring: ScoringBackend | None = None,
+) -> list[str]:
+    """Every problem with building ``scorers`` (and the scorers ``params`` names) with their
+    parameters, and, through ``scoring``, with the judge roles and prompt files."""
+    known = SCORERS.names()
+    problems = [
+        f"scoring.scorers: {unknown_scorer(str(name), known)}"
+        for name in scorers
+        if name not in known
+    ]
+    for name, value in params.items():
+        key = f"scoring.params.{name}"
+        if name not in known:
+            problems.append(f"{key}: {unknown_scorer(str(name), known)}")
+        elif value is not None and not isinstance(value, Mapping):
+            problems.append(f"{key}: expected a mapping of parameter: value, got {value!r:.40}")
+    for name in dict.fromkeys([*scorers, *params]):
+        given = params.get(name)
+        if name in known and (given is None or isinstance(given, Mapping)):
+            problems += _build_problems(name, dict(given or {}))
+    check = getattr(scoring, "judge_problems", None)
+    if callable(check):
+        found = check(dict(judges or {}), dict(judge_prompts or {}))
+        problems += [f"{key}: {message}" for key, message in found]
+    return problems
+
+
+def _build_problems(name: str, given: dict[str, Any]) -> list[str]:
+    """Whether scorer ``name`` takes ``given``: its signature, then a real construction."""
+    key = f"scoring.params.{name}"
+    try:
+        factory = SCORERS.get(name)
+    except (UnknownNameError, RegistryError) as exc:
+        return [f"{key}: {exc}"]
+    found = param_problems(factory, given)
+    if found:
+        return [f"{key}.{where}: {msg}" if where else f"{key}: {msg}" for where, msg in found]
+    try:
+        factory(**given)
+    except Exception as exc:  # any rule of the constructor: reported, never raised
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return [f"{key}: {message}"]
+    return []
+
+
+def check_config_scoring(config: ExperimentConfig, tasks: Sequence[str]) -> list[str]:
+    """:func:`scoring_problems` for a run's config: its scorers (or the defaults of
+    ``tasks``), ``scoring.params``, judge models and prompt files."""
+    try:
+        scoring: ScoringBackend | None = BACKENDS.create("scoring")
+    except Exception:  # no scoring backend installed: the score stage says so itself
+        scoring = None
+    names = config.scoring.scorers
+    if names is None:
+        try:
+            names = scoring.default_scorers(list(tasks)) if scoring is not None else []
+        except Exception:  # a task without defaults: reported by the score stage
+            names = []
+    spec = config.scoring
+    return scoring_problems(names, spec.params, config.judge_models(), spec.judge_prompts, scoring)
