@@ -3,8 +3,9 @@
 Output parsing (both paths fill the same trajectory fields):
     ``agents.citations.parse_citations`` — free text in the citation grammar of spec §1;
     ``agents.structured.parse_structured`` — JSON replies (``ReaderOutput``, ``schema_for``);
-    ``agents.evidence`` — ``ParsedOutput``, ``ParseContext``, ``apply_output``;
-    ``agents.reply`` — how a reply ended: parse status, ``truncated`` and ``unparsed``.
+    ``agents.evidence`` — ``ParsedOutput``, ``ParseContext``, the evidence builder;
+    ``agents.reply`` — how a reply ended (parse status, ``truncated``, ``unparsed``) and
+    ``apply_output``, which copies a parsed reply into the trajectory.
 JSON scanning, yes/no words and text coercion are the kernel's (``scanrag.parsing``).
 Reader input and calls: ``agents.context`` (page markers and blocks that page text cannot
 close, modalities, composite images),

@@ -22,17 +22,18 @@ from typing import Any
 
 from agents import baseline, routing
 from agents.common import add_step, call_model, task_input
-from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
+from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
 from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.agentic import ASSESSOR, PLANNER
 from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
 from agents.reader import read_pages
 from agents.reductions import notes_trimmed
+from agents.reply import apply_output
 from agents.scope import Scope
 from agents.state import StrategyState
-from agents.structured import extract_json
 from scanrag.llm.types import ChatResponse, ContextOverflowError
+from scanrag.parsing import first_object
 from scanrag.schemas import Citation, Document, Trajectory
 
 
@@ -63,10 +64,6 @@ class AgentParams:
     def as_dict(self) -> dict[str, Any]:
         """The parameters as recorded in run manifests."""
         return asdict(self)
-
-
-AgentState = StrategyState
-"""Deprecated alias (one release): the agent's state is the shared ``StrategyState``."""
 
 
 def initial_state(trajectory: Trajectory) -> StrategyState:
@@ -153,7 +150,7 @@ async def _ask_with_notes(
 
 
 def _query_from(text: str) -> str:
-    data, _ = extract_json(text)
+    data, _ = first_object(text)
     if data and isinstance(data.get("query"), str):
         return str(data["query"]).strip()
     for line in text.splitlines():
@@ -251,7 +248,7 @@ async def assess(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str
         question=scope.sample.question,
         pages=", ".join(map(str, state.get("read_pages", []))) or "none",
     )
-    data, _ = extract_json(response.text)
+    data, _ = first_object(response.text)
     decision, query = routing.read_decision(response.text, data)
     if query is not None and query in state.get("tried", []):
         query = None  # a repeated query would find the same pages: let the planner try

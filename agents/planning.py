@@ -27,8 +27,8 @@ from agents.context import (
     page_text,
 )
 from scanrag.llm.context import CHARS_PER_TOKEN as ESTIMATE_CHARS
-from scanrag.llm.context import ContextWindow, TokenCount, estimate_request
-from scanrag.llm.types import ChatRequest, ContextOverflowError, TextPart
+from scanrag.llm.context import estimate_request
+from scanrag.llm.types import ChatRequest, ContextOverflowError, ContextWindow, TextPart, TokenCount
 from scanrag.protocols import StrategyContext
 from scanrag.untrusted import ID_LENGTH
 

@@ -55,8 +55,16 @@ from agents.reductions import (
 )
 from agents.reply import note_finish
 from agents.structured import parse_structured, schema_for
-from scanrag.llm.context import ContextWindow, TokenCount, window_in_error
-from scanrag.llm.types import ChatRequest, ContentPart, ContextOverflowError, ModelError, TextPart
+from scanrag.llm.context import window_in_error
+from scanrag.llm.types import (
+    ChatRequest,
+    ContentPart,
+    ContextOverflowError,
+    ContextWindow,
+    ModelError,
+    TextPart,
+    TokenCount,
+)
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
 

@@ -22,12 +22,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.common import add_step, task_input
-from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
+from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
 from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.reader import reader_prompt
 from agents.prompts.scan import NOTHING, map_prompt
 from agents.reader import ReaderSpec, read_pages
 from agents.reductions import notes_trimmed
+from agents.reply import apply_output
 from agents.scope import Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ContextOverflowError, ModelError

@@ -24,11 +24,12 @@ from agents.common import (
     task_input,
 )
 from agents.context import MODALITIES, ContextOptions, PageRef
-from agents.evidence import ParseContext, apply_output
+from agents.evidence import ParseContext
 from agents.prompts.base import Prompt
 from agents.prompts.reader import OUTPUTS
 from agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
 from agents.reductions import cap_source
+from agents.reply import apply_output
 from agents.state import PageKey
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Status, Trajectory

@@ -181,8 +181,6 @@ def schema_sketch(schema: dict[str, Any]) -> str:
 # The "[box: x1, y1, x2, y2]" marker the reader's page text puts before each block: small models
 # copy it into their fact text; the box belongs in ``bbox``, not in the statement.
 _BOX_MARKER = re.compile(r"^\s*\[box:[^\]]*\]\s*", re.IGNORECASE)
-# Moved to the kernel (``scanrag.parsing``); kept here for one release.
-extract_json = first_object
 
 
 def _validated(

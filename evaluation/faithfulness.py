@@ -37,8 +37,6 @@ from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, ratio_m
 from evaluation.faithfulness_meta import (
     CRITERION_OF,
     Label,
-    MetaEvaluation,
-    meta_evaluate,
     normalize_error_type,
     parse_label,
 )
@@ -56,10 +54,8 @@ from scanrag.schemas import UNANSWERABLE, BBox, Citation, Document, Page, Sample
 __all__ = [
     "EvidenceFinder",
     "FaithfulnessScorer",
-    "MetaEvaluation",
     "SentenceJudgment",
     "citations_by_sentence",
-    "meta_evaluate",
     "region_text",
     "response_text",
 ]

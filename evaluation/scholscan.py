@@ -25,26 +25,21 @@ from evaluation.judging import JudgeContext
 from evaluation.prompts import scholscan as prompt
 from evaluation.schemas import AggregateResult, ScoreRow
 from evaluation.scholscan_formula import (
-    FAMILIES,
     OFFICIAL,
     ScholScanConstants,
     ScholScanCounts,
-    normalize_family,
-    scholscan_score,
     score_components,
 )
 from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory
+from scanrag.schemas.families import FAMILIES, family_code
 
 __all__ = [
-    "ScholScanCounts",
     "ScholScanScorer",
     "gold_explanation",
     "gold_has_error",
     "render_answer",
     "sample_family",
-    "scholscan_score",
-    "score_components",
 ]
 
 _EXISTENCE_KEYS = ("has_error", "error_exists", "gold_existence", "existence")
@@ -64,9 +59,9 @@ def gold_has_error(sample: Sample) -> bool:
 def sample_family(sample: Sample) -> str | None:
     """The error family code of a sample, or ``None`` when it names none we know."""
     for error in sample.gold_errors:
-        if (code := normalize_family(error.family)) is not None:
+        if (code := family_code(error.family)) is not None:
             return code
-    return normalize_family(sample.category)
+    return family_code(sample.category)
 
 
 def gold_explanation(sample: Sample) -> str:

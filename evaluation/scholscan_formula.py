@@ -22,9 +22,6 @@ from typing import Any, Self
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
 
-from scanrag.schemas.families import FAMILIES as FAMILIES  # re-exported for the scorer
-from scanrag.schemas.families import family_code
-
 
 @dataclass(frozen=True)
 class ScholScanConstants:
@@ -155,9 +152,3 @@ def score_components(
         "reasoning": reasoning_score(m.reasoning, constants),
         "penalty": unrelated_penalty(m.unrelated_errors, constants),
     }
-
-
-# -- error families --------------------------------------------------------------------------
-
-# The family table and name reading live in the kernel (scanrag.schemas.families).
-normalize_family = family_code

@@ -28,8 +28,6 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
-from scanrag.parsing import parse_verdict as parse_verdict  # moved; alias for one release
-
 TAU = 2 / 3
 MAX_GRADE = 3
 

@@ -51,9 +51,6 @@ Builder: TypeAlias = "StateGraph[StrategyState, ItemContext, StrategyState, Stra
 Compiled: TypeAlias = "CompiledStateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
 """A compiled strategy graph."""
 
-LinearState = StrategyState
-"""Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
-
 
 class NodeFailedError(Exception):
     """A node raised: ``__cause__`` is what it raised and ``trajectory`` what it had recorded

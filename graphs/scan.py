@@ -25,9 +25,6 @@ from agents.scope import ItemContext, ReaderParams, Scope
 from agents.state import StrategyState, WindowTask
 from graphs.base import Builder, GraphStrategy, Node, NodeFailedError, edge, node, open_scope
 
-ScanState = StrategyState
-"""Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
-
 
 def fan_out(state: StrategyState) -> list[Send] | str:
     """One ``map`` task per window (each with the trajectory so far), or the end when the

@@ -50,9 +50,9 @@ def test_the_retriever_example_works_and_round_trips(tmp_path: Path, kit) -> Non
 
     RETRIEVERS.register("readme_keyword")(ns["KeywordIndex"])
     try:
-        from retrievers.base import build_retriever
+        from scanrag.retriever_specs import create_retriever
 
-        retriever = build_retriever("readme_keyword", lowercase=True)
+        retriever = create_retriever("readme_keyword", {"lowercase": True})
         doc = kit.make_document(num_pages=3, texts=["nothing", "Revenue REVENUE revenue", "rev"])
         retriever.add([doc])
         hits = retriever.search("revenue", 2)

@@ -320,10 +320,11 @@ def import_infer(
     profile: str = "paper",
 ) -> ImportReport:
     """Write a run folder for ``infer`` scored against ``benchmark``; returns what happened."""
-    from scanrag.datasets import DatasetError, load_dataset, write_generic
-    from scanrag.rundir import write_atomic, write_json
+    from scanrag.datasets import DatasetError, load_dataset
+    from scanrag.rundir import RunDir
 
     infer, out = Path(infer), Path(out_dir)
+    run = RunDir(out)
     if profile not in PROFILES:
         raise InferImportError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     if not infer.is_file():
@@ -332,9 +333,9 @@ def import_infer(
         )
     if out.exists() and not out.is_dir():
         raise InferImportError(f"--out {out} is a file; give a folder for the new run")
-    if (out / "trajectories.jsonl").exists():
+    if run.file(RunDir.TRAJECTORIES).exists():
         raise InferImportError(
-            f"{out} already holds a run (trajectories.jsonl); choose another --out"
+            f"{out} already holds a run ({RunDir.TRAJECTORIES}); choose another --out"
         )
     try:
         lines = read_lines(infer)
@@ -392,11 +393,10 @@ def import_infer(
     kept = [s for _, s in items if s is not None]
     report.samples = len(kept)
     out.mkdir(parents=True, exist_ok=True)
-    write_generic(kept, out / "samples.jsonl")
-    text = "".join(t.model_dump_json(exclude_defaults=False) + "\n" for t in trajectories)
-    write_atomic(out / "trajectories.jsonl", text)
-    write_json(
-        out / "datasets.json",
+    run.write_samples(kept)
+    run.write_rows(RunDir.TRAJECTORIES, trajectories)
+    run.write_json(
+        RunDir.DATASETS,
         [
             {
                 "name": dataset.name,
@@ -410,8 +410,8 @@ def import_infer(
             }
         ],
     )
-    write_json(
-        out / "manifest.json",
+    run.write_json(
+        RunDir.MANIFEST,
         {
             "imported_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "importer": "scanrag import docscope-infer",

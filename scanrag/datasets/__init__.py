@@ -7,7 +7,6 @@ opened only inside the validation functions.
 """
 
 from scanrag.datasets.base import (
-    LOADERS,
     Dataset,
     DatasetError,
     DroppedRow,
@@ -22,7 +21,6 @@ from scanrag.datasets.generic import load_generic, sample_from_row, sample_to_ro
 from scanrag.datasets.paths import resolve_document
 
 __all__ = [
-    "LOADERS",
     "Dataset",
     "DatasetError",
     "DocumentPathError",

@@ -77,8 +77,6 @@ from scanrag.schemas import BBox, EvidencePair, Fact, GoldError, Region, Sample
 from scanrag.tasks import check_task
 
 __all__ = [
-    "NOT_ANSWERABLE",
-    "RowError",
     "load_generic",
     "sample_from_row",
     "sample_to_row",

@@ -14,7 +14,7 @@ from pathlib import Path
 from scanrag.config import ConfigError, ExperimentConfig, load_config, parse_override, read_yaml
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
-from scanrag.rundir import DiskFullError, JsonlLog, RunDir, RunDirError
+from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
 from scanrag.runner.preflight import preflight
@@ -26,10 +26,6 @@ from scanrag.scrub import MASK, masked_paths
 RESUMABLE_SECTIONS = ("runner", "scoring", "report")
 
 __all__ = [
-    "DiskFullError",
-    "JsonlLog",
-    "RunDir",
-    "RunDirError",
     "RunResult",
     "Runner",
     "SetupError",

@@ -26,8 +26,6 @@ from scanrag.schemas import Sample
 if TYPE_CHECKING:
     from scanrag.datasets import Dataset, LoadReport
 
-DATASETS_FILE = RunDir.DATASETS  # kept for one release; the name lives in RunDir
-
 # --------------------------------------------------------------------------- loading
 
 SYNTHETIC_LOADER = "synthetic"
@@ -210,9 +208,7 @@ def load_checked(
 
 def freeze(datasets: Sequence[LoadedDataset], run_dir: RunDir) -> list[LoadedDataset]:
     """Write the run's samples and dataset index into ``run_dir``; returns ``datasets``."""
-    from scanrag.datasets import write_generic
-
-    write_generic([s for d in datasets for s in d.samples], run_dir.file(RunDir.SAMPLES))
+    run_dir.write_samples(s for d in datasets for s in d.samples)
     run_dir.write_json(RunDir.DATASETS, [describe(d) for d in datasets])
     return list(datasets)
 

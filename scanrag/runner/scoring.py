@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import JudgeSetup, ScoringBackend, ScoringFailedError
-from scanrag.rundir import JsonlLog, RunDir, RunDirError
+from scanrag.rundir import JsonlLog, RunDir
 from scanrag.runner.components import SetupError
 from scanrag.runner.progress import RunProgress
 from scanrag.runner.scoring_checks import scoring_problems
@@ -275,7 +275,6 @@ def summarize_rows(
 
 
 __all__ = [
-    "RunDirError",
     "ScoreOutcome",
     "ScoreRequest",
     "ScoringInputs",

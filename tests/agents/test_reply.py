@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agents.evidence import ParseContext, apply_output
+from agents.evidence import ParseContext
 from agents.reader import parse_reply
-from agents.reply import TRUNCATED_MESSAGE
+from agents.reply import TRUNCATED_MESSAGE, apply_output
 from agents.structured import MAX_ITEMS, TASK_FIELDS, parse_structured, schema_for
 from evaluation.docscope.answer import AnswerRulesScorer
 from scanrag.llm import ScriptedModel

@@ -11,14 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.citations import parse_citations
-from agents.evidence import ParseContext, ParsedOutput, apply_output, format_citation
+from agents.evidence import ParseContext, ParsedOutput, format_citation
+from agents.reply import apply_output
 from agents.structured import (
     TASK_FIELDS,
-    extract_json,
     parse_structured,
     schema_for,
     schema_sketch,
 )
+from scanrag.parsing import first_object
 from scanrag.schemas import Status, Trajectory
 
 COMPARED = ("pages", "regions", "facts", "answer", "citations")
@@ -198,11 +199,11 @@ def test_a_truncated_reply_keeps_its_outer_object_not_a_nested_one() -> None:
     ],
 )
 def test_cut_json_is_closed_keeping_complete_parts(cut: str, closed: dict) -> None:
-    assert extract_json(cut) == (closed, True)
+    assert first_object(cut) == (closed, True)
 
 
-def test_extract_json_drops_a_dangling_key() -> None:
-    data, repaired = extract_json('{"answer": "x", "pag')
+def test_first_object_drops_a_dangling_key() -> None:
+    data, repaired = first_object('{"answer": "x", "pag')
     assert data == {"answer": "x"} and repaired
 
 

@@ -15,13 +15,13 @@ from evaluation.scholscan_formula import (
     ScholScanConstants,
     ScholScanCounts,
     location_score,
-    normalize_family,
     scholscan_score,
     score_components,
     unrelated_penalty,
 )
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.schemas import BBox, GoldError, Region, ReportedIssue, Sample, Trajectory
+from scanrag.schemas.families import family_code
 
 
 def counts(
@@ -151,8 +151,8 @@ def test_inconsistent_counts_rejected(bad: dict) -> None:
         ("", None),
     ],
 )
-def test_normalize_family(value: str | None, code: str | None) -> None:
-    assert normalize_family(value) == code
+def test_family_code(value: str | None, code: str | None) -> None:
+    assert family_code(value) == code
 
 
 # -- the scorer with a scripted extractor ------------------------------------------------------

@@ -15,10 +15,10 @@ from evaluation.sinbench_metrics import (
     find_anchors,
     kendall_tau_order,
     normalize_anchor,
-    parse_verdict,
 )
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest
+from scanrag.parsing import parse_verdict
 from scanrag.schemas import EvidencePair, Sample, Trajectory
 
 

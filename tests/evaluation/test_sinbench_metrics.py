@@ -11,8 +11,8 @@ from evaluation.sinbench_metrics import (
     anchor_keys,
     assign_hits,
     chain_metrics,
-    parse_verdict,
 )
+from scanrag.parsing import parse_verdict
 
 
 def test_relevance_threshold_is_two_thirds() -> None:

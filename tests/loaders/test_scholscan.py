@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from loaders.scholscan import family_code, load_scholscan
+from loaders.scholscan import load_scholscan
 from scanrag.datasets import load_dataset
+from scanrag.schemas.families import family_code
 
 MakePdf = Callable[[Path, int], Path]
 

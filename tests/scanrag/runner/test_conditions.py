@@ -12,7 +12,8 @@ from typing import Any
 import runner_fakes as rf
 
 from scanrag.config import config_from_dict
-from scanrag.runner import JsonlLog, start_run
+from scanrag.rundir import JsonlLog
+from scanrag.runner import start_run
 from scanrag.runner.conditions import deciders
 
 FULL_DOC = {"name": "full_doc", "params": {"max_tokens": 32}}

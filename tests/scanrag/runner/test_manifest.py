@@ -6,10 +6,11 @@ import asyncio
 
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest, ChatResponse, Message
-from scanrag.runner.manifest import MASK, Scrubber, environment, is_secret_name
+from scanrag.runner.manifest import environment
 from scanrag.runner.progress import RunProgress
 from scanrag.runner.usage import Budget, MeteredModel, UsageTally
 from scanrag.schemas import Usage
+from scanrag.scrub import MASK, Scrubber, is_secret_name
 
 
 def test_secret_names() -> None:

@@ -9,7 +9,8 @@ import pytest
 import runner_fakes as rf
 
 from scanrag.config import config_from_dict
-from scanrag.runner import JsonlLog, resume_run, start_run
+from scanrag.rundir import JsonlLog
+from scanrag.runner import resume_run, start_run
 
 ray = pytest.importorskip("ray")
 
