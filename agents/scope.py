@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pydantic import GetCoreSchemaHandler
+
 from agents import reductions
 from agents.common import (
     InputProblemError,
@@ -81,6 +83,40 @@ class ItemContext:
     others: tuple[Document, ...] = ()
     parse_ctx: ParseContext | None = None
     problem: str | None = None
+
+    def __post_init__(self) -> None:
+        """Accept the JSON form LangGraph's server sends (``ItemContext(**context)`` with
+        ``sample`` and ``ctx`` as JSON, :mod:`agents.item_inputs`): build the live objects and
+        resolve the documents as :meth:`resolve` does."""
+        if isinstance(self.sample, Sample) and isinstance(self.ctx, StrategyContext):
+            return
+        from agents.item_inputs import from_json
+
+        resolved = ItemContext.resolve(*from_json(self.sample, self.ctx))
+        for name in ("sample", "ctx", "primary", "others", "parse_ctx", "problem"):
+            object.__setattr__(self, name, getattr(resolved, name))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        """Validated and described as its JSON form (``{"sample": ..., "ctx": ...}``, see
+        :mod:`agents.item_inputs`); a live instance passes as it is. LangGraph reads the JSON
+        schema for Studio (``get_context_jsonschema``)."""
+        from pydantic_core import core_schema
+
+        from agents.item_inputs import ItemContextJson
+
+        def build(value: ItemContextJson) -> ItemContext:
+            return cls(sample=value.sample, ctx=value.ctx)  # type: ignore[arg-type]
+
+        from_json = core_schema.no_info_after_validator_function(
+            build, handler.generate_schema(ItemContextJson)
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=from_json,
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), from_json]
+            ),
+        )
 
     @classmethod
     def resolve(cls, sample: Sample, ctx: StrategyContext) -> ItemContext:

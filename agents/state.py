@@ -7,13 +7,17 @@ documents, the model client, the retriever, the runner's settings — travels as
 run context (:class:`agents.scope.ItemContext`), so one compiled graph serves every item and
 a checkpointed state can be saved and resumed as it is.
 
-Each strategy uses the keys it needs; all are optional (``total=False``).
+Each strategy uses the keys it needs; all are optional (``total=False``). The TypedDicts come
+from ``typing_extensions`` so that pydantic can build their JSON schemas on Python 3.11
+(LangGraph's ``get_input_jsonschema`` / ``get_output_jsonschema``, LangGraph Studio's panels).
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
 
 PageKey = tuple[str, int]
 """A page to read, as (document id, page number); see ``Scope.page_refs``."""

@@ -201,8 +201,9 @@ def _fmt(value: float | None) -> str:
 
 def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
-    from rich.console import Console
     from rich.table import Table
+
+    from scanrag.runner.summary import table_console
 
     table = Table(title="scores")
     table.add_column("run key", overflow="fold")
@@ -218,7 +219,7 @@ def print_summary(summary: Any) -> None:
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )
-    Console(width=None if sys.stdout.isatty() else 180).print(table)
+    table_console(table).print(table)
 
 
 def print_official_blocks(run_dir: Path, summary: Any) -> None:

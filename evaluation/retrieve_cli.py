@@ -199,8 +199,9 @@ def _ingest(
 
 
 def _print_table(payload: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from scanrag.runner.summary import table_console
 
     ks = payload["ks"]
     suffix = "/".join(map(str, ks))
@@ -210,7 +211,7 @@ def _print_table(payload: dict[str, Any]) -> None:
     )
     table.add_column("retriever")
     for _, short in _METRICS:
-        table.add_column(f"{short}@{suffix}", justify="right")
+        table.add_column(f"{short}@{suffix}", justify="right", overflow="fold")
     for column in ("build s", "p50 ms", "p95 ms"):
         table.add_column(column, justify="right")
     for name, run in payload["retrievers"].items():
@@ -222,10 +223,10 @@ def _print_table(payload: dict[str, Any]) -> None:
         table.add_row(
             name, *cells, build, f"{run['latency_p50_ms']:.1f}", f"{run['latency_p95_ms']:.1f}"
         )
-    console = Console(width=max(120, 24 + 8 * len(ks) * len(_METRICS)))
-    console.print(table)
-    if payload.get("groups"):
-        console.print(_group_table(payload))
+    tables = [table, *([_group_table(payload)] if payload.get("groups") else [])]
+    console = table_console(*tables)
+    for printed in tables:
+        console.print(printed)
 
 
 def _group_table(payload: dict[str, Any]) -> Any:
@@ -238,7 +239,7 @@ def _group_table(payload: dict[str, Any]) -> Any:
     table.add_column(payload["group_by"])
     table.add_column("n", justify="right")
     for _, short in _METRICS:
-        table.add_column(f"{short}@{suffix}", justify="right")
+        table.add_column(f"{short}@{suffix}", justify="right", overflow="fold")
     for name, run in payload["retrievers"].items():
         for group, figures in run["by_group"].items():
             cells = [

@@ -6,7 +6,9 @@ LangGraph calls a factory with the run's config: constructor parameters given as
 ``configurable.params`` (e.g. ``{"k": 3}`` for ``topk_rag``) build that configuration
 instead. The graphs are the ones ``scanrag run`` executes; a run needs the item's inputs as
 its context (:class:`agents.scope.ItemContext`: sample, documents, model client, retriever)
-and ``{"trajectory": ...}`` as its input, which is what ``GraphStrategy.run`` supplies.
+and ``{"trajectory": ...}`` as its input, which is what ``GraphStrategy.run`` supplies. From
+Studio or the server's HTTP API the context is JSON (:mod:`agents.item_inputs`); every graph
+gives its input, output and context JSON schemas (``get_*_jsonschema``).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Sub-commands come from the ``COMMANDS`` registry (entry-point group ``scanrag.commands``):
 each entry is a ``register(subparsers)`` function that adds its parser and sets ``func``.
 Command modules stay light at import time; heavy work is imported inside the handlers.
+Every sub-command takes ``--plugin MODULE`` (repeatable; a module name or a ``.py`` file):
+plugins are imported before the parser is built, so what they register (retrievers,
+strategies, scorers, loaders, even commands) is known to every command.
 """
 
 from __future__ import annotations
@@ -13,8 +16,14 @@ import sys
 from collections.abc import Sequence
 
 from scanrag import __version__
+from scanrag.plugins import PluginError, import_plugins, plugin_arguments
 from scanrag.registry import COMMANDS, RegistryError
 from scanrag.scrub import ScrubbedStream
+
+PLUGIN_HELP = (
+    "import MODULE first (a module name or a .py file) so that what it registers is known; "
+    "repeatable"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +39,21 @@ def build_parser() -> argparse.ArgumentParser:
             COMMANDS.get(name)(subparsers)
         except RegistryError as exc:
             print(f"warning: command {name!r} unavailable: {exc}", file=sys.stderr)
+    for command in _leaf_parsers(parser):
+        command.add_argument(
+            "--plugin", action="append", default=[], metavar="MODULE", help=PLUGIN_HELP
+        )
     return parser
+
+
+def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers of every sub-command (``retrieve eval`` too), nested ones included."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _leaf_parsers(child) or [child]
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        import_plugins(plugin_arguments(argv))
+    except PluginError as exc:
+        print(f"error: --plugin: {exc}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -14,21 +14,30 @@ imports the upper layers of the project.
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest candidate to a mistyped ``word``, else ``""``."""
+    match = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.75)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
 class UnknownNameError(KeyError):
-    """A registry was asked for a name it does not know; the message lists the known ones."""
+    """A registry was asked for a name it does not know; the message suggests the closest
+    known name and lists them all."""
 
     def __init__(self, kind: str, name: str, known: list[str]) -> None:
         self.kind, self.name, self.known = kind, name, known
         listing = ", ".join(known) if known else "(none registered)"
-        super().__init__(f"unknown {kind} {name!r}; known {kind}s: {listing}")
+        hint = did_you_mean(name, known)
+        super().__init__(f"unknown {kind} {name!r}{hint}; known {kind}s: {listing}")
 
     def __str__(self) -> str:  # KeyError quotes its message otherwise
         return str(self.args[0])

@@ -22,7 +22,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from evaluation.report.data import Group, RunData, all_groups, find_group, load_runs, samples_of
+from evaluation.report.data import (
+    Group,
+    RunData,
+    all_groups,
+    default_baseline,
+    find_group,
+    load_runs,
+    samples_of,
+)
 from evaluation.report.html import esc, page, short
 from evaluation.report.table import build_table, to_csv, to_markdown
 
@@ -110,8 +118,8 @@ def build_report(
     """Write the report of ``run_dirs`` into ``out_dir``; returns the path of ``index.html``.
 
     ``baseline`` names the grid cell (label, run key or strategy) significance is tested
-    against; by default the first cell. Raises :class:`~evaluation.report.data.ReportError` for
-    a run folder that cannot be read.
+    against; by default the config's first cell (not the alphabetically first). Raises
+    :class:`~evaluation.report.data.ReportError` for a run folder that cannot be read.
     """
     from evaluation.report.export import long_csv
     from evaluation.report.images import PageImages
@@ -130,7 +138,7 @@ def build_report(
         raise ValueError("build_report needs at least one run directory")
     runs = load_runs([Path(p) for p in run_dirs])
     groups = all_groups(runs)
-    base = find_group(groups, baseline) if baseline else groups[0]
+    base = find_group(groups, baseline) if baseline else default_baseline(groups)
     out = Path(out_dir)
     _prepare(out)
     write = _Writer(out)

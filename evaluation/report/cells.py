@@ -9,13 +9,20 @@ works across runs:
 ``dataset``            the dataset(s) of the cell's items (``+``-joined when several)
 ``strategy``           the registered strategy name; ``run_key`` names the grid cell
 ``param.<name>``       each strategy parameter the config sets
-``retriever``          the retriever alias (empty without one)
-``retriever_type``     its registered type; ``retriever.<name>`` its configured parameters
+``retriever``          the retriever alias; ``none`` for a cell without one (full_doc,
+                       oracles), so a ``groupby`` keeps those cells
+``retriever_type``     its registered type (``none`` without one); ``retriever.<name>`` its
+                       configured parameters
 ``model.<role>``       the model of each agent role (reader, planner ...)
 ``model.<role>.<key>`` settings of that model's entry (endpoint, ``sampling.<name>``,
                        output mode...), when the manifest records model entries
-``judge.<role>``       the judge model of each judge role
+``judge.<role>``       the judge model of each judge role; ``judge.<role>.<key>`` its
+                       entry's settings (``endpoint`` ...) like a model role's
 =====================  ==============================================================
+
+Values keep their types: an integer parameter is an integer (in Parquet an integer column,
+read by pandas as the nullable ``Int64``; for CSV pass ``dtype_backend="numpy_nullable"`` to
+``pd.read_csv`` so a column with empty cells stays integer).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from typing import Any
 from evaluation.report.data import Group
 
 Scalar = str | int | float | bool | None
+NO_RETRIEVER = "none"
+"""The ``retriever`` (and ``retriever_type``) of a cell that has none."""
 
 
 def scalar(value: Any) -> Scalar:
@@ -87,7 +96,7 @@ def describe_cell(group: Group) -> dict[str, Scalar]:
         "run_key": group.key,
         "dataset": _datasets(group),
         "strategy": group.strategy,
-        "retriever": retriever,
+        "retriever": retriever or NO_RETRIEVER,
     }
     for name, value in sorted((cell.get("params") or {}).items()):
         out[f"param.{name}"] = scalar(value)
@@ -96,8 +105,8 @@ def describe_cell(group: Group) -> dict[str, Scalar]:
         out["retriever_type"] = scalar(spec.get("type"))
         for name, value in sorted((spec.get("params") or {}).items()):
             out[f"retriever.{name}"] = scalar(value)
-    elif retriever:
-        out["retriever_type"] = retriever
+    else:
+        out["retriever_type"] = retriever or NO_RETRIEVER
     for role, ref in sorted(models.items()):
         out[f"model.{role}"] = str(ref)
         for key, value in _model_entry(manifest, str(ref)).items():
@@ -106,6 +115,8 @@ def describe_cell(group: Group) -> dict[str, Scalar]:
     if isinstance(judges, dict):
         for role, ref in sorted(judges.items()):
             out[f"judge.{role}"] = scalar(ref)
+            for key, value in _model_entry(manifest, str(ref)).items():
+                out[f"judge.{role}.{key}"] = value
     return out
 
 

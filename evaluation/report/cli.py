@@ -22,7 +22,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--baseline",
         metavar="NAME",
-        help="grid cell (run key, label or strategy) to test against (default: the first)",
+        help="grid cell (run key, label or strategy) to test against "
+        "(default: the config's first cell)",
     )
     parser.add_argument(
         "--resamples", type=int, default=1000, help="paired bootstrap resamples (0: no tests)"

@@ -227,3 +227,15 @@ def find_group(groups: list[Group], name: str) -> Group:
                 return group
     known = ", ".join(g.label for g in groups)
     raise ReportError(f"no grid cell named {name!r} to use as baseline; known: {known}")
+
+
+def default_baseline(groups: list[Group]) -> Group:
+    """The baseline when none is named: the config's first grid cell (the first run's
+    manifest lists its cells in the config's order), else the first group."""
+    for group in groups:
+        for cell in group.run.manifest.get("cells") or []:
+            if isinstance(cell, dict) and cell.get("run_key"):
+                found = [g for g in groups if g.run is group.run and g.key == cell["run_key"]]
+                return found[0] if found else groups[0]
+        break
+    return groups[0]

@@ -9,7 +9,8 @@ per (item, cell, scorer, metric):
 ``sample_id``       the item; ``dataset`` is the item's own dataset
 ``task``            its task type; ``doc_id`` its primary document
 ``doc_type`` …      the breakdown fields: ``doc_type``, ``evidence_sources`` (``|``-joined),
-                    ``answer_format``, ``evidence_pages`` (count), ``answerable``
+                    ``answer_format``, ``n_evidence_pages`` (how many gold pages; the
+                    dataset's ``evidence_pages`` is the page list), ``answerable``
 ``item_status``     the trajectory's status (``ok`` or an error kind)
 ``outcome``         correct / wrong / unanswered / error / unscored (:mod:`evaluation.outcomes`)
 ``degraded``        1 when the item's input was reduced below its strategy's promise;
@@ -29,6 +30,7 @@ per (item, cell, scorer, metric):
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -50,7 +52,7 @@ ITEM_COLUMNS = (
     "doc_type",
     "evidence_sources",
     "answer_format",
-    "evidence_pages",
+    "n_evidence_pages",
     "answerable",
     "item_status",
     "outcome",
@@ -87,7 +89,7 @@ def _item(
         "doc_type": fields.get("doc_type"),
         "evidence_sources": "|".join(fields.get("evidence_sources") or []) or None,
         "answer_format": fields.get("answer_format"),
-        "evidence_pages": fields.get("evidence_pages"),
+        "n_evidence_pages": fields.get("evidence_pages"),
         "answerable": sample.answerable if sample is not None else None,
         "item_status": str(traj.status) if traj is not None else None,
         "outcome": outcome.value if outcome is not None else None,
@@ -201,9 +203,30 @@ def write_table(
     data = {c: _uniform([r.get(c) for r in clean]) for c in columns}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.table(data), tmp)
+    pq.write_table(_with_pandas_types(pa.table(data)), tmp)
     tmp.replace(path)
     return path
+
+
+def _with_pandas_types(table: Any) -> Any:
+    """``table`` with pandas metadata that names the nullable ``Int64`` / ``boolean`` dtypes
+    for integer and boolean columns with empty cells, so ``pd.read_parquet`` keeps
+    ``param.k`` an integer where some cells lack it (pyarrow alone reads such a column as
+    floats); the file's own column types are integers either way."""
+    import pyarrow as pa
+
+    if importlib.util.find_spec("pandas") is None:
+        return table
+    nullable = {pa.int64(): "Int64", pa.bool_(): "boolean"}
+    gaps = {
+        field.name: nullable[field.type]
+        for field, column in zip(table.schema, table.columns, strict=True)
+        if field.type in nullable and column.null_count
+    }
+    if not gaps:
+        return table
+    frame = table.to_pandas().astype(gaps)
+    return pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
 
 
 def _uniform(values: list[Any]) -> list[Any]:
@@ -226,7 +249,13 @@ def export_runs(
     """Write the long table and the wide comparison of ``run_dirs`` into ``out_dir``
     (default: the run's ``exports/`` folder for one run, ``./exports`` for several); returns
     the files written. Raises :class:`ValueError` for parquet without pyarrow."""
-    from evaluation.report.data import all_groups, check_out_folder, find_group, load_runs
+    from evaluation.report.data import (
+        all_groups,
+        check_out_folder,
+        default_baseline,
+        find_group,
+        load_runs,
+    )
     from evaluation.report.table import build_table, wide_columns, wide_rows
     from scanrag.rundir import RunDir
 
@@ -237,7 +266,7 @@ def export_runs(
     paths = [Path(p) for p in run_dirs]
     runs = load_runs(paths)
     groups = all_groups(runs)
-    base = find_group(groups, baseline) if baseline else groups[0]
+    base = find_group(groups, baseline) if baseline else default_baseline(groups)
     default = RunDir(paths[0]).file(RunDir.EXPORTS) if len(paths) == 1 else Path(RunDir.EXPORTS)
     out = check_out_folder(Path(out_dir) if out_dir is not None else default)
     long = long_records(groups)

@@ -17,7 +17,8 @@ from typing import Any
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px;
-       color: #1d1d1f; background: #fff; max-width: 1400px; }
+       color: #1d1d1f; background: #fff; }
+p, .warn, .controls { max-width: 110ch; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
 h3 { font-size: 16px; margin: 18px 0 6px; } h4 { font-size: 14px; margin: 12px 0 4px; }
 table { border-collapse: collapse; margin: 8px 0; }
@@ -39,13 +40,19 @@ section.group { border: 1px solid #e2e2e2; border-radius: 6px; padding: 8px 14px
 .warn { background: #fff4e5; border-left: 4px solid #f0a000; padding: 6px 10px; }
 nav a { margin-right: 12px; }
 .scroll { overflow-x: auto; } .ci { color: #666; font-size: 11px; } .sig { color: #b00000; }
-#comparison th { max-width: 130px; }
+table[id^="comparison"] { font-size: 13px; }
+table[id^="comparison"] th, table[id^="comparison"] td { padding: 4px 5px; }
+table[id^="comparison"] th { max-width: 120px; overflow-wrap: anywhere; }
+h3.family { font-size: 14px; color: #444; margin: 14px 0 2px; }
 .o { display: inline-block; min-width: 1.4em; text-align: center; border-radius: 4px;
      padding: 0 4px; font-weight: 600; white-space: nowrap; }
 .o-correct { color: #0a7d00; } .o-wrong { color: #c00000; }
 .o-unanswered { color: #8a5a00; background: #fff1cc; }
 .o-error { color: #fff; background: #6b3fa0; font-size: 12px; }
 .o-unscored { color: #888; }
+.tag { font-size: 11px; border-radius: 3px; padding: 0 3px; }
+.tag-gold { color: #0a7d00; border: 1px solid #0a7d00; }
+.tag-predicted { color: #c00000; border: 1px solid #c00000; }
 .o-degraded { color: #8a4b00; background: #ffe7c2; }
 .errs { color: #6b3fa0; font-weight: 600; } .nowrap { white-space: nowrap; }
 .zero { opacity: 0.35; filter: grayscale(1); }

@@ -94,20 +94,53 @@ def outcomes_html(counts: OutcomeCounts) -> str:
     return '<span class="nowrap">' + " ".join(parts) + "</span>" + below
 
 
+ANSWER_SCORERS = ("answer", "mmlongbench", "financebench", "scholscan", "sinbench")
+"""Scorer name prefixes whose metrics go in the first comparison table (answers); the other
+metrics go in the second (evidence: pages, retrieval, regions, facts, faithfulness)."""
+
+
+def metric_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """``metrics`` in the report's two metric tables, in their order; empty ones left out."""
+    answers = [m for m in metrics if m.split(".", 1)[0].startswith(ANSWER_SCORERS)]
+    evidence = [m for m in metrics if m not in answers]
+    return [(name, ms) for name, ms in (("answers", answers), ("evidence", evidence)) if ms]
+
+
 def comparison_section(data: ComparisonTable) -> str:
-    titles = [data.labels.get(m, m) for m in data.metrics]
-    headers = ["grid cell", "strategy", "outcomes", *titles]
-    headers += [label for _, label, _ in COST_COLUMNS]
-    rows = []
-    for row in data.rows:
-        extra = conditions_html(row.conditions) if row.conditions is not None else ""
-        cells = [esc(row.title), esc(row.strategy), outcomes_html(row.outcomes) + extra]
-        cells += [metric_html(row.metrics.get(m)) for m in data.metrics]
-        cells += [
-            f'<span class="num">{esc(cost_text(row.cost, a, d))}</span>' for a, _, d in COST_COLUMNS
-        ]
-        rows.append(cells)
+    """The comparison as up to three tables that each fit a 1,280 px window: outcomes and
+    answer metrics, evidence metrics, cost and time (each row led by its grid cell)."""
     classes = ["baseline" if r.is_baseline else "" for r in data.rows]
+    tables = []
+    families = metric_families(data.metrics) or [("answers", [])]  # outcomes come first
+    for n, (family, metrics) in enumerate(families):
+        headers = ["grid cell", *(["strategy", "outcomes"] if n == 0 else [])]
+        headers += [data.labels.get(m, m) for m in metrics]
+        rows = []
+        for row in data.rows:
+            cells = [esc(row.title)]
+            if n == 0:
+                extra = conditions_html(row.conditions) if row.conditions is not None else ""
+                cells += [esc(row.strategy), outcomes_html(row.outcomes) + extra]
+            rows.append(cells + [metric_html(row.metrics.get(m)) for m in metrics])
+        tables.append((family, headers, rows))
+    cost_rows = [
+        [esc(row.title)]
+        + [f'<span class="num">{esc(cost_text(row.cost, a, d))}</span>' for a, _, d in COST_COLUMNS]
+        for row in data.rows
+    ]
+    tables.append(("cost", ["grid cell", *(label for _, label, _ in COST_COLUMNS)], cost_rows))
+    html_tables = [
+        f'<h3 class="family">{esc(FAMILY_TITLES[family])}</h3><div class="scroll">'
+        + table(
+            headers,
+            rows,
+            table_id="comparison" if n == 0 else f"comparison-{family}",
+            row_classes=classes,
+            breakable=True,
+        )
+        + "</div>"
+        for n, (family, headers, rows) in enumerate(tables)
+    ]
     links = (
         '<p class="muted">Also as <a href="comparison.md">Markdown</a>, '
         '<a href="comparison.csv">CSV</a> (with dataset, model, retriever and parameter '
@@ -116,12 +149,18 @@ def comparison_section(data: ComparisonTable) -> str:
     )
     note = esc(legend(data).replace(f"**{data.baseline}**", str(data.baseline)))
     return (
-        '<h2>Comparison</h2><div class="scroll">'
-        + table(headers, rows, table_id="comparison", row_classes=classes, breakable=True)
-        + "</div>"
+        '<h2 id="comparison-tables">Comparison</h2>'
+        + "".join(html_tables)
         + f'<p class="muted">{note}</p>'
         + links
     )
+
+
+FAMILY_TITLES = {
+    "answers": "Outcomes and answers",
+    "evidence": "Evidence: pages, retrieval, regions, facts",
+    "cost": "Cost and time per question",
+}
 
 
 PLOT_TITLES = {
@@ -151,7 +190,8 @@ def plots_section(plots: Mapping[str, Path | None], out_dir: Path) -> str:
                 f'<p class="muted">{esc(title)}: not drawn ({esc(PLOT_MISSING[name])}).</p>'
             )
             continue
-        rel = path.relative_to(out_dir).as_posix()
+        vector = path.with_suffix(".svg")  # crisp at any width; its labels are text
+        rel = (vector if vector.is_file() else path).relative_to(out_dir).as_posix()
         parts.append(f"<figure><figcaption>{esc(title)}</figcaption>{img(rel, title)}</figure>")
     return "".join(parts) + "</div>"
 

@@ -289,23 +289,28 @@ def render() -> str:
         "of the wide export below |",
         "| `comparison.json` | the [ComparisonTable](#comparisontable) |",
         "| `items_long.csv` | the long export below |",
-        "| `plots/*.png` | cost_latency, breakdowns, layout, funnel, recall_at_k, "
-        "oracle_ablation |",
+        "| `plots/*.png`, `plots/*.svg` | cost_latency, breakdowns, layout, funnel, "
+        "recall_at_k, oracle_ablation (the page shows the SVG) |",
         "| `q/qNNNN.html`, `img/` | one viewer page per question and its page images |",
         "",
         *model_sections([ComparisonTable], seen),
         "## Exports (`scanrag export RUN_DIR --format csv|parquet`)",
         "",
         "Both tables start with the columns that say what a grid cell is: `run`, `cell`,",
-        "`run_key`, `dataset`, `strategy`, `retriever`, `retriever_type`, `param.<name>` (each",
+        "`run_key`, `dataset`, `strategy`, `retriever` (`none` for a cell without one, so",
+        "`groupby` keeps full_doc and the oracles), `retriever_type`, `param.<name>` (each",
         "strategy parameter the config sets), `retriever.<name>` (the retriever's configured",
-        "parameters), `model.<role>` (and `model.<role>.<key>` for a model entry's settings",
-        "where the manifest records them), `judge.<role>`. Absent values are empty cells.",
+        "parameters), `model.<role>` and `judge.<role>` (each with `.<key>` columns for a",
+        "model entry's settings where the manifest records them: `endpoint`, `sampling.<name>`,",
+        "`output_mode`...). Absent values are empty cells. Integer columns stay integers: in",
+        "Parquet they read back as pandas' nullable `Int64`; with CSV pass",
+        '`dtype_backend="numpy_nullable"` to `pd.read_csv` (the recipe below does).',
         "",
         "`items_long` — one row per item × grid cell × scorer × metric, columns "
         + ", ".join(f"`{c}`" for c in dict.fromkeys([*LONG_FIRST, *ITEM_COLUMNS, *LONG_LAST]))
-        + ". The `trajectory` scorer holds the item's own `usd`, `prompt_tokens`,",
-        "`completion_tokens`, `calls`, `wall_s`, `model_s` and `wait_s`.",
+        + ". `n_evidence_pages` counts the item's gold pages (the dataset's `evidence_pages`",
+        "is the list itself). The `trajectory` scorer holds the item's own `usd`,",
+        "`prompt_tokens`, `completion_tokens`, `calls`, `wall_s`, `model_s` and `wait_s`.",
         "",
         "`comparison` — one row per grid cell: `label`, the cell columns, `baseline` (1 for the",
         "baseline cell), `n_correct`, `n_wrong`, `n_unanswered`, `n_error`, `n_unscored`,",
@@ -353,13 +358,14 @@ metric = summary["scoring"]["groups"][per_cell.index[0]]["metrics"]["answer_rule
 print(metric["value"], metric["low"], metric["high"], metric["n"], metric["errors"])
 
 # The tidy exports: every item × cell × metric, and one row per cell.
-long = pd.read_csv(f"{run}/exports/items_long.csv")
+long = pd.read_csv(f"{run}/exports/items_long.csv", dtype_backend="numpy_nullable")
 acc = long[(long.scorer == "answer_rules") & (long.metric == "correct")]
 print(acc.pivot_table(index="doc_type", columns="cell", values="value", aggfunc="mean"))
 cost = long[(long.scorer == "trajectory") & (long.metric == "usd")]
 print(cost.groupby("model.reader").value.mean())
-wide = pd.read_csv(f"{run}/exports/comparison.csv")
+wide = pd.read_csv(f"{run}/exports/comparison.csv", dtype_backend="numpy_nullable")
 print(wide[["cell", "dataset", "model.reader", "retriever", "n_error"]])
+print(long.groupby(["strategy", "retriever"]).size())  # full_doc and oracles: retriever "none"
 """
 
 

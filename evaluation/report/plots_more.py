@@ -1,9 +1,10 @@
 """The figures a paper's results section needs beyond the stage plots.
 
-* ``cost_latency.png`` — each grid cell's accuracy (with its 95% bootstrap interval) against
-  its cost per question (USD; tokens per question when every cell cost nothing, as local
-  models do) and against its latency per question (model seconds, or wall seconds where the
-  calls were not timed);
+* ``cost_latency.png`` (and ``.svg``) — each grid cell's accuracy (with its 95% bootstrap
+  interval) against its cost per question (USD; tokens per question when every cell cost
+  nothing, as local models do) and against its latency per question (model seconds, or wall
+  seconds where the calls were not timed); each point labelled where no other label or point
+  is (:func:`evaluation.report.plotkit.place_labels`, leader lines for labels set apart);
 * ``breakdowns.png`` — accuracy per document type, evidence source, answer format and number
   of evidence pages (:mod:`evaluation.report.breakdown`), each bin with its n and a 95% Wilson
   interval; a dimension the samples do not carry is left out.
@@ -68,15 +69,6 @@ def plot_cost_latency(groups: Sequence[Group], metric: str | None, path: Path) -
                 markersize=7,
                 label=group.label,
             )
-            errors = f" ({summary.errors} err)" if summary.errors else ""
-            ax.annotate(
-                group.label + errors,
-                (x, summary.value),
-                textcoords="offset points",
-                xytext=(6, 4),
-                fontsize=7,
-                color=s.color,
-            )
         largest = max(float(getattr(c, attr) or 0.0) for c in costs)
         ax.set_xlabel(label)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
@@ -89,6 +81,13 @@ def plot_cost_latency(groups: Sequence[Group], metric: str | None, path: Path) -
     axes[1].set_title("Accuracy vs latency")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=8)
+    plotkit.freeze_layout(fig)  # the final layout, which label placement measures against
+    texts = [g.label + (f" ({m.errors} err)" if m.errors else "") for g, m, _ in points]
+    colors = [s.color for s in style]
+    for tag, ax, options in zip(("cost", "latency"), axes, (COST_AXES, TIME_AXES), strict=True):
+        attr, _ = _axis(costs, options)
+        xy = [(float(getattr(c, attr) or 0.0), float(m.value)) for _, m, c in points]
+        plotkit.place_labels(ax, xy, texts, colors, tag=tag)
     return plotkit.save(fig, path)
 
 

@@ -205,7 +205,8 @@ def group_section(
         f'<section class="group" id="cell-{esc(group.label)}"><h3>{esc(group.label)}</h3>'
         f"<table>{header}</table>"
         + raw_reply(traj)
-        + final_prompt(traj)
+        + final_prompt(traj, sample.gold_pages)
+        + "<h4>Gold and predicted pages</h4>"
         + _images(group, sample, traj, images, qname, max_pages)
         + _sentences(group, sample.id)
         + _scores(group, sample.id)

@@ -27,17 +27,32 @@ def raw_reply(traj: Trajectory) -> str:
     )
 
 
-def final_prompt(traj: Trajectory) -> str:
+def final_prompt(traj: Trajectory, gold_pages: Sequence[int] = ()) -> str:
     """The prompt of the call that produced the final reply (the last call that answered),
-    collapsed; the page text inside it collapsed again."""
+    collapsed, with the pages it really held (gold and predicted ones marked apart); the page
+    text inside it collapsed again."""
     answered = [c for c in traj.calls if c.reply is not None]
     if not answered:
         return ""
     call = next((c for c in reversed(answered) if c.reply == traj.raw_output), answered[-1])
     return (
         f'<details class="prompt"><summary><b>Prompt of this reply</b> '
-        f'<span class="muted">({call_line(call)})</span></summary>{prompt_html(call)}</details>'
+        f'<span class="muted">({call_line(call)})</span><br>'
+        f"{prompt_pages(call, gold_pages, traj.pages)}</summary>{prompt_html(call)}</details>"
     )
+
+
+def prompt_pages(call: ModelCall, gold: Sequence[int], predicted: Sequence[int]) -> str:
+    """``pages in this prompt: 3 gold · 4 gold predicted · 9`` (text and image parts)."""
+    held = list(dict.fromkeys(p.page for p in call.user if p.page is not None))
+    if not held:
+        return '<span class="muted prompt-pages">no page in this prompt</span>'
+    marks = []
+    for page in held:
+        tags = [t for t, on in (("gold", page in gold), ("predicted", page in predicted)) if on]
+        badges = "".join(f' <span class="tag tag-{t}">{t}</span>' for t in tags)
+        marks.append(f'<span class="nowrap">{page}{badges}</span>')
+    return '<span class="prompt-pages">pages in this prompt: ' + " · ".join(marks) + "</span>"
 
 
 def call_line(call: ModelCall) -> str:

@@ -129,7 +129,31 @@ def overrides_from_args(
         out.append("scoring.enabled=false")
     if getattr(args, "no_cache", False):
         out.append("runner.llm.cache=false")
+    out += plugin_overrides(args)
     return out
+
+
+def plugin_overrides(args: argparse.Namespace) -> list[str]:
+    """``--plugin`` modules added to the config's ``plugins`` (recorded in the run's config,
+    so Ray workers and a resume import them too); ``.py`` files as absolute paths."""
+    import json
+    from pathlib import Path
+
+    from scanrag.config import read_yaml
+    from scanrag.config.loading import anchor_paths
+    from scanrag.plugins import is_file_plugin
+
+    given = getattr(args, "plugin", None) or []
+    if not given:
+        return []
+    source = Path(args.config or Path(args.resume) / "config.resolved.yaml")
+    try:
+        existing = anchor_paths(read_yaml(source), source.resolve().parent).get("plugins")
+    except Exception:  # the config's own problem, reported when it is loaded
+        existing = None
+    names = [str(Path(p).expanduser().resolve()) if is_file_plugin(p) else p for p in given]
+    known = existing if isinstance(existing, list) else []
+    return [f"plugins={json.dumps(list(dict.fromkeys([*known, *names])))}"]
 
 
 def stop_on_sigterm() -> None:

@@ -1,12 +1,15 @@
 """Reading a config: YAML file, ``--set`` overrides, plugins, readable validation errors.
 
-Relative paths are resolved against the current working directory when the file is loaded;
+Relative paths written in a config file (dataset ``path`` / ``pdf_dir``, ``runner.cache_dir``
+/ ``runs_dir``, ``scoring.judge_prompts`` files, ``.py`` files in ``plugins``) resolve against
+the folder of that file, so a run does not depend on where it is started from; paths given
+with ``--set`` and the defaults (``runs/``, ``.scanrag_cache/``) resolve against the current
+working directory.
 ``config.resolved.yaml`` in a run directory holds absolute paths so a resume works anywhere.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from pydantic import ValidationError
 from scanrag.config.bounded_yaml import YamlLimitError, load_yaml
 from scanrag.config.experiment import ExperimentConfig
 from scanrag.config.sections import ConfigError
+from scanrag.plugins import PluginError, import_plugin, is_file_plugin
 from scanrag.scrub import register_secret_values
 
 
@@ -80,9 +84,11 @@ def import_plugins(modules: Any, source: str = "<config>") -> None:
         raise ConfigError(source, ["plugins: must be a list of module names"])
     for module in modules:
         try:
-            importlib.import_module(module)
-        except Exception as exc:
-            problem = f"plugins: cannot import {module!r}: {type(exc).__name__}: {exc}"
+            import_plugin(module)
+        except PluginError as exc:
+            cause = exc.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+            problem = f"plugins: cannot import {module!r}: {detail}"
             raise ConfigError(source, [problem]) from None
 
 
@@ -149,6 +155,41 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _anchored(value: Any, folder: Path) -> Any:
+    if not isinstance(value, str) or not value.strip():
+        return value
+    path = Path(value).expanduser()
+    return value if path.is_absolute() else str((folder / path).resolve())
+
+
+def anchor_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A copy of a config file's mapping with its relative paths made absolute against
+    ``folder`` (the file's own folder); values of the wrong shape are left for validation."""
+    out = yaml.safe_load(yaml.safe_dump(data))
+    datasets = out.get("datasets")
+    for dataset in datasets if isinstance(datasets, list) else []:
+        if isinstance(dataset, dict):
+            for key in ("path", "pdf_dir"):
+                if key in dataset:
+                    dataset[key] = _anchored(dataset[key], folder)
+    runner = out.get("runner")
+    if isinstance(runner, dict):
+        for key in ("cache_dir", "runs_dir"):
+            if key in runner:
+                runner[key] = _anchored(runner[key], folder)
+    plugins = out.get("plugins")
+    if isinstance(plugins, list):
+        out["plugins"] = [
+            _anchored(p, folder) if isinstance(p, str) and is_file_plugin(p) else p for p in plugins
+        ]
+    scoring = out.get("scoring")
+    prompts = scoring.get("judge_prompts") if isinstance(scoring, dict) else None
+    if isinstance(prompts, dict):
+        for role, file in prompts.items():
+            prompts[role] = _anchored(file, folder)
+    return out
+
+
 def shortcut_overrides(
     data: Mapping[str, Any], *, limit: int | None = None, model: str | None = None
 ) -> list[str]:
@@ -174,7 +215,7 @@ def load_config(
     model: str | None = None,
 ) -> ExperimentConfig:
     """Read and validate one YAML config file, applying CLI overrides (later ones win)."""
-    data = read_yaml(path)
+    data = anchor_paths(read_yaml(path), Path(path).resolve().parent)
     overrides = list(overrides)
     data_after = yaml.safe_load(yaml.safe_dump(data))
     for text in overrides:

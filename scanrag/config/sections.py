@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
 from scanrag.llm.endpoints import ModelEntry
-from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry
+from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry, did_you_mean
 from scanrag.tasks import check_task
 
 DEFAULT_MODEL = "local/qwen2.5-0.5b"
@@ -44,7 +44,7 @@ class StrictModel(BaseModel):
             allowed = set(cls.model_fields)
             unknown = sorted(str(k) for k in data if k not in allowed)
             if unknown:
-                keys = ", ".join(repr(k) for k in unknown)
+                keys = ", ".join(f"{k!r}{did_you_mean(k, allowed)}" for k in unknown)
                 raise ValueError(
                     f"unknown key(s) {keys}; allowed keys: {', '.join(sorted(allowed))}"
                 )
@@ -55,8 +55,9 @@ def check_name(registry: Registry[Any], name: str) -> str:
     known = registry.names()
     if name not in known:
         listing = ", ".join(known) if known else "(none registered)"
+        hint = did_you_mean(name, known)
         raise ValueError(
-            f"unknown {registry.kind} {name!r}; known {registry.kind} names: {listing}"
+            f"unknown {registry.kind} {name!r}{hint}; known {registry.kind} names: {listing}"
         )
     return name
 

@@ -17,7 +17,6 @@ litellm is imported only when a model or a ``runner.per_provider`` key needs it.
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 from collections.abc import Iterable
 from typing import Any
@@ -26,6 +25,7 @@ from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.local_models import UnknownLocalModelError, get_local_spec, local_model_names
 from scanrag.llm.providers import prefix_of, provider_prefixes
 from scanrag.llm.scripted import scripted_names
+from scanrag.registry import did_you_mean
 
 LOCAL, SCRIPTED = "local", "scripted"
 SELF_HOSTED_HINT = "hosted_vllm/<model> or openai/<model> with api_base for a server of your own"
@@ -61,8 +61,9 @@ class ModelChecker:
             known = self.litellm_providers()
             if prefix in known:
                 return None
+            hint = did_you_mean(prefix, known)
             return (
-                f"unknown provider {prefix!r} (the part before '/'){_close(prefix, known)}; use "
+                f"unknown provider {prefix!r} (the part before '/'){hint}; use "
                 f"one of litellm's providers (openai/, anthropic/, {SELF_HOSTED_HINT}), "
                 f"local/<name> ({_local_listing()}) or scripted/<name>"
             )
@@ -100,7 +101,7 @@ class ModelChecker:
             candidates = [*used, *ours, *self.litellm_providers()]
             what = "no model calls the server" if "/" in key or ":" in key else "unknown provider"
             problems[key] = (
-                f"{what} {key!r}{_close(key, candidates)}; this config's models call "
+                f"{what} {key!r}{did_you_mean(key, candidates)}; this config's models call "
                 f"{', '.join(used) or '(none)'}; other keys: {', '.join(ours)} or any provider "
                 "litellm knows (openai, anthropic, hosted_vllm, ollama ...)"
             )
@@ -169,11 +170,6 @@ def llama_cpp_installed() -> bool:
 
 def _local_listing() -> str:
     return ", ".join(f"local/{n}" for n in local_model_names()) or "none registered"
-
-
-def _close(word: str, candidates: Iterable[str]) -> str:
-    match = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.75)
-    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 __all__ = ["ModelChecker"]

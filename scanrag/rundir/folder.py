@@ -98,6 +98,12 @@ class RunDir:
         run = cls(path)
         if not run.path.is_dir():
             raise RunDirError(f"{run.path} is not a directory")
+        marks = (cls.CONFIG, cls.MANIFEST, cls.TRAJECTORIES, cls.SCORES, cls.SUMMARY)
+        if not any(run.file(name).is_file() for name in marks):
+            raise RunDirError(
+                f"{run.path} is not a run folder (none of {', '.join(marks)}); give a folder "
+                "that scanrag run wrote, such as runs/<stamp>_<name>"
+            )
         for name in need:
             if name == cls.CONFIG and not run.file(name).is_file():
                 raise RunDirError(f"{run.path} is not a run directory (no {name})")

@@ -143,8 +143,14 @@ def dataset_problems(
         problems.append((key, f"no sample left of {len(everything)} after the filters"))
     elif loaded.samples and all(s.id in loaded.bad for s in loaded.samples):
         reasons = _first(list(dict.fromkeys(loaded.bad.values())), 2)
+        hint = ""
+        if spec.pdf_dir is None and spec.synthetic is None:
+            hint = (
+                f"; pdf_dir is not set, so the PDFs were looked for in {loaded.pdf_dir} "
+                "(the loader's default): set pdf_dir to the folder that holds them"
+            )
         problems.append(
-            ("pdf_dir", f"none of the {len(loaded.samples)} samples can run ({reasons})")
+            ("pdf_dir", f"none of the {len(loaded.samples)} samples can run ({reasons}){hint}")
         )
     return problems
 

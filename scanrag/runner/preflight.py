@@ -14,6 +14,8 @@ weights are installed, a provider litellm knows), judges only when the run score
 roles its scorers use besides the ones the config names; every ``runner.per_provider`` key must
 name a concurrency group. Every problem is reported at once, each under its config key, and the
 loaded datasets go on to the run.
+A synthetic corpus that is not in the cache yet is generated (the one slow check) only when
+nothing else is wrong; a refusal before that says so.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ from scanrag.params import param_problems
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, RegistryError, UnknownNameError
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.runner.components import LoadedDataset, SetupError
-from scanrag.runner.datasets import SYNTHETIC_LOADER, load_checked, synthetic_options
+from scanrag.runner.datasets import (
+    SYNTHETIC_LOADER,
+    load_checked,
+    synthetic_dir,
+    synthetic_options,
+)
 from scanrag.runner.scoring_checks import check_config_scoring
 
 # Arguments the runner fills in itself rather than the config.
@@ -47,19 +54,43 @@ def preflight(
     roles (not when the caller serves them with a client of its own).
     """
     checker = ModelChecker()
-    datasets, dataset_problems = _dataset_problems(config)
-    problems = [
-        *dataset_problems,
-        *_retriever_problems(config),
-        *_strategy_problems(config),
-        *_model_problems(config, checker, agent_models, judge_models, datasets),
-        *_scoring_problems(config, datasets),
-        *_per_provider_problems(config, checker),
-    ]
-    if problems:
-        lines = "\n".join(f"  {p}" for p in problems)
-        raise SetupError(f"the run cannot start:\n{lines}")
-    return datasets
+    sound, spec_problems = _dataset_spec_problems(config)
+    slow = [i for i in sound if _needs_generation(config, i)]
+    datasets, dataset_problems = load_checked(config, only=[i for i in sound if i not in slow])
+    dataset_problems = spec_problems + dataset_problems
+    components = [*_retriever_problems(config), *_strategy_problems(config)]
+    limits = _per_provider_problems(config, checker)
+    models = _model_problems(config, checker, agent_models, judge_models, datasets)
+    models += _scoring_problems(config, datasets)
+    if slow and not (dataset_problems or components or models or limits):
+        # a run that can start: generate the corpora, then check every dataset together
+        datasets, dataset_problems = load_checked(config, only=sound)
+        dataset_problems = spec_problems + dataset_problems
+        models = _model_problems(config, checker, agent_models, judge_models, datasets)
+        models += _scoring_problems(config, datasets)
+        slow = []
+    problems = [*dataset_problems, *components, *models, *limits]
+    return _refuse_or(datasets, problems, slow)
+
+
+def _refuse_or(
+    datasets: list[LoadedDataset], problems: list[str], ungenerated: list[int]
+) -> list[LoadedDataset]:
+    if not problems:
+        return datasets
+    lines = "\n".join(f"  {p}" for p in problems)
+    keys = ", ".join(f"datasets.{i}" for i in ungenerated)
+    note = f"\n  ({keys}: synthetic, generated and checked once these are fixed)" if keys else ""
+    raise SetupError(f"the run cannot start:\n{lines}{note}")
+
+
+def _needs_generation(config: ExperimentConfig, index: int) -> bool:
+    """Whether dataset ``index`` is a synthetic corpus not in the cache yet: generating one
+    takes seconds to minutes, so it waits until every cheaper check has passed."""
+    synthetic = config.datasets[index].synthetic
+    if synthetic is None:
+        return False
+    return not synthetic_dir(Path(config.runner.cache_dir), synthetic).exists()
 
 
 def _retriever_problems(config: ExperimentConfig) -> list[str]:
@@ -159,17 +190,16 @@ def _per_provider_problems(config: ExperimentConfig, checker: ModelChecker) -> l
     return [f"runner.per_provider.{key}: {message}" for key, message in found.items()]
 
 
-def _dataset_problems(config: ExperimentConfig) -> tuple[list[LoadedDataset], list[str]]:
-    """Paths and loader options of every dataset, then the loaded datasets themselves (only
-    those whose spec is sound are loaded)."""
+def _dataset_spec_problems(config: ExperimentConfig) -> tuple[list[int], list[str]]:
+    """Paths and loader options of every dataset, without loading any: the positions of the
+    sound specs (to load) and the problems of the others."""
     problems, sound = [], []
     for i, spec in enumerate(config.datasets):
         found = _spec_problems(f"datasets.{i}", spec)
         problems += found
         if not found:
             sound.append(i)
-    datasets, loaded_problems = load_checked(config, only=sound)
-    return datasets, problems + loaded_problems
+    return sound, problems
 
 
 def _spec_problems(key: str, spec: DatasetSpec) -> list[str]:

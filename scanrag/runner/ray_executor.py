@@ -19,11 +19,13 @@ to their cause: the exception's name and first line, and for a dead worker its e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-import importlib
+import logging
+import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from typing import Any
 from scanrag.config import ExperimentConfig
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ChatModel
+from scanrag.plugins import import_plugins
 from scanrag.protocols import StrategyContext
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import IngestResult, build_llm, build_retriever, build_strategies
@@ -71,8 +74,7 @@ _STATE_LOCK = threading.Lock()
 
 class _WorkerState:
     def __init__(self, shared: Shared) -> None:
-        for module in shared.config.plugins:
-            importlib.import_module(module)
+        import_plugins(shared.config.plugins)
         from scanrag.documents import DocumentStore, PageRenderer
 
         cache = Path(shared.config.runner.cache_dir)
@@ -101,9 +103,10 @@ def _state(shared: Shared) -> _WorkerState:
 class RemoteRetriever:
     """A ``Retriever`` whose index lives in a Ray actor."""
 
-    def __init__(self, name: str, handle: Any) -> None:
+    def __init__(self, name: str, handle: Any, refs: HostRefs) -> None:
         self.name = name
         self._handle = handle
+        self._refs = refs  # sent with every call: a restarted actor loads its index from them
 
     def add(self, documents: Sequence[Document]) -> None:
         raise RuntimeError("a remote retriever is built by its actor; add() is not available")
@@ -117,22 +120,27 @@ class RemoteRetriever:
             raise RetrieverActorError(f"{ACTOR_GONE} ({self.name}): {ray_cause(exc)}") from None
 
     def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
-        hits: list[PageHit] = self._get(self._handle.search.remote(query, k, doc_ids))
+        hits: list[PageHit] = self._get(self._handle.search.remote(self._refs, query, k, doc_ids))
         return hits
 
     def search_batch(
         self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None = None
     ) -> list[list[PageHit]]:
-        hits: list[list[PageHit]] = self._get(self._handle.search_batch.remote(queries, k, doc_ids))
+        hits: list[list[PageHit]] = self._get(
+            self._handle.search_batch.remote(self._refs, queries, k, doc_ids)
+        )
         return hits
 
     def manifest(self) -> dict[str, Any]:
-        manifest: dict[str, Any] = self._get(self._handle.manifest.remote())
+        manifest: dict[str, Any] = self._get(self._handle.manifest.remote(self._refs))
         return manifest
 
 
-def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, dict[str, Any]]:
-    """Body of the remote task: one work item → (trajectory JSON, usage per stage)."""
+def run_item_task(
+    shared: Shared, item: WorkItem, retriever: Any, refs: HostRefs
+) -> tuple[str, dict[str, Any]]:
+    """Body of the remote task: one work item → (trajectory JSON, usage per stage);
+    ``refs`` holds the reference to ``shared`` for the retriever actor."""
     state = _state(shared)
     from scanrag.datasets import resolve_document
 
@@ -147,7 +155,7 @@ def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, 
         llm=shared.llm or build_llm(shared.config, origin=Path(shared.run_dir).name),
         documents=documents,
         models=dict(item.models),
-        retriever=RemoteRetriever(item.retriever or "", retriever) if retriever else None,
+        retriever=RemoteRetriever(item.retriever or "", retriever, refs) if retriever else None,
         renderer=state.renderer,
         checkpoint_dir=Path(shared.run_dir) / RunDir.CHECKPOINTS,
         settings={**shared.settings, "run_key": item.run_key},
@@ -164,35 +172,88 @@ def run_item_task(shared: Shared, item: WorkItem, retriever: Any) -> tuple[str, 
     return trajectory.model_dump_json(), usage
 
 
+@dataclass(frozen=True)
+class HostRefs:
+    """Object references a retriever actor loads its index from, sent with every call.
+
+    Ray logs an error-looking line (``core_worker.cc ... max_restarts > 0``) for a restartable
+    actor whose constructor takes anything from the object store, since that may be gone when
+    the actor restarts. So the actor is created with its alias alone and every call brings
+    these references (a few bytes): the first call of a new or restarted actor loads the index
+    (``prebuilt``, the index the driver built across the cluster, only on the first ``ready``;
+    after a restart the index saved under the run folder, or a rebuild).
+    """
+
+    shared: Any  # ObjectRef[Shared], held by the driver for the whole run
+    prebuilt: Any = None  # ObjectRef of a prebuilt index, or None
+
+
 class RetrieverHost:
-    """Actor body: builds one retriever over the run's documents and answers searches (or
-    takes the one the driver built across the cluster: ``prebuilt``)."""
+    """Actor body: one retriever over the run's documents, loaded on the first call, answering
+    searches."""
 
-    def __init__(self, shared: Shared, alias: str, prebuilt: Any = None) -> None:
-        if prebuilt is not None:
-            self.retriever = prebuilt
-            return
-        state = _state(shared)
-        documents = [state.document(Path(p)) for p in shared.all_docs]
-        index_dir = RunDir(shared.run_dir).index_dir(alias)
-        self.retriever = build_retriever(shared.config, alias, documents, shared.samples, index_dir)
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+        self.retriever: Any = None
 
-    def ready(self) -> bool:
+    def _load(self, refs: HostRefs) -> Any:
+        if self.retriever is None:
+            import ray
+
+            if refs.prebuilt is not None:
+                self.retriever = ray.get(refs.prebuilt)
+            else:
+                shared: Shared = ray.get(refs.shared)
+                state = _state(shared)
+                documents = [state.document(Path(p)) for p in shared.all_docs]
+                index_dir = RunDir(shared.run_dir).index_dir(self.alias)
+                self.retriever = build_retriever(
+                    shared.config, self.alias, documents, shared.samples, index_dir
+                )
+        return self.retriever
+
+    def ready(self, refs: HostRefs) -> bool:
+        self._load(refs)
         return True
 
-    def search(self, query: str, k: int, doc_ids: Sequence[str] | None) -> list[PageHit]:
-        return self.retriever.search(query, k, doc_ids)
+    def search(
+        self, refs: HostRefs, query: str, k: int, doc_ids: Sequence[str] | None
+    ) -> list[PageHit]:
+        hits: list[PageHit] = self._load(refs).search(query, k, doc_ids)
+        return hits
 
     def search_batch(
-        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None
+        self, refs: HostRefs, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None
     ) -> list[list[PageHit]]:
-        return self.retriever.search_batch(queries, k, doc_ids)
+        hits: list[list[PageHit]] = self._load(refs).search_batch(queries, k, doc_ids)
+        return hits
 
-    def manifest(self) -> dict[str, Any]:
-        return dict(self.retriever.manifest())
+    def manifest(self, refs: HostRefs) -> dict[str, Any]:
+        return dict(self._load(refs).manifest())
 
 
 # ----------------------------------------------------------------------------- driver side
+
+
+TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+@contextlib.contextmanager
+def _quiet_token_notice(local: bool) -> Iterator[None]:
+    """Keep Ray's "Token authentication is enabled for this Ray cluster" warning out of a
+    run that starts its own local cluster: that is Ray's default, nothing to act on (the
+    cluster listens on this machine only and its token is in ``~/.ray/auth_token``). Joining
+    an existing cluster keeps every Ray message; ``RAY_AUTH_MODE`` still chooses the mode."""
+    if not local or "RAY_AUTH_MODE" in os.environ:
+        yield
+        return
+    logger = logging.getLogger(TOKEN_NOTICE_LOGGER)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 class RayExecutor:
@@ -210,13 +271,14 @@ class RayExecutor:
         self._owns_cluster = False
         if not ray.is_initialized():
             spec = config.runner.ray
-            ray.init(
-                address=spec.address,
-                num_cpus=spec.num_cpus if spec.address is None else None,
-                include_dashboard=False,
-                ignore_reinit_error=True,
-                log_to_driver=False,
-            )
+            with _quiet_token_notice(spec.address is None):
+                ray.init(
+                    address=spec.address,
+                    num_cpus=spec.num_cpus if spec.address is None else None,
+                    include_dashboard=False,
+                    ignore_reinit_error=True,
+                    log_to_driver=False,
+                )
             self._owns_cluster = True
         self._task: Any = ray.remote(run_item_task).options(
             num_cpus=config.runner.ray.cpus_per_item, max_retries=1
@@ -250,10 +312,11 @@ class RayExecutor:
     ) -> dict[str, str]:
         shared = self._shared(job)
         prebuilt = self._prebuild(job, aliases)  # sharded builds (scanrag.runner.ray_shards)
-        pending: dict[str, Any] = {
-            a: self._host.remote(shared, a, prebuilt.get(a)) for a in aliases
+        pending: dict[str, Any] = {a: self._host.remote(a) for a in aliases}
+        waits = {
+            actor.ready.remote(HostRefs(shared, prebuilt.get(alias))): alias
+            for alias, actor in pending.items()
         }
-        waits = {actor.ready.remote(): alias for alias, actor in pending.items()}
         errors: dict[str, str] = {}
         while waits:
             ready, _ = self.ray.wait(list(waits), num_returns=1)
@@ -261,7 +324,7 @@ class RayExecutor:
             try:
                 self.ray.get(ready[0])
                 self._actors[alias] = pending[alias]
-                job.retrievers[alias] = RemoteRetriever(alias, pending[alias])
+                job.retrievers[alias] = RemoteRetriever(alias, pending[alias], HostRefs(shared))
             except Exception as exc:
                 errors[alias] = f"retriever {alias!r} could not be built: {ray_cause(exc)}"
             on_done(alias)
@@ -273,17 +336,17 @@ class RayExecutor:
         current = self._actors.get(alias)
         try:
             if current is not None:
-                self.ray.get(current.ready.remote())
+                self.ray.get(current.ready.remote(HostRefs(self._shared(job))))
                 return True
         except Exception:
             pass
-        fresh = self._host.remote(self._shared(job), alias)
+        fresh = self._host.remote(alias)
         try:
-            self.ray.get(fresh.ready.remote())
+            self.ray.get(fresh.ready.remote(HostRefs(self._shared(job))))
         except Exception:
             return False
         self._actors[alias] = fresh
-        job.retrievers[alias] = RemoteRetriever(alias, fresh)
+        job.retrievers[alias] = RemoteRetriever(alias, fresh, HostRefs(self._shared(job)))
         return True
 
     def _rerun(self, job: RunJob, item: WorkItem, trajectory: Trajectory) -> bool:
@@ -335,7 +398,7 @@ class RayExecutor:
 
     def _submit(self, shared: Any, item: WorkItem) -> Any:
         handle = self._actors.get(item.retriever) if item.retriever else None
-        return self._task.remote(shared, item, handle)
+        return self._task.remote(shared, item, handle, HostRefs(shared))
 
     def _collect(self, job: RunJob, ref: Any, item: WorkItem) -> Trajectory:
         try:

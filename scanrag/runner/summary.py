@@ -8,6 +8,7 @@ the scoring backend's ``summarize`` with the run's scorer parameters.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -219,17 +220,24 @@ def _dataset_counts(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def table_console() -> Any:
-    """A rich console for result tables: the terminal's width, or 100 columns when the output
-    goes to a file or a pipe (rich would fold every cell to 80 columns there)."""
+def table_console(*tables: Any) -> Any:
+    """A rich console for result tables: the terminal's width; when the output goes to a file
+    or a pipe, wide enough for every table in ``tables`` to print at its natural width (at
+    least 140 columns), so no number is folded or cut (rich would squeeze every table into
+    80 columns there)."""
     import sys
 
     from rich.console import Console
+    from rich.measure import Measurement
 
-    return Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
+    if sys.stdout.isatty():
+        return Console()
+    probe = Console(width=10_000)
+    widths = [Measurement.get(probe, probe.options, t).maximum for t in tables]
+    return Console(width=max([TABLE_WIDTH, *widths]))
 
 
-TABLE_WIDTH = 100
+TABLE_WIDTH = 140
 MAX_METRICS = 8
 _OK = frozenset({"ok"})
 _JUDGE_KEPT = frozenset({"ok", "partial", "skipped"})
@@ -273,12 +281,11 @@ def judge_exclusions(summary: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def render_table(summary: dict[str, Any]) -> Any:
-    """A rich table that fits 100 columns: one row per grid cell (labelled with its caps,
+    """A rich table that fits 140 columns: one row per grid cell (labelled with its caps,
     ``full_doc ≤60p``) with its status counts (ok items, errors of any kind, degraded items
     when there are any, score rows excluded because a judge failed), up to eight (seven beside
-    the degraded column)
-    headline metrics under short aliases (m1, m2 … spelled out in the caption, with a line
-    per cell that has errors or exclusions), model time and cost per item (the time spent
+    the degraded column) headline metrics under their own names (one word a line; a caption
+    line per cell that has errors or exclusions), model time and cost per item (the time spent
     waiting for the model and the wall time per item in a caption line)."""
     from rich import box
     from rich.table import Table
@@ -287,7 +294,7 @@ def render_table(summary: dict[str, Any]) -> Any:
     metrics, names = _metric_names(summary)
     names = names[: MAX_METRICS - 1] if degraded else names  # room for the dg column
     excluded = judge_exclusions(summary)
-    legend = [f"m{i}={name}" for i, name in enumerate(names, start=1)]
+    legend: list[str] = []
     timed = all(c.get("model_seconds_per_item") is not None for c in summary["cells"].values())
     legend += ["sec=model seconds per item" if timed else "sec=seconds per item", "$=USD per item"]
     if degraded:
@@ -307,8 +314,8 @@ def render_table(summary: dict[str, Any]) -> Any:
     table.add_column("cell", overflow="ellipsis", max_width=28, no_wrap=True)
     for header in ("ok", "err", *(["dg"] if degraded else []), "excl"):
         table.add_column(header, justify="right")
-    for i in range(1, len(names) + 1):
-        table.add_column(f"m{i}", justify="right")
+    for name in names:  # the metric's own name, over two lines, folded rather than cut
+        table.add_column(metric_header(name), justify="right", overflow="fold")
     table.add_column("sec", justify="right")
     table.add_column("$", justify="right")
     for key, cell in summary["cells"].items():
@@ -326,6 +333,12 @@ def render_table(summary: dict[str, Any]) -> Any:
         row.append("—" if usd is None else f"{usd:.3g}")
         table.add_row(*row)
     return table
+
+
+def metric_header(name: str) -> str:
+    """A metric's name as a narrow table header, one word a line: ``answer_rules.accuracy`` →
+    ``answer_`` / ``rules.`` / ``accuracy``, so a column is as wide as its longest word."""
+    return re.sub(r"([._])", r"\1\n", name)
 
 
 def _status_notes(

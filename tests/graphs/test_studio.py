@@ -68,3 +68,89 @@ async def test_a_factory_graph_runs_an_item_with_params_from_the_config(
 def test_unknown_params_are_refused() -> None:
     with pytest.raises(TypeError):
         _load(CONFIG["graphs"]["scan"])({"configurable": {"params": {"windw": 3}}})
+
+
+@pytest.mark.parametrize("name", sorted(NODES))
+def test_each_graph_gives_its_json_schemas(name: str) -> None:
+    """What LangGraph Studio's input, output and context panels read (on the lowest Python
+    the project supports, which langgraph.json declares)."""
+    assert CONFIG["python_version"] == "3.11"
+    graph = _load(CONFIG["graphs"][name])()
+    for schema in (graph.get_input_jsonschema(), graph.get_output_jsonschema()):
+        assert {"trajectory", "stop", "refs"} <= set(schema["properties"])
+    context = graph.get_context_jsonschema()
+    assert context is not None and context["title"] == "ItemContext"
+    assert set(context["required"]) == {"sample", "ctx"}
+    inputs = context["$defs"]["ItemInputs"]
+    assert {"model", "pdf_dir"} <= set(inputs["required"])
+    assert {"retriever", "settings", "plugins"} <= set(inputs["properties"])
+    assert "question" in context["$defs"]["Sample"]["properties"]
+
+
+SCRIPTED_PLUGIN = """
+from scanrag.llm.scripted import ScriptedModel, register_scripted
+
+REPLY = 'The total is 30 [page=2, doc_page="2", bbox=[0, 0, 1, 1]]. <answer>30</answer>'
+register_scripted("studio-reader", ScriptedModel([REPLY]))
+"""
+
+
+def studio_item(folder: Path) -> tuple[dict, dict]:
+    """A PDF, a plugin registering a scripted reader, and an item's input and JSON context
+    as LangGraph's HTTP API takes them."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for text in ("Introduction.", "The total is 30.", "The end."):
+        doc.new_page().insert_text((72, 72), text)
+    doc.save(folder / "report.pdf")
+    (folder / "studio_reader.py").write_text(SCRIPTED_PLUGIN, encoding="utf-8")
+    sample = {
+        "id": "q1",
+        "doc_ids": ["report.pdf"],
+        "question": "What is the total?",
+        "answer": "30",
+        "gold_pages": [2],
+    }
+    ctx = {
+        "model": "scripted/studio-reader",
+        "pdf_dir": str(folder),
+        "plugins": [str(folder / "studio_reader.py")],
+    }
+    start = {
+        "trajectory": {"sample_id": "q1", "strategy": "oracle_pages", "doc_ids": ["report.pdf"]}
+    }
+    return start, {"sample": sample, "ctx": ctx}
+
+
+@pytest.fixture
+def scripted_cleanup():
+    import sys
+
+    from scanrag.llm.scripted import clear_scripted
+
+    yield
+    clear_scripted()
+    sys.modules.pop("studio_reader", None)
+
+
+async def test_a_graph_runs_from_a_json_context(tmp_path: Path, scripted_cleanup: None) -> None:
+    """The context as JSON (what Studio and the HTTP API send) builds the item's live inputs."""
+    start, context = studio_item(tmp_path)
+    graph = _load(CONFIG["graphs"]["oracle_pages"])()
+    final = await graph.ainvoke(start, context=context)
+    trajectory = Trajectory.model_validate(final["trajectory"])
+    assert trajectory.status == Status.OK and trajectory.answer == "30" and trajectory.pages == [2]
+
+
+def test_a_json_context_with_a_retriever_and_a_bad_document(
+    tmp_path: Path, scripted_cleanup: None
+) -> None:
+    _, context = studio_item(tmp_path)
+    context["ctx"]["retriever"] = "bm25"
+    item = ItemContext(**context)
+    assert item.primary is not None and item.ctx.retriever is not None
+    assert [h.page for h in item.ctx.retriever.search("total", 1)] == [2]
+    context["sample"]["doc_ids"] = ["../outside.pdf"]
+    with pytest.raises(Exception, match="outside"):
+        ItemContext(**context)

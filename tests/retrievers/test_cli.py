@@ -171,3 +171,18 @@ def test_progress_and_every_document_indexed_under_limit(capsys, dataset, pdf_di
                            "--retrievers", "bm25", "--json")[1])  # fmt: skip
     one = data["retrievers"]["bm25"]["per_question"]["1"]
     assert one == full["retrievers"]["bm25"]["per_question"]["1"]
+
+
+def test_the_printed_table_keeps_every_number_when_piped(capsys, dataset, pdf_dir, tmp_path):
+    """Output to a pipe or file prints the table at its full width: no value folded or cut."""
+    import re
+
+    args = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--k", "1,3,5,10",
+            "--retrievers", "bm25,oracle,hybrid", "--by", "doc_type",
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    code, out, _ = _run(capsys, *args)
+    assert code == 0 and "…" not in out
+    rows = [line for line in out.splitlines() if line.lstrip("│ ").startswith("bm25")]
+    assert rows and all(
+        len(re.findall(r"\d\.\d{3}/\d\.\d{3}/\d\.\d{3}/\d\.\d{3}", row)) == 5 for row in rows
+    ), rows

@@ -114,13 +114,32 @@ def _check_hits(retriever: Any, samples: list[Any], by_name: dict[str, Any]) -> 
     return found
 
 
+@pytest.fixture
+def readme_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The README's config imports its retriever example as ``my_keyword.py`` (beside the
+    config): that file, written from the README, in the current folder."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_readme import RETRIEVER_PLUGIN, _keyword_plugin
+
+    _keyword_plugin(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    yield RETRIEVER_PLUGIN
+    RETRIEVERS.unregister("keyword")
+    sys.modules.pop(Path(RETRIEVER_PLUGIN).stem, None)
+
+
 @pytest.mark.parametrize(("source", "data"), CONFIGS, ids=[name for name, _ in CONFIGS])
 def test_every_retriever_builds_indexes_and_searches(
-    source, data, offline_models, corpus, by_name, samples, tmp_path
+    source, data, offline_models, corpus, by_name, samples, tmp_path, readme_plugins
 ) -> None:
+    from scanrag.plugins import import_plugins
     from scanrag.runner.components import build_retriever
     from scanrag.runner.preflight import _retriever_problems
 
+    assert set(data.get("plugins") or []) <= {readme_plugins}
+    import_plugins(data.get("plugins") or [])
     config = _config(data, offline_models)
     assert _retriever_problems(config) == []
     specs = RetrieverSpecs(config.retrievers)

@@ -182,3 +182,52 @@ def test_resolved_yaml_round_trips(tmp_path: Path) -> None:
     config = config_from_dict(base(runner={"budget": {"tokens": 1000}}), base_dir=tmp_path)
     again = ExperimentConfig.model_validate(yaml.safe_load(config.to_yaml()))
     assert again == config
+
+
+def test_typos_get_did_you_mean() -> None:
+    (strategy,) = problems(base(strategies=[{"name": "topk_rga", "retriever": "bm25"}]))
+    assert "unknown strategy 'topk_rga' (did you mean 'topk_rag'?)" in strategy
+    (key,) = problems(base(), overrides=("runner.concurency=3",))
+    assert "unknown key(s) 'concurency' (did you mean 'concurrency'?)" in key
+    (far,) = problems(base(), overrides=("runner.zzz=3",))
+    assert "did you mean" not in far
+
+
+def test_relative_paths_resolve_against_the_config_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "study" / "configs"
+    folder.mkdir(parents=True)
+    prompt = folder / "answer.txt"
+    prompt.write_text("Judge it.", encoding="utf-8")
+    data = base(
+        runner={"cache_dir": "../cache", "runs_dir": "out"},
+        scoring={"judge_prompts": {"answer": "answer.txt"}},
+    )
+    data["datasets"].append({"path": "/abs/q.jsonl", "pdf_dir": "~/pdfs", "name": "abs"})
+    (folder / "exp.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_config(folder / "exp.yaml", ["datasets.1.name=moved", "runner.seed=3"])
+    assert config.datasets[0].path == folder / "data" / "questions.jsonl"
+    assert config.datasets[0].pdf_dir == folder / "data" / "pdfs"
+    assert config.datasets[1].path == Path("/abs/q.jsonl")
+    assert config.datasets[1].pdf_dir == Path("~/pdfs").expanduser()
+    assert config.runner.cache_dir == tmp_path / "study" / "cache"
+    assert config.runner.runs_dir == folder / "out"
+    assert config.scoring.judge_prompts == {"answer": str(prompt)}
+    # a relative path given on the command line is read from where the command runs
+    again = load_config(folder / "exp.yaml", ["datasets.0.pdf_dir=here"])
+    assert again.datasets[0].pdf_dir == elsewhere / "here"
+
+
+def test_defaults_stay_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "exp.yaml").write_text(yaml.safe_dump(base()), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    config = load_config("configs/exp.yaml")
+    assert config.runner.runs_dir == tmp_path / "runs"
+    assert config.datasets[0].path == tmp_path / "configs" / "data" / "questions.jsonl"

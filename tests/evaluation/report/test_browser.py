@@ -67,8 +67,8 @@ def test_viewer_overlays_load_and_show_both_colours(report_dir: Path, tmp_path: 
     dom = chromium(page, tmp_path / "profile", "--virtual-time-budget=5000", "--dump-dom")
     overlays = re.findall(r'<img src="\.\./img/[^"]+"[^>]*>', dom)
     assert overlays and all('data-loaded="1"' in tag for tag in overlays)
-    shot = tmp_path / "q0001.png"
-    chromium(page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,2000")
+    shot = tmp_path / "q0001.png"  # tall enough for every cell's section (config order)
+    chromium(page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,6000")
     with Image.open(shot) as image:
         pixels = list(image.convert("RGB").getdata())
     green = sum(1 for r, g, b in pixels if g > 120 and r < 90 and b < 90)
@@ -173,3 +173,96 @@ def test_question_page_shows_reply_and_prompt(error_report: Path, tmp_path: Path
     shot = _shot(opened.resolve().as_uri(), tmp_path / "p", tmp_path / "question_prompt.png")
     assert _count(shot, PURPLE) > 50  # the unparsed badge at the top of each cell
     assert _count(shot, (246, 246, 248), tol=2) > 20000  # the reply and prompt blocks
+
+
+WIDTHS = (1280, 2560)
+PROBE = """<script>window.addEventListener('load', function () {{
+  var out = (function () {{ {body} }})();
+  var pre = document.createElement('pre'); pre.id = 'probe';
+  pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+}});</script>"""
+
+
+def measure(page: Path, body: str, width: int, profile: Path) -> object:
+    """Run ``body`` (JavaScript returning a JSON value) in ``page`` once it has loaded, in a
+    ``width`` px wide window; returns the value. The page is copied beside itself with the
+    probe added, so its relative links still resolve."""
+    import json
+
+    probe = page.with_name(f".probe-{width}-{page.name}")
+    text = page.read_text(encoding="utf-8")
+    probe.write_text(text.replace("</body>", PROBE.format(body=body) + "</body>"), "utf-8")
+    dom = chromium(
+        probe, profile, f"--window-size={width},1600", "--virtual-time-budget=5000", "--dump-dom"
+    )
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, flags=re.DOTALL)
+    assert found is not None, dom[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+TABLES = """
+  return Array.from(document.querySelectorAll('table[id^="comparison"]')).map(function (t) {
+    var box = t.parentNode;
+    return {id: t.id, table: t.scrollWidth, box: box.clientWidth,
+            scrolls: box.scrollWidth > box.clientWidth + 1};
+  }).concat([{id: 'body', table: document.body.clientWidth, box: window.innerWidth,
+              scrolls: document.documentElement.scrollWidth > window.innerWidth + 1}]);
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_page_uses_the_window_and_the_tables_do_not_scroll(
+    report_dir: Path, tmp_path: Path, width: int
+) -> None:
+    """No 1,400 px cap: the page takes the window's width, and each comparison table (outcomes
+    and answers, evidence, cost and time) fits it without a horizontal scroll bar."""
+    found = measure(report_dir / "index.html", TABLES, width, tmp_path / "profile")
+    assert isinstance(found, list)
+    tables = {t["id"]: t for t in found}
+    assert {"comparison", "comparison-evidence", "comparison-cost"} <= set(tables)
+    assert not [t for t in found if t["scrolls"]], found
+    assert tables["body"]["table"] > width - 100  # the page is as wide as the window
+
+
+LABELS = """
+  var boxes = Array.from(document.querySelectorAll('g[id^="point-label-"]')).map(function (g) {
+    var r = g.getBoundingClientRect();
+    return {id: g.id, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
+  });
+  var overlaps = [];
+  boxes.forEach(function (a, i) { boxes.slice(i + 1).forEach(function (b) {
+    var w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+    var h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+    if (w > 0.5 && h > 0.5) overlaps.push([a.id, b.id]);
+  }); });
+  return {labels: boxes.length, overlaps: overlaps,
+          empty: boxes.filter(function (b) { return b.x1 - b.x0 < 1; }).length};
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_cost_and_latency_labels_do_not_overlap_in_the_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """Five cells on one spot (the case that overprinted): the label boxes Chromium lays out
+    from the SVG's text overlap nowhere, at either window width."""
+    from test_plots import crowded_cost_plot
+
+    svg = crowded_cost_plot(tmp_path / "cost_latency.png", monkeypatch).with_suffix(".svg")
+    page = tmp_path / "plot.html"
+    inline = svg.read_text(encoding="utf-8").split("?>", 1)[-1]
+    page.write_text(
+        f'<html><body style="margin:0"><div style="width:100%">{inline}</div></body></html>',
+        encoding="utf-8",
+    )
+    found = measure(page, LABELS, width, tmp_path / "profile")
+    assert isinstance(found, dict)
+    assert found["labels"] == 10 and found["empty"] == 0, found
+    assert found["overlaps"] == [], found
+
+
+def test_the_report_shows_the_svg_plots(report_dir: Path) -> None:
+    index = (report_dir / "index.html").read_text(encoding="utf-8")
+    assert '<img src="plots/cost_latency.svg"' in index
+    svg = (report_dir / "plots" / "cost_latency.svg").read_text(encoding="utf-8")
+    assert svg.count('id="point-label-cost-') == 3 and "<text" in svg

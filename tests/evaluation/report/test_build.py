@@ -58,7 +58,8 @@ def test_report_files_and_offline_references(report_dir: Path) -> None:
     index = (report_dir / "index.html").read_text(encoding="utf-8")
     assert '<table id="comparison">' in index and '<table id="questions">' in index
     assert "6 of 6 questions have a viewer page" in index
-    assert json.loads((report_dir / "comparison.json").read_text())["baseline"] == "full_doc"
+    baseline = json.loads((report_dir / "comparison.json").read_text())["baseline"]
+    assert baseline == "topk_rag+bm25"  # the config's first cell, not the alphabetical first
 
 
 def test_viewer_pages_show_overlays_verdicts_and_reasons(report_dir: Path) -> None:

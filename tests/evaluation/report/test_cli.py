@@ -31,6 +31,12 @@ def test_bad_arguments_exit_with_a_message(
     assert "dpi" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "not a directory" in capsys.readouterr().err
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("x", encoding="utf-8")
+    for command in ("report", "export", "score"):
+        assert main([command, str(tmp_path / "notes")]) == 2, command
+        err = capsys.readouterr().err
+        assert "is not a run folder" in err and "trajectories.jsonl not found" not in err
 
 
 def test_default_output_folder() -> None:

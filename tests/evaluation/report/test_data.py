@@ -57,5 +57,19 @@ def test_unknown_baseline_and_unreadable_runs(finished_run: Path, tmp_path: Path
         load_run(tmp_path / "missing")
     empty = tmp_path / "empty"
     empty.mkdir()
+    with pytest.raises(ReportError, match="is not a run folder"):
+        load_run(empty)
+    (empty / "manifest.json").write_text("{}")  # a run folder without its trajectories
     with pytest.raises(ReportError, match="trajectories.jsonl not found"):
         load_run(empty)
+
+
+def test_the_default_baseline_is_the_configs_first_cell(finished_run: Path) -> None:
+    """Not the alphabetically first: the config lists topk_rag, then full_doc, oracle_pages."""
+    from evaluation.report.data import default_baseline
+
+    run = load_run(finished_run)
+    assert run.groups[0].label == "full_doc"
+    assert default_baseline(run.groups).label == "topk_rag+bm25"
+    run.manifest["cells"] = []  # a folder whose manifest lists no cells: the first group
+    assert default_baseline(run.groups).label == "full_doc"

@@ -4,6 +4,7 @@ and ``scanrag export``."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,38 @@ def test_cell_columns_read_model_entries_from_the_manifest(finished_run: Path) -
     assert cell["model.reader.endpoint"] == "gpu-box:8000/v1"
     assert cell["model.reader.sampling.temperature"] == 0.2
     assert cell["model.reader.output_mode"] == "json_schema"
+
+
+def test_columns_pandas_can_group_and_type(run_copy: Path, tmp_path: Path) -> None:
+    """``retriever`` is ``none`` (not empty) without a retriever, so ``groupby`` keeps those
+    cells; ``n_evidence_pages`` is a count; integer parameters read back as integers; the
+    judge's entry settings (its endpoint) have columns like the reader's."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "x"
+    run = load_runs([run_copy])[0]
+    judge = run.manifest["models"]["judges"]["default"]
+    manifest = RunDir(run_copy).file(RunDir.MANIFEST)
+    data = json.loads(manifest.read_text())
+    data["models"]["entries"][judge] = {"model": judge, "endpoint": "127.0.0.1:8081/v1"}
+    manifest.write_text(json.dumps(data))
+    export.export_runs([run_copy], out, fmt="parquet", n_resamples=0)
+    export.export_runs([run_copy], out, fmt="csv", n_resamples=0)
+    for long in (
+        pd.read_parquet(out / "items_long.parquet"),
+        pd.read_csv(out / "items_long.csv", dtype_backend="numpy_nullable"),
+    ):
+        sizes = long.groupby(["strategy", "retriever"]).size()
+        assert set(sizes.index) == {
+            ("full_doc", "none"),
+            ("oracle_pages", "none"),
+            ("topk_rag", "bm25"),
+        }
+        assert "evidence_pages" not in long.columns
+        assert set(long["n_evidence_pages"].dropna()) <= {1, 2, 3}
+        assert str(long["param.k"].dtype) == "Int64"
+        assert long["param.k"].dropna().unique().tolist() == [1]
+        assert set(long["judge.default.endpoint"]) == {"127.0.0.1:8081/v1"}
+    wide = pd.read_parquet(out / "comparison.parquet")
+    assert list(wide["retriever"]) == ["none", "none", "bm25"]
+    assert str(wide["param.k"].dtype) == "Int64"

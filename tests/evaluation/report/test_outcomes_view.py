@@ -50,7 +50,7 @@ def test_the_csv_has_cell_outcome_and_error_columns(error_report: Path) -> None:
         assert row["n_error"] == "2" and row["n_unanswered"] == "1"
         assert row["errors.model_error"] == "1" and row["errors.unparsed"] == "1"
         assert row["answer.accuracy.errors"] == "2"
-    assert full["retriever"] == "" and full["param.k"] == ""
+    assert full["retriever"] == "none" and full["param.k"] == ""
     assert topk["retriever"] == "bm25" and topk["retriever_type"] == "bm25"
     assert topk["param.k"] == "1" and topk["strategy"] == "topk_rag"
     assert float(topk["retrieval.recall@5"]) >= 0  # retrieval recall beside cited pages
@@ -94,3 +94,22 @@ def test_the_summary_times_model_calls(error_run: Path) -> None:
         assert cell["seconds_per_item"] >= cell["model_seconds_per_item"]
     groups = summary["scoring"]["groups"]
     assert groups["full_doc"]["item_status"] == {"model_error": 1, "ok": 4, "unparsed": 1}
+
+
+def test_the_prompt_section_names_the_pages_the_prompt_held(error_report: Path) -> None:
+    """Under "Prompt of this reply": the pages that prompt really held, gold and predicted
+    marked apart; the gold/predicted page images come under their own heading."""
+    page = (error_report / "q" / "q0004.html").read_text()
+    section = page.split('id="cell-topk_rag+bm25"', 1)[1].split("</section>", 1)[0]
+    prompt = section.split("<b>Prompt of this reply</b>", 1)[1].split("<h4>Gold and", 1)[0]
+    held = re.search(r'class="prompt-pages">pages in this prompt: (.*?)</span></summary>', prompt)
+    assert held is not None
+    pages = re.findall(r'<span class="nowrap">(\d+)', held.group(1))
+    shown = re.findall(r"<details class=\"page\"><summary>=== Page (\d+)", prompt)
+    assert pages == list(dict.fromkeys(shown)) and len(pages) == 1  # k=1: one page read
+    assert section.index("Prompt of this reply") < section.index(
+        "<h4>Gold and predicted pages</h4>"
+    )
+    full = page.split('id="cell-full_doc"', 1)[1].split("</section>", 1)[0]
+    tags = re.findall(r'class="tag tag-(gold|predicted)"', full.split("</summary>", 2)[1])
+    assert "gold" in tags  # full_doc's prompt held the gold page, and says so

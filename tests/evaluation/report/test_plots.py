@@ -168,3 +168,62 @@ def test_cost_latency_and_breakdown_files(groups: list, tmp_path: Path) -> None:
         with Image.open(path) as image:
             assert image.format == "PNG" and image.width >= 1000
     assert plots_more.plot_cost_latency(groups, None, tmp_path / "n.png") is None
+
+
+def crowded_cost_plot(path: Path, monkeypatch: pytest.MonkeyPatch, n: int = 5) -> Path:
+    """``cost_latency`` for ``n`` cells at (almost) the same accuracy, cost and latency: the
+    case where labels used to print over each other."""
+    from types import SimpleNamespace
+
+    from evaluation.report import plots_more
+    from evaluation.report.measures import GroupCost
+
+    cells = [f"topk_rag+hybrid@reader=model-{i}" for i in range(n)]
+    costs = {
+        label: GroupCost(items=10, usd_per_q=1e-4 * (1 + i / 100), model_seconds_per_q=2.0)
+        for i, label in enumerate(cells)
+    }
+    monkeypatch.setattr(plots_more, "group_cost", lambda g: costs[g.label])
+    groups = [
+        SimpleNamespace(
+            label=label,
+            metric=lambda name, i=i: SimpleNamespace(
+                value=0.5 + i / 200, low=0.3, high=0.7, errors=i % 2
+            ),
+        )
+        for i, label in enumerate(cells)
+    ]
+    written = plots_more.plot_cost_latency(groups, "answer.accuracy", path)  # type: ignore[arg-type]
+    assert written == path
+    return path
+
+
+def test_point_labels_do_not_overprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five cells on one spot: every label takes a free place (leader lines where set apart)
+    inside its axes; the SVG keeps each label as text under its own id."""
+    from matplotlib.text import Annotation, Text
+
+    from evaluation.report import plotkit
+
+    figures = []
+    real_save = plotkit.save
+    monkeypatch.setattr(plotkit, "save", lambda fig, p: figures.append(fig) or real_save(fig, p))
+    path = crowded_cost_plot(tmp_path / "cost_latency.png", monkeypatch)
+    (fig,) = figures
+    fig.canvas.draw()  # measured as drawn on screen (the SVG save drew at 72 dpi)
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        labels = [a for a in ax.texts if isinstance(a, Annotation) and a.get_gid()]
+        assert len(labels) == 5
+        boxes = [Text.get_window_extent(a, renderer) for a in labels]  # text, not leader
+        frame = ax.get_window_extent(renderer)
+        for i, a in enumerate(boxes):
+            assert frame.x0 <= a.x0 and a.x1 <= frame.x1 and frame.y0 <= a.y0 and a.y1 <= frame.y1
+            for b in boxes[i + 1 :]:
+                assert not a.overlaps(b), (a, b)
+        assert any(a.arrow_patch is not None for a in labels)  # some set apart, with a leader
+    svg = path.with_suffix(".svg").read_text()
+    for tag in ("cost", "latency"):
+        for i in range(5):
+            assert f'id="{plotkit.LABEL_PREFIX}-{tag}-{i}"' in svg
+    assert "<text" in svg and "topk_rag+hybrid@reader=model-0" in svg

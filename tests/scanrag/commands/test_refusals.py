@@ -71,6 +71,14 @@ def _missing_pdfs(root: Path) -> dict[str, Any]:
     return _rows(root, "no_pdfs", text)
 
 
+def _without_pdf_dir(root: Path) -> dict[str, Any]:
+    folder = root / "data" / "questions"  # no pdfs/ beside it or one level up
+    folder.mkdir(parents=True)
+    spec = _rows(folder, "toy", _good(root))
+    del spec["pdf_dir"]
+    return spec
+
+
 TOPK_ACCEPTED = (
     "accepted: k, order, output, modality, page_cap, max_images, max_chars_per_page, "
     "max_tokens, context_tokens, block_boxes, temperature"
@@ -134,6 +142,14 @@ CASES: dict[str, tuple[Edit, list[str]]] = {
     "every PDF missing": (
         _dataset(_missing_pdfs),
         ["datasets.0.pdf_dir: none of the 12 samples can run (missing PDF 'gone"],
+    ),
+    "pdf_dir omitted": (
+        _dataset(_without_pdf_dir),
+        [
+            "datasets.0.pdf_dir: none of the 12 samples can run (missing PDF 'doc",
+            "; pdf_dir is not set, so the PDFs were looked for in ",
+            "set pdf_dir to the folder that holds them",
+        ],
     ),
 }
 

@@ -105,5 +105,8 @@ def test_run_dir_names_and_lock(tmp_path: Path) -> None:
     first.release()
     other.acquire()
     other.release()
-    with pytest.raises(RunDirError, match="not a run directory"):
+    with pytest.raises(RunDirError, match="is not a run folder"):
+        RunDir.open(first.path)
+    (first.path / RunDir.TRAJECTORIES).write_text("", encoding="utf-8")
+    with pytest.raises(RunDirError, match=r"not a run directory \(no config.resolved.yaml\)"):
         RunDir.open(first.path)

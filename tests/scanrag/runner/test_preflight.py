@@ -397,3 +397,28 @@ def test_the_cli_refuses_with_exit_code_2_and_lists_every_problem(
         assert f"\n  {key}: " in err
     assert "Traceback" not in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_synthetic_corpus_is_generated_only_once_the_cheap_checks_pass(tmp_path: Path) -> None:
+    """Generating a corpus is the slow check (seconds to minutes): a config that is refused
+    for anything else is refused without generating it, and says so."""
+    config = rf.make_config(tmp_path)
+    config["runner"]["cache_dir"] = str(tmp_path / "cache")
+    syn = {"seed": 0, "docs": 1, "options": {"min_pages": 10, "max_pages": 10}}
+    config["datasets"].append({"name": "syn", "synthetic": syn, "ids": ["nope"]})
+    config["strategies"][0]["params"] = {"k": 1, "kk": 2}
+    with pytest.raises(SetupError) as info:
+        preflight(config_from_dict(config))
+    text = str(info.value)
+    assert "strategies.0.params: got an unexpected keyword argument 'kk'" in text
+    assert "(datasets.1: synthetic, generated and checked once these are fixed)" in text
+    assert not (tmp_path / "cache" / "synthetic").exists()
+    config["strategies"][0]["params"] = {"k": 1}
+    with pytest.raises(SetupError) as again:  # now generated, and its own problem shows
+        preflight(config_from_dict(config))
+    assert "datasets.1.ids: 1 of the ids match no sample: 'nope'" in str(again.value)
+    assert "generated and checked once" not in str(again.value)
+    assert (tmp_path / "cache" / "synthetic").is_dir()
+    del config["datasets"][1]["ids"]
+    names = [d.name for d in preflight(config_from_dict(config))]
+    assert names == ["toy", "syn"]

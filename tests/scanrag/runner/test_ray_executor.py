@@ -111,3 +111,26 @@ def test_actor_loss_past_the_retries_is_one_short_error(
         (message,) = row["errors"]
         assert ray_executor.ACTOR_GONE in message and "\n" not in message
         assert "Some common causes" not in message and len(message) < 300
+
+
+def test_a_ray_run_prints_no_error_looking_ray_lines(tmp_path: Path) -> None:
+    """A run that starts its own local cluster: no ``core_worker.cc ... max_restarts`` error
+    line (actors take no object-store constructor arguments) and no token-auth notice."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    config = rf.make_config(tmp_path, runner={"executor": "ray", "ray": {"num_cpus": 2}})
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+    here = str(Path(rf.__file__).parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "scanrag.cli", "run", str(path), "--no-progress"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "core_worker.cc" not in done.stderr and "max_restarts" not in done.stderr
+    assert "Token authentication" not in done.stderr
+    assert "Started a local Ray instance" in done.stderr  # Ray's stderr was there to see

@@ -1,5 +1,5 @@
-"""The printed result table: fits 100 columns, names every metric, shows errors and judge
-exclusions beside the metrics."""
+"""The printed result table: fits 140 columns, names every metric in its header, shows errors
+and judge exclusions beside the metrics."""
 
 from __future__ import annotations
 
@@ -43,13 +43,17 @@ def printed(data: dict[str, Any]) -> list[str]:
     return console.export_text().splitlines()
 
 
-def test_the_table_fits_100_columns_and_spells_out_every_metric() -> None:
+def test_the_table_fits_and_names_every_metric_in_its_header() -> None:
     lines = printed(summary())
     assert max(len(line.rstrip()) for line in lines) <= TABLE_WIDTH
     text = "\n".join(lines)
     assert "…" not in text  # nothing truncated
-    for i, metric in enumerate(METRICS, start=1):
-        assert f"m{i}={metric}" in text
+    assert "m1" not in text  # no aliases to look up
+    header = lines[1 : lines.index(next(line for line in lines if line.startswith("──")))]
+    words = " ".join(" ".join(header).split())
+    for metric in METRICS:  # every part of every name, whole (one word a line)
+        for part in metric.replace("_", "_ ").replace(".", ". ").split():
+            assert part in words.split(), (part, words)
     row = next(line for line in lines if line.startswith("agentic_rag+hybrid"))
     assert row.split()[1:4] == ["1", "1", "0"]  # ok, errors, judge exclusions
     assert "agentic_rag+hybrid: 1 model_error" in text

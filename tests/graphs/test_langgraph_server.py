@@ -1,0 +1,108 @@
+"""LangGraph's own server (``langgraph dev``, the in-memory API that LangGraph Studio talks
+to) serves the graphs of ``langgraph.json``: it lists them, gives their schemas and runs one
+through its HTTP API with a JSON context. Needs ``langgraph-cli[inmem]`` (the dev extra)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.langgraph_server
+pytest.importorskip("langgraph_api", reason="needs langgraph-cli[inmem] (the dev extra)")
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).parent))
+from test_studio import CONFIG, studio_item  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _call(url: str, body: dict[str, Any] | None = None, timeout: float = 60) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
+        return json.loads(reply.read())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``langgraph dev`` on 127.0.0.1 (a free port), stopped after the module."""
+    cli = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which(
+        "langgraph"
+    )
+    if cli is None:
+        pytest.skip("the langgraph command is not installed")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("langgraph") / "server.log"
+    env = {**os.environ, "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    command = [cli, "dev", "--no-browser", "--no-reload", "--allow-blocking"]
+    command += [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(REPO / "langgraph.json"),
+    ]
+    state = REPO / ".langgraph_api"  # where the server keeps its runs (git-ignored)
+    had_state = state.exists()
+    with log.open("wb") as out:  # from the repository root: langgraph.json's paths start there
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=out)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if _call(f"{base}/ok", timeout=2).get("ok"):
+                    break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if not had_state:
+            shutil.rmtree(state, ignore_errors=True)
+
+
+def test_the_server_lists_every_graph_with_its_schemas(server: str) -> None:
+    assistants = _call(f"{server}/assistants/search", {"limit": 50})
+    by_graph = {a["graph_id"]: a["assistant_id"] for a in assistants}
+    assert set(by_graph) == set(CONFIG["graphs"])
+    for graph_id, assistant in by_graph.items():
+        schemas = _call(f"{server}/assistants/{assistant}/schemas")
+        assert "trajectory" in schemas["input_schema"]["properties"], graph_id
+        assert "trajectory" in schemas["output_schema"]["properties"], graph_id
+        assert schemas["context_schema"]["title"] == "ItemContext", graph_id
+
+
+def test_a_graph_runs_through_the_http_api(server: str, tmp_path: Path) -> None:
+    start, context = studio_item(tmp_path)
+    body = {"assistant_id": "oracle_pages", "input": start, "context": context}
+    final = _call(f"{server}/runs/wait", body, timeout=120)
+    trajectory = final["trajectory"]
+    assert trajectory["status"] == "ok", trajectory.get("errors")
+    assert trajectory["answer"] == "30" and trajectory["pages"] == [2]
+    assert [s["kind"] for s in trajectory["steps"]] == ["prepare", "select", "read"]
