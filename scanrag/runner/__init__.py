@@ -133,7 +133,7 @@ def _check_scoring(run: RunDir, config: ExperimentConfig) -> None:
         tasks = sorted({s.task for s in run.samples()[0]})
     except RunDirError:  # no samples yet (killed before they were written): defaults unknown
         tasks = []
-    problems = check_config_scoring(config, tasks)
+    problems = check_config_scoring(config.scoring, config.judge_models(), tasks)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
         raise SetupError(f"the run cannot resume:\n{lines}")

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import ExperimentConfig, RunCell
+from scanrag.config import RetrieverSpec, RunCell, RunnerSpec
+from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Retriever, Strategy
 from scanrag.registry import STRATEGIES
-from scanrag.retriever_specs import RetrieverSpecs
+from scanrag.retriever_specs import RetrieverSpecs, create_retriever
 from scanrag.schemas import Document, Sample
 
 log = logging.getLogger(__name__)
@@ -166,18 +167,20 @@ def documents_for(
 # --------------------------------------------------------------------------- retrievers
 
 
-def retriever_type(config: ExperimentConfig, alias: str) -> str:
-    return RetrieverSpecs(config.retrievers).type_of(alias)
+def retriever_type(retrievers: Mapping[str, RetrieverSpec], alias: str) -> str:
+    """The registered type of the config's retriever ``alias``."""
+    return RetrieverSpecs(retrievers).type_of(alias)
 
 
 def build_retriever(
-    config: ExperimentConfig,
+    retrievers: Mapping[str, RetrieverSpec],
     alias: str,
     documents: Sequence[Document],
     samples: Sequence[Sample] = (),
     index_dir: Path | None = None,
 ) -> Retriever:
-    """Create retriever ``alias`` and index ``documents`` (each content once).
+    """Create the config's retriever ``alias`` (``retrievers``: the config's section) and
+    index ``documents`` (each content once).
 
     Component entries of a composite (``hybrid``'s ``retrievers``) resolve to the config's
     aliases first, then to registered names (``scanrag.retriever_specs``). Every constructor
@@ -186,14 +189,15 @@ def build_retriever(
     can ``load`` one, and a freshly built one is saved there for the next resume.
     """
     unique = list({d.id: d for d in documents}.values())
-    retriever = create_retriever(config, alias, samples)
+    inject = {"samples": list(samples)}
+    retriever = create_retriever(alias, aliases=retrievers, inject=inject)
     if index_dir is not None and (index_dir / "manifest.json").is_file():
         try:
             retriever.load(index_dir, unique)  # type: ignore[attr-defined]
             return retriever
         except Exception as exc:  # a stale or partial index: rebuild it
             log.warning("retriever %s: cannot reuse %s (%s); rebuilding", alias, index_dir, exc)
-            retriever = create_retriever(config, alias, samples)
+            retriever = create_retriever(alias, aliases=retrievers, inject=inject)
     retriever.add(unique)
     if index_dir is not None and callable(getattr(retriever, "save", None)):
         try:
@@ -201,14 +205,6 @@ def build_retriever(
         except Exception as exc:
             log.warning("retriever %s: index not saved (%s)", alias, exc)
     return retriever
-
-
-def create_retriever(
-    config: ExperimentConfig, alias: str, samples: Sequence[Sample] = ()
-) -> Retriever:
-    """Retriever ``alias`` of ``config``, empty (the run's samples go to constructors that
-    take them)."""
-    return RetrieverSpecs(config.retrievers).build(alias, inject={"samples": list(samples)})
 
 
 # --------------------------------------------------------------------------- strategies
@@ -246,16 +242,18 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 # --------------------------------------------------------------------------- model client
 
 
-def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
-    """The gateway client every model call of the run goes through (with its disk cache),
-    knowing every model entry of the config (server, key variable, sampling, output mode);
-    ``origin`` (the run folder's name) is stored with each reply it caches, so a later run
-    replaying it can say where it came from."""
+def build_llm(
+    runner: RunnerSpec, endpoints: Mapping[str, ModelEntry], origin: str | None = None
+) -> ChatModel:
+    """The gateway client every model call of the run goes through, set up by the ``runner``
+    section (disk cache, concurrency, retries), knowing every model entry of the config
+    (``endpoints``: ``ExperimentConfig.model_entries()``; server, key variable, sampling,
+    output mode); ``origin`` (the run folder's name) is stored with each reply it caches, so a
+    later run replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
         raise SetupError(f"the LLM gateway is unavailable: {exc}") from exc
-    runner = config.runner
     client: ChatModel = LLMClient(
         cache_dir=Path(runner.cache_dir) / "llm" if runner.llm.cache else None,
         max_concurrency=runner.concurrency,
@@ -263,15 +261,15 @@ def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
         max_retries=runner.llm.max_retries,
         timeout_s=runner.llm.timeout_s,
         cache_scripted=runner.llm.cache_scripted,
-        endpoints=config.model_entries(),
+        endpoints=dict(endpoints),
         retry_after_max_s=runner.llm.retry_after_max_s,
         origin=origin,
     )
     return client
 
 
-def strategy_settings(config: ExperimentConfig) -> dict[str, Any]:
-    runner = config.runner
+def strategy_settings(runner: RunnerSpec) -> dict[str, Any]:
+    """The settings every strategy reads (``StrategyContext.settings``), from ``runner``."""
     caps = runner.page_caps
     return {
         "seed": runner.seed,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import ExperimentConfig
+from scanrag.config import ExperimentConfig, RunnerSpec
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ChatModel
 from scanrag.plugins import import_plugins
@@ -39,6 +39,7 @@ from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import IngestResult, build_llm, build_retriever, build_strategies
 from scanrag.runner.executors import Gate, RunJob, Sink
 from scanrag.runner.items import WorkItem, base_trajectory, execute_item, finish
+from scanrag.runner.outcome import Stop, StopKind
 from scanrag.runner.usage import UsageTally, usage_from_json
 from scanrag.schemas import Document, PageHit, Sample, Status, Trajectory
 
@@ -136,6 +137,12 @@ class RemoteRetriever:
         return manifest
 
 
+def _gateway(shared: Shared) -> ChatModel:
+    """A worker's gateway client (when the session shipped none)."""
+    config = shared.config
+    return build_llm(config.runner, config.model_entries(), origin=Path(shared.run_dir).name)
+
+
 def run_item_task(
     shared: Shared, item: WorkItem, retriever: Any, refs: HostRefs
 ) -> tuple[str, dict[str, Any]]:
@@ -152,7 +159,7 @@ def run_item_task(
         for n in (*sample.doc_ids, *sample.cited_doc_ids)
     }
     ctx = StrategyContext(
-        llm=shared.llm or build_llm(shared.config, origin=Path(shared.run_dir).name),
+        llm=shared.llm or _gateway(shared),
         documents=documents,
         models=dict(item.models),
         retriever=RemoteRetriever(item.retriever or "", retriever, refs) if retriever else None,
@@ -208,7 +215,7 @@ class RetrieverHost:
                 documents = [state.document(Path(p)) for p in shared.all_docs]
                 index_dir = RunDir(shared.run_dir).index_dir(self.alias)
                 self.retriever = build_retriever(
-                    shared.config, self.alias, documents, shared.samples, index_dir
+                    shared.config.retrievers, self.alias, documents, shared.samples, index_dir
                 )
         return self.retriever
 
@@ -261,16 +268,15 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, config: ExperimentConfig) -> None:
+    def __init__(self, runner: RunnerSpec) -> None:
         try:
             import ray
         except ImportError as exc:
             raise RuntimeError("the ray executor needs Ray: pip install 'scanrag[ray]'") from exc
-        self.config = config
+        self.spec = spec = runner.ray
         self.ray = ray
         self._owns_cluster = False
         if not ray.is_initialized():
-            spec = config.runner.ray
             with _quiet_token_notice(spec.address is None):
                 ray.init(
                     address=spec.address,
@@ -281,9 +287,9 @@ class RayExecutor:
                 )
             self._owns_cluster = True
         self._task: Any = ray.remote(run_item_task).options(
-            num_cpus=config.runner.ray.cpus_per_item, max_retries=1
+            num_cpus=spec.cpus_per_item, max_retries=1
         )
-        restarts = config.runner.ray.actor_restarts
+        restarts = spec.actor_restarts
         self._host: Any = ray.remote(RetrieverHost).options(
             max_restarts=restarts, max_task_retries=restarts
         )
@@ -361,12 +367,12 @@ class RayExecutor:
 
     def run_items(
         self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
-    ) -> str | None:
+    ) -> Stop | None:
         shared = self._shared(job)
         window = self._window()
         in_flight: dict[Any, WorkItem] = {}
         queue = iter(items)
-        stop: str | None = None
+        stop: Stop | None = None
         try:
             while True:
                 while stop is None and len(in_flight) < window:
@@ -391,7 +397,7 @@ class RayExecutor:
                         sink(trajectory)
         except DiskFullError as exc:
             self._cancel(in_flight)
-            return disk_full_reason(exc)
+            return Stop(StopKind.DISK_FULL, disk_full_reason(exc))
         except BaseException:
             self._cancel(in_flight)
             raise
@@ -423,12 +429,13 @@ class RayExecutor:
         """Indexes built in parts across the cluster, saved in the run folder; those without
         a model (BM25) go to their actors through the object store, the others are loaded
         from the run folder by their actors."""
-        from scanrag.runner.components import create_retriever
+        from scanrag.retriever_specs import create_retriever
         from scanrag.runner.ray_shards import prebuild_indexes
 
+        inject = {"samples": job.all_samples()}
         built = prebuild_indexes(
             self.ray,
-            functools.partial(create_retriever, job.config, samples=job.all_samples()),
+            functools.partial(create_retriever, aliases=job.config.retrievers, inject=inject),
             job.all_documents(),
             aliases,
             RunDir(job.run_dir).index_dir,
@@ -440,7 +447,7 @@ class RayExecutor:
         }
 
     def _window(self) -> int:
-        spec = self.config.runner.ray
+        spec = self.spec
         if spec.max_in_flight is not None:
             return spec.max_in_flight
         cpus = float(self.ray.cluster_resources().get("CPU", 1.0))
