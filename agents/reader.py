@@ -67,6 +67,7 @@ from scanrag.llm.types import (
 )
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
+from scanrag.tasks import TaskSpec
 
 Output = Literal["citations", "json"]
 Fallback = Literal["truncate", "drop"]
@@ -225,7 +226,7 @@ async def read_pages(
     refs: Sequence[PageRef],
     *,
     question: str,
-    task: str,
+    task: TaskSpec,
     spec: ReaderSpec,
     options: ContextOptions,
     parse_ctx: ParseContext | None,

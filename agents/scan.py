@@ -33,7 +33,6 @@ from agents.scope import Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
-from scanrag.tasks import task_spec_or_default
 
 CITED_PLACES = ("map", "reduce", "both")
 EMPTY_NOTES = "(nothing relevant on these pages)"
@@ -173,12 +172,12 @@ async def map_window(scope: Scope, index: int, pages: list[int], p: ScanParams) 
             scope.trajectory,
             scope.refs(pages) + cited,
             question=scope.sample.question,
-            task=scope.sample.task,
+            task=scope.task,
             spec=_map_spec(scope, p),
             options=scope.options(),
             parse_ctx=scope.parse_ctx,
-            task_input=task_input(scope.sample),
-            prompt=map_prompt(scope.params.output, scope.sample.task),
+            task_input=task_input(scope.sample, scope.task),
+            prompt=map_prompt(scope.params.output, scope.task),
             step_kind="map",
             step_data={"window": index},
             raise_model_errors=True,
@@ -265,13 +264,13 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
                 trajectory,
                 cited,
                 question=scope.sample.question,
-                task=scope.sample.task,
+                task=scope.task,
                 spec=scope.spec("truncate", stage="reduce"),
                 options=scope.options(),
                 parse_ctx=scope.parse_ctx,
                 extra=notes,
-                task_input=task_input(scope.sample),
-                prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
+                task_input=task_input(scope.sample, scope.task),
+                prompt=reader_prompt(scope.params.output, scope.task, "notes"),
                 step_kind="reduce",
                 step_data={"windows": len(ok), "notes_chars": len(notes)},
                 raise_overflow=attempt < REDUCE_TRIMS,
@@ -294,7 +293,7 @@ def _adopt_map_evidence(scope: Scope, ok: list[dict[str, Any]]) -> None:
     trajectory = scope.trajectory
     citations = [Citation.model_validate(c) for r in ok for c in r["citations"]]
     adopt_evidence(trajectory, merge_citations(scope.parse_ctx, citations), "map steps")
-    if task_spec_or_default(scope.sample.task).reports_issues and not trajectory.issues:
+    if scope.task.reports_issues and not trajectory.issues:
         issues = [ReportedIssue.model_validate(i) for r in ok for i in r["issues"]]
         unique: dict[str, ReportedIssue] = {}
         for issue in issues:

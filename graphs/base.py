@@ -38,6 +38,7 @@ from scanrag.llm.types import ModelError
 from scanrag.params import ParamProblemsError, field_problems
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Sample, Status, Trajectory
+from scanrag.tasks import DEFAULT_TASK, task_spec
 
 Node = Any
 """A LangGraph node callable (typed loosely: ``add_node``'s overloads want its own protocols)."""
@@ -199,7 +200,7 @@ class GraphStrategy:
     def prompt_hashes(self) -> dict[str, str]:
         """Hashes of the prompt templates this configuration uses."""
         return {
-            "reader": reader_prompt(self.reader.output, "qa").hash,
+            "reader": reader_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
             "reader_prompts": READER_PROMPTS,
         }
 

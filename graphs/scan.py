@@ -24,6 +24,7 @@ from agents.prompts.scan import map_prompt
 from agents.scope import ItemContext, ReaderParams, Scope
 from agents.state import StrategyState, WindowTask
 from graphs.base import Builder, GraphStrategy, Node, NodeFailedError, edge, node, open_scope
+from scanrag.tasks import DEFAULT_TASK, task_spec
 
 
 def fan_out(state: StrategyState) -> list[Send] | str:
@@ -87,7 +88,10 @@ class ScanStrategy(GraphStrategy):
 
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the map prompt's."""
-        return {**super().prompt_hashes(), "map": map_prompt(self.reader.output, "qa").hash}
+        return {
+            **super().prompt_hashes(),
+            "map": map_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
+        }
 
     def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
         """The reader's caps and ``max_windows``."""

@@ -64,10 +64,10 @@ def cell_descriptions(
             }
             for c in cells
         ]
-    cells: dict[str, dict[str, Any]] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for row in trajectories:
         key = row_key(row)[0]
-        cells.setdefault(
+        seen.setdefault(
             key,
             {
                 "run_key": key,
@@ -76,7 +76,7 @@ def cell_descriptions(
                 "models": row.get("models") or {},
             },
         )
-    return list(cells.values())
+    return list(seen.values())
 
 
 def _latest_score_keys(scores: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:

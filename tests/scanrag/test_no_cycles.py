@@ -10,6 +10,8 @@ where it started.
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,42 @@ def test_no_module_forwards_names(package: str) -> None:
         if getattr_ or (forwarded := _forwarded(name, path)):
             found[name] = getattr_ or forwarded
     assert not found, f"modules that forward names: {found}"
+
+
+GONE = [
+    "scanrag._moved",
+    "scanrag.compat",
+    "scanrag.synth",
+    "scanrag.commands.synth",
+    "scanrag.runner.store",
+    "evaluation.rundir",
+    "retrievers.base",
+    "retrievers.bm25",
+    "retrievers.dense",
+    "retrievers.colpali",
+    *(f"scanrag.datasets.{n}" for n in ("docscope", "financebench", "mmlongbench", "scholscan")),
+    "scanrag.datasets.sinbench",
+]
+GONE_NAMES = [
+    ("agents.tags", "verdict_word"),
+    ("agents.structured", "extract_json"),
+    ("evaluation.judging", "json_candidates"),
+    ("evaluation.sinbench_metrics", "parse_verdict"),
+    ("scanrag.documents.pages", "_make_block"),
+    ("scanrag.runner.datasets", "DATASETS_FILE"),
+    ("scanrag.runner.manifest", "Scrubber"),
+    ("scanrag.datasets", "LOADERS"),
+    ("graphs.base", "LinearState"),
+    ("graphs.scan", "ScanState"),
+    ("agents.agentic", "AgentState"),
+]
+
+
+@pytest.mark.parametrize("module", GONE)
+def test_the_old_module_paths_are_gone(module: str) -> None:
+    assert importlib.util.find_spec(module) is None
+
+
+@pytest.mark.parametrize(("module", "name"), GONE_NAMES)
+def test_the_old_names_are_gone(module: str, name: str) -> None:
+    assert not hasattr(importlib.import_module(module), name)
