@@ -61,6 +61,17 @@ def write_pdf(path: Path, pages: int, rng: random.Random, vocab: list[str]) -> l
     return texts
 
 
+def question_row(qid: str, doc: str, rare: list[str], page: int) -> dict[str, Any]:
+    """A generic-format question asking for the page that holds the ``rare`` words."""
+    return {
+        "id": qid,
+        "doc": doc,
+        "question": f"Which section mentions {' '.join(rare)}?",
+        "answer": f"section {page}",
+        "evidence_pages": [page],
+    }
+
+
 def generate(out: Path, pages: int, pages_per_doc: int = 60, seed: int = 0) -> dict[str, Any]:
     """The corpus of ``pages`` pages under ``out`` (``pdfs/``, ``questions.jsonl``)."""
     params = {"pages": pages, "pages_per_doc": pages_per_doc, "seed": seed, "version": 1}
@@ -78,15 +89,7 @@ def generate(out: Path, pages: int, pages_per_doc: int = 60, seed: int = 0) -> d
         for q in range(2):
             page = rng.randint(1, count)
             rare = sorted(set(texts[page - 1]), key=vocab.index)[-6:]
-            rows.append(
-                {
-                    "id": f"q{index:05d}-{q}",
-                    "doc": name,
-                    "question": f"Which section mentions {' '.join(rare)}?",
-                    "answer": f"section {page}",
-                    "evidence_pages": [page],
-                }
-            )
+            rows.append(question_row(f"q{index:05d}-{q}", name, rare, page))
         left -= count
         docs += 1
         index += 1

@@ -96,7 +96,7 @@ def _same(a: Any, b: Any) -> bool:
                 rows.append(conn.execute("SELECT * FROM pages ORDER BY number").fetchall())
         if rows[0] != rows[1]:
             return False
-    return bool(vars(index_a._bm25) == vars(index_b._bm25))
+    return bool(index_a.postings_by_term() == index_b.postings_by_term())
 
 
 def measure(paths: Sequence[Path], dense_paths: Sequence[Path], repeats: int) -> dict[str, Any]:

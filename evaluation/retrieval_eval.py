@@ -4,10 +4,11 @@ document, and score the rankings against the gold pages (``evaluation.retrieval`
 Used by ``scanrag retrieve eval`` and ``benchmarks/retrieval.py``. Retrievers are built through
 the ``RETRIEVERS`` registry: each evaluated name is an alias whose parameters are
 ``params[name]`` (a ``type`` key there names the registered type; the default is the name
-itself), so a composite's components (``hybrid.retrievers=[bm25, bge]``) resolve to the
-evaluated aliases first, as in a run config. A retriever whose factory takes a ``samples``
-argument (the oracle) receives the dataset's samples. A composite reuses components already
-built in the same evaluation instead of indexing the corpus twice; its build time then
+itself), so a composite's components (``hybrid.retrievers=[bm25, bge]``, or its default
+list) resolve to the evaluated aliases first, as in a run config. A retriever whose factory
+takes a ``samples`` argument (the oracle) receives the dataset's samples. Every index is built
+once (``scanrag.index_pool``): a composite uses the instances its components have as
+standalone retrievers of the same evaluation, or loads them from the cache; its build time
 includes theirs.
 
 Every run keeps, per question, the pages it returned and the rank of the first gold page
@@ -33,9 +34,10 @@ from pydantic import BaseModel, Field
 from evaluation.retrieval import RetrievalReport, evaluate_retrieval
 from scanrag.config import RetrieverSpec
 from scanrag.hashing import stable_hash
+from scanrag.index_pool import IndexPool
 from scanrag.protocols import Retriever
 from scanrag.registry import RETRIEVERS
-from scanrag.retriever_specs import RetrieverSpecs, accepts, component_params
+from scanrag.retriever_specs import RetrieverSpecs, accepts
 from scanrag.schemas import Document, Sample
 
 log = logging.getLogger(__name__)
@@ -165,51 +167,37 @@ def alias_specs(names: Sequence[str], params: Mapping[str, Mapping[str, Any]]) -
 
 
 def _build(
-    name: str,
-    specs: RetrieverSpecs,
-    documents: Sequence[Document],
-    samples: Sequence[Sample],
-    built: Mapping[str, tuple[Retriever, float]],
-    cache_dir: Path | None,
+    name: str, specs: RetrieverSpecs, samples: Sequence[Sample], pool: IndexPool
 ) -> tuple[Retriever, float, bool]:
-    reused = [alias for alias in specs.references(name) if alias in built]
-    inner = {a for alias in reused for a in specs.references(alias)}
-    shared_s = sum(built[alias][1] for alias in reused if alias not in inner)
+    """Build ``name`` through the pool: its indexes (a composite's components) come from
+    this evaluation's earlier retrievers, the cache, or one build each. Its build seconds
+    include those of every index it uses, built now or before."""
+    mark = pool.mark()
     start = time.perf_counter()
-    retriever = specs.build(
-        name, inject={"samples": list(samples)}, built={a: r for a, (r, _) in built.items()}
-    )
-    cached = False
-    folder = _cache_folder(cache_dir, name, specs, documents)
-    if folder is not None and (folder / "manifest.json").is_file():
-        try:
-            retriever.load(folder, documents)  # type: ignore[attr-defined]
-            cached = True
-        except Exception as exc:  # a stale or damaged cache: build afresh
-            log.warning("%s: cached index unusable, rebuilding: %s", name, exc)
-    if not cached:
-        retriever.add(documents)
-        if folder is not None:
-            retriever.save(folder)  # type: ignore[attr-defined]
-    return retriever, time.perf_counter() - start + shared_s, cached
+    retriever = specs.build(name, inject={"samples": list(samples)})
+    seconds = time.perf_counter() - start
+    entries = pool.since(mark)
+    seconds += sum(e.seconds for e in entries if e.finished < start)  # reused, built before
+    cached = bool(entries) and all(e.cached for e in entries)
+    return retriever, seconds, cached
 
 
-def _cache_folder(
-    cache_dir: Path | None, name: str, specs: RetrieverSpecs, documents: Sequence[Document]
-) -> Path | None:
-    """Where ``name``'s index is cached: only for single indexes that can be saved and
-    opened, built from parameters alone (not composites, not the oracle's samples)."""
-    if cache_dir is None:
-        return None
-    factory = RETRIEVERS.get(specs.type_of(name))
-    if component_params(factory) or accepts(factory, "samples"):
-        return None
-    if not callable(getattr(factory, "open", None)):
-        return None  # no save/load
-    spec = specs.aliases[name]
-    own = {**({"type": spec.type} if spec.type else {}), **spec.params}
-    key = stable_hash({"params": own, "docs": sorted(d.sha256 for d in documents)})
-    return cache_dir / "indexes" / f"{name}-{key}"
+def index_folder(
+    cache_dir: Path | None, documents: Sequence[Document]
+) -> Callable[[str, str], Path | None]:
+    """Where a leaf's index is cached (``cache_dir/indexes/<type>-<hash>``): for indexes that
+    can be saved and opened, built from parameters alone (not the oracle's samples)."""
+    docs = sorted(d.sha256 for d in documents)
+
+    def folder(kind: str, key: str) -> Path | None:
+        if cache_dir is None:
+            return None
+        factory = RETRIEVERS.get(kind)
+        if accepts(factory, "samples") or not callable(getattr(factory, "open", None)):
+            return None
+        return cache_dir / "indexes" / f"{kind}-{stable_hash({'key': key, 'docs': docs})}"
+
+    return folder
 
 
 def evaluate_retrievers(
@@ -223,6 +211,7 @@ def evaluate_retrievers(
     keep: dict[str, Retriever] | None = None,
     group_by: str | None = "source",
     advance: Callable[..., None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> RetrievalEvaluation:
     """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
 
@@ -233,14 +222,16 @@ def evaluate_retrievers(
     per-source figures (``None``: none); they are reported when there are two groups or more.
     ``advance`` (a progress stage's) is called once per question searched, with
     ``error=True`` for the questions of a retriever that failed.
+    ``progress`` receives a line as each index starts and ends building.
     """
     params = params or {}
-    specs = alias_specs(names, params)
+    aliases = alias_specs(names, params).aliases
     ks = sorted(set(ks))
     usable = [s for s in samples if s.primary_doc in documents]
     skipped = [s.id for s in samples if s.primary_doc not in documents]
     corpus = list({d.id: d for d in documents.values()}.values())
-    built: dict[str, tuple[Retriever, float]] = {}
+    pool = IndexPool(corpus, index_folder(cache_dir, corpus), progress)
+    specs = RetrieverSpecs(aliases, pool=pool)
     result = RetrievalEvaluation(
         dataset=dataset,
         ks=ks,
@@ -267,7 +258,7 @@ def evaluate_retrievers(
         searched = Counter[str]()
         tick = partial(_tick, searched, advance)
         try:
-            retriever, seconds, cached = _build(name, specs, corpus, usable, built, cache_dir)
+            retriever, seconds, cached = _build(name, specs, usable, pool)
             run = query_samples(name, retriever, usable, documents, max(ks), on_query=tick)
         except Exception as exc:  # one broken retriever must not stop the comparison
             if advance is not None:
@@ -275,7 +266,6 @@ def evaluate_retrievers(
             result.failed[name] = f"{type(exc).__name__}: {exc}"
             log.warning("retriever %s failed: %s", name, result.failed[name])
             continue
-        built[name] = (retriever, seconds)
         if keep is not None:
             keep[name] = retriever
         report = evaluate_retrieval(((s.id, run.rankings[s.id], s.gold_pages) for s in usable), ks)

@@ -160,6 +160,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 dataset=str(args.dataset),
                 group_by=args.by or None,
                 advance=stage.advance,
+                progress=lambda line: print(line, file=sys.stderr, flush=True),
             )
     payload = result.model_dump(mode="json")
     payload["dropped_rows"] = len(dataset.report.dropped)

@@ -56,13 +56,11 @@ from scanrag.schemas import Document, PageHit, Region
 
 __all__ = [
     "Candidates",
-    "IndexManifest",
     "IndexPart",
-    "IndexedDocument",
     "PageIndex",
     "check_search_args",
-    "library_versions",
     "rank_candidates",
+    "top_candidates",
 ]
 
 log = logging.getLogger(__name__)
@@ -105,6 +103,25 @@ def rank_candidates(
     rows = np.asarray(rows, dtype=np.int64)
     order = np.lexsort((tie_rank[rows], -scores))[:k]
     return rows[order], scores[order]
+
+
+def top_candidates(
+    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``k`` of ``(rows, scores)`` that hold the exact best ``k`` by
+    :func:`rank_candidates`'s rule (nan ranks last), found in linear time: what an index that
+    scores a whole corpus hands the base instead of every row."""
+    if rows.size <= k:
+        return rows, scores
+    keyed = np.where(np.isnan(scores), -np.inf, scores)
+    kth = np.partition(keyed, rows.size - k)[rows.size - k]
+    above = np.flatnonzero(keyed > kth)
+    tied = np.flatnonzero(keyed == kth)
+    need = k - above.size
+    if tied.size > need:
+        tied = tied[np.argpartition(tie_rank[rows[tied]], need - 1)[:need]]
+    chosen = np.concatenate([above, tied])
+    return rows[chosen], scores[chosen]
 
 
 class PageIndex(ABC):

@@ -1,20 +1,22 @@
-"""A BM25 page index on top of ``rank_bm25.BM25Okapi``.
+"""The ``bm25`` retriever: BM25 (Okapi) over page texts, scored by a sparse engine.
 
 Each page is one BM25 document. The score of page ``D`` for query terms ``q_1..q_n`` is
 
     sum_i idf(q_i) * f(q_i, D) * (k1 + 1) / (f(q_i, D) + k1 * (1 - b + b * |D| / avgdl))
 
-with ``idf(q) = ln((N - n(q) + 0.5) / (n(q) + 0.5))``; rank-bm25 replaces a negative idf (a term
-in more than half of the pages) by ``epsilon`` times the mean idf. Statistics (``N``, document
-frequencies, ``avgdl``) are those of the whole store, also when a search is scoped to some
-documents: scoping only restricts which pages are scored.
+with ``idf(q) = ln((N - n(q) + 0.5) / (n(q) + 0.5))``; a negative idf (a term in more than half
+of the pages) is replaced by ``epsilon`` times the mean idf. These are rank-bm25's
+``BM25Okapi`` statistics, and the scores are equal to its scores, float for float
+(``indexes.bm25_reference`` keeps rank-bm25 as the reference the tests compare against);
+``indexes.bm25_sparse`` explains how. Statistics (``N``, document frequencies, ``avgdl``) are
+those of the whole store, also when a search is scoped to some documents: scoping only
+restricts which pages are scored (the same matrix, cut to the documents' pages).
 
-Incremental ``add`` rebuilds the BM25 statistics over all pages: a new document changes ``N``,
-every document frequency and ``avgdl``, so the scores of pages already indexed change too, and
-``BM25Okapi`` computes these once at construction. The index keeps each page's term counts (in
-first-seen order; ``BM25Okapi`` holds the same dicts as ``doc_freqs``) and the number of pages
-per term, so a rebuild only recomputes the idf: token lists are neither kept nor saved (a
-saved index holds the counts; indexes saved with token lists still load).
+Building: page texts are counted a chunk of pages at a time (``indexes.bm25_counts``, terms
+ids from ``indexes.bm25_vocab``), then laid out term by term with every (term, page)
+contribution computed once; a corpus query adds a few rows and keeps the top ``k``. Incremental
+``add`` recomputes the statistics over all pages (a new document changes ``N``, every document
+frequency and ``avgdl``, so the scores of pages already indexed change too).
 
 What a page contributes is ``page_text`` (``indexes.pagetext``: by default its heading, text and
 table text) cut into terms by ``tokenizer`` (``indexes.tokenize``: by default numbers kept
@@ -28,37 +30,45 @@ all, or a query with no known terms, scores every page 0 (ties then rank by docu
 
 from __future__ import annotations
 
-import gzip
-import json
+import copy
+import itertools
 import sys
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
-from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
-from indexes.errors import CorruptIndexError
+from indexes.base import (
+    Candidates,
+    IndexedDocument,
+    IndexManifest,
+    PageIndex,
+    library_versions,
+    top_candidates,
+)
+from indexes.bm25_counts import Counts, count_chunks, count_texts, page_text_stream
+from indexes.bm25_disk import Spill
+from indexes.bm25_sparse import BYTES_PER_ENTRY, SparseBM25
+from indexes.bm25_store import load_engine, save_engine
+from indexes.bm25_vocab import Vocabulary
 from indexes.pagetext import PageText, check_page_text, page_texts
 from indexes.queries import QueryMode, apply_query_mode, check_query_mode
 from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
-COUNTS_FILE = "counts.json.gz"
-TOKENS_FILE = "tokens.json.gz"  # what earlier versions saved: each page's terms, in order
-# A slice's share of a sharded build: term counts per page, page lengths, pages per term.
-Bm25Part = tuple[list[dict[str, int]], list[int], dict[str, int]]
+# A slice's share of a sharded build: its vocabulary's state and its pages' term counts.
+Bm25Part = tuple[dict[str, Any], Counts]
 
 
 def tokenize_pages(
     tokenizer: TokenizerConfig, documents: Iterable[Document], composition: str = "text"
 ) -> Iterator[list[str]]:
     """Each page's terms, document after document, with page texts composed as
-    ``composition`` says (plain text is read one page text at a time; a composition reads one
-    document's pages). Terms are interned: a corpus repeats a few thousand words millions of
-    times, and the index then holds one string per word instead of one per occurrence."""
+    ``composition`` says: the reference tokenization (what rank-bm25 is given in the tests
+    and ``indexes.bm25_reference``). Terms are interned."""
     intern = sys.intern
     for document in documents:
         texts = (
@@ -66,6 +76,36 @@ def tokenize_pages(
         )
         for text in texts:
             yield list(map(intern, tokenizer(text)))
+
+
+# Corpora of at least SHARD_MIN_PAGES pages are counted by the ingestion pool's workers (when
+# it has two or more), in slices of about SHARD_PAGES pages merged in order (same index).
+SHARD_MIN_PAGES = 100_000
+SHARD_PAGES = 20_000
+PART_TASK = "indexes.bm25:build_part_of"
+
+
+def _shards(documents: list[Document]) -> list[list[Document]] | None:
+    """Slices of ``documents`` for the worker pool, or ``None`` to count them here."""
+    from scanrag.documents.parallel import pool_size
+
+    pages = sum(d.num_pages for d in documents)
+    if pages < SHARD_MIN_PAGES or len(documents) < 2 or pool_size() < 2:
+        return None
+    slices: list[list[Document]] = [[]]
+    held = 0
+    for document in documents:
+        if held >= SHARD_PAGES:
+            slices.append([])
+            held = 0
+        slices[-1].append(document)
+        held += document.num_pages
+    return slices
+
+
+def build_part_of(params: dict[str, Any], documents: list[Document]) -> Bm25Part:
+    """A worker's share of a sharded build: ``BM25Index(**params).build_part``'s payload."""
+    return BM25Index(**params)._build_part(documents)
 
 
 def _tokenizer(value: TokenizerConfig | Mapping[str, Any] | None) -> TokenizerConfig:
@@ -92,6 +132,12 @@ class BM25Index(PageIndex):
     their defaults). ``page_text`` composes the indexed text of a page (``heading+text+tables``,
     ``heading+text``, ``text+tables``, ``text``); ``query_mode`` prepares questions (``raw``,
     ``strip``, ``stmt``, ``strip+stmt``; only affects searching, not the stored index).
+    Runtime options (not recorded, no effect on scores): ``mmap`` memory-maps a loaded
+    index's postings instead of reading them (``None``: when they exceed 1 GiB;
+    ``indexes.bm25_store``); ``memory_mb`` bounds the postings a build holds in memory (about
+    24 bytes per (term, page) entry while building): past it the index is assembled on disk,
+    in a temporary folder under ``spill_dir`` (default: the system's), and memory-mapped
+    (``indexes.bm25_disk``).
     """
 
     kind = "bm25"
@@ -104,17 +150,28 @@ class BM25Index(PageIndex):
         tokenizer: TokenizerConfig | dict[str, Any] | None = None,
         page_text: PageText = "heading+text+tables",
         query_mode: QueryMode = "strip+stmt",
+        mmap: bool | None = None,
+        memory_mb: int = 2048,
+        spill_dir: str | None = None,
     ) -> None:
         super().__init__()
-        self.check_params({"k1": k1, "b": b, "page_text": page_text, "query_mode": query_mode})
+        self.check_params(
+            {
+                "k1": k1,
+                "b": b,
+                "page_text": page_text,
+                "query_mode": query_mode,
+                "memory_mb": memory_mb,
+            }
+        )
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.tokenizer = _tokenizer(tokenizer)
         self.page_text: PageText = page_text
         self.query_mode: QueryMode = query_mode
-        self._counts: list[dict[str, int]] = []  # per page: term -> occurrences
-        self._lengths: list[int] = []  # per page: terms in all
-        self._pages_with: dict[str, int] = {}  # per term: pages holding it (first seen first)
-        self._bm25: Any = None
+        self.mmap, self.memory_mb, self.spill_dir = mmap, int(memory_mb), spill_dir
+        self._spill: Spill | None = None
+        self._vocab = Vocabulary(self.tokenizer)
+        self._engine = SparseBM25(self.k1, self.b, self.epsilon)
 
     @classmethod
     def check_params(cls, arguments: Mapping[str, Any]) -> None:
@@ -123,6 +180,8 @@ class BM25Index(PageIndex):
             raise ValueError(f"k1 must be > 0, got {k1}")
         if not 0 <= b <= 1:
             raise ValueError(f"b must lie in [0, 1], got {b}")
+        if arguments.get("memory_mb", 0) < 0:
+            raise ValueError(f"memory_mb must be >= 0, got {arguments['memory_mb']}")
         if "tokenizer" in arguments:
             _tokenizer(arguments["tokenizer"])
         if "page_text" in arguments:
@@ -144,113 +203,153 @@ class BM25Index(PageIndex):
 
     def libraries(self) -> dict[str, str]:
         extra = ("PyStemmer",) if self.tokenizer.stem else ()
-        return library_versions("rank-bm25", *extra)
+        return library_versions("scipy", *extra)
 
     def _index(self, documents: list[Document]) -> None:
-        counts, lengths, pages_with = _count(
-            tokenize_pages(self.tokenizer, documents, self.page_text)
-        )
-        self._extend(counts, lengths, [pages_with])
+        with self._vocabulary_kept_on_failure():
+            slices = _shards(documents)
+            if slices is not None:
+                self._install(self._mapped_parts(self._pool_parts(slices)))
+                return
+            texts = page_text_stream(documents, self.page_text)
+            self._install(count_chunks(self._vocab, texts, self._engine.page_count))
+
+    def _pool_parts(self, slices: list[list[Document]]) -> Iterator[Bm25Part]:
+        """``build_part`` of each slice, computed by the ingestion pool's workers (a few
+        slices in flight at a time), in order."""
+        from scanrag.documents.parallel import pool_size, submit_task
+
+        params = {**self.params(), "query_mode": self.query_mode}
+        pending: list[Any] = []
+        queue = iter(slices)
+        for piece in itertools.islice(queue, 2 * pool_size()):
+            pending.append(submit_task(PART_TASK, params, piece))
+        while pending:
+            part = pending.pop(0).result()
+            piece = next(queue, [])
+            if piece:
+                pending.append(submit_task(PART_TASK, params, piece))
+            yield part
+
+    def add_texts(self, entries: Sequence[IndexedDocument], texts: Iterable[str]) -> None:
+        """Index documents given as their pages' indexed texts (already composed as
+        ``page_text`` says), one text per page of ``entries`` in order: ``add`` without
+        reading pages (benchmarks compare engines on the same texts with it)."""
+        entries = list(entries)
+        known = set(self._documents)
+        if len({e.id for e in entries} | known) != len(entries) + len(known):
+            raise ValueError("add_texts takes new documents, each once")
+        texts = list(texts)
+        if len(texts) != sum(e.pages for e in entries):
+            raise ValueError(f"{len(texts)} texts for {sum(e.pages for e in entries)} pages")
+        with self._vocabulary_kept_on_failure():
+            self._install(count_chunks(self._vocab, texts, self._engine.page_count))
+        self._register(entries)
 
     def _build_part(self, documents: list[Document]) -> Bm25Part:
-        """Term counts per page, page lengths and pages per term (first seen first): the work
-        rank-bm25 does per page, done for one slice of the corpus."""
-        return _count(tokenize_pages(self.tokenizer, documents, self.page_text))
+        """The term counts of one slice of the corpus, with the slice's own vocabulary: the
+        per-page work, done apart (another process) and merged in order by ``add_parts``."""
+        vocab = Vocabulary(self.tokenizer)
+        counts = count_texts(vocab, page_text_stream(documents, self.page_text))
+        return vocab.state(), counts
 
     def _index_parts(self, documents: list[Document], payloads: list[Any]) -> None:
-        counts = [page for part_counts, _, _ in payloads for page in part_counts]
-        lengths = [n for _, part_lengths, _ in payloads for n in part_lengths]
-        self._extend(counts, lengths, [part[2] for part in payloads])
+        with self._vocabulary_kept_on_failure():
+            self._install(self._mapped_parts(payloads))
 
-    def _extend(
-        self,
-        counts: list[dict[str, int]],
-        lengths: list[int],
-        pages_with: list[dict[str, int]],
-    ) -> None:
-        """Append pages (their counts, lengths and pages-per-term tallies, in corpus order)
-        and rebuild the statistics; nothing changes if the rebuild fails."""
-        merged = dict(self._pages_with)
-        for tally in pages_with:  # in order: first-seen order is kept
-            if not merged:  # the first tally of a fresh index: a plain copy (C speed)
-                merged.update(tally)
+    def _mapped_parts(self, payloads: Iterable[Any]) -> Iterator[Counts]:
+        offset = self._engine.page_count
+        for state, counts in payloads:
+            part = Vocabulary.from_state(self.tokenizer, state)
+            mapping = self._vocab.absorb(part, offset)
+            counts.terms = [mapping[t].astype(np.int32) for t in counts.terms]
+            offset += counts.pages
+            yield counts
+
+    @contextmanager
+    def _vocabulary_kept_on_failure(self) -> Iterator[None]:
+        """Restore the vocabulary when an add fails (the engine is only replaced at the
+        end), so a failed add leaves the index as it was."""
+        saved = self._vocab.state() if self._vocab.size else None
+        try:
+            yield
+        except BaseException:
+            self._vocab = (
+                Vocabulary.from_state(self.tokenizer, saved)
+                if saved is not None
+                else Vocabulary(self.tokenizer)
+            )
+            raise
+
+    def _install(self, chunks: Iterable[Counts]) -> None:
+        """Append the counted pages and recompute; on failure nothing changes. Postings past
+        ``memory_mb`` (or added to an index on disk) are assembled on disk
+        (``indexes.bm25_disk``) and memory-mapped."""
+        budget = self.memory_mb * (1 << 20) // BYTES_PER_ENTRY
+        held, spill = Counts(), None
+        on_disk = isinstance(self._engine.docs, np.memmap)
+        for chunk in chunks:
+            if spill is not None:
+                spill.add(chunk)
                 continue
-            get = merged.get
-            for term, n in tally.items():
-                merged[term] = get(term, 0) + n
-        all_counts, all_lengths = self._counts + counts, self._lengths + lengths
-        self._bm25 = self._from_counts(all_counts, all_lengths, merged)
-        self._counts, self._lengths, self._pages_with = all_counts, all_lengths, merged
-
-    def _from_counts(
-        self, counts: list[dict[str, int]], lengths: list[int], pages_with: dict[str, int]
-    ) -> Any:
-        """The ``BM25Okapi`` that ``BM25Okapi(corpus)`` builds, from counts: the same
-        attributes in the same order (so idf sums and scores are bit-identical)."""
-        if not any(lengths):  # rank-bm25 divides by the vocabulary size
-            return None
-        from rank_bm25 import BM25Okapi
-
-        okapi = BM25Okapi.__new__(BM25Okapi)
-        okapi.k1, okapi.b, okapi.epsilon = self.k1, self.b, self.epsilon
-        okapi.corpus_size = len(counts)
-        okapi.avgdl = sum(lengths) / len(counts)
-        okapi.doc_freqs = counts
-        okapi.idf = {}
-        okapi.doc_len = lengths
-        okapi.tokenizer = None
-        okapi._calc_idf(pages_with)
-        return okapi
+            held.extend(chunk)
+            if on_disk or self._engine.docs.size + held.entries > budget:
+                spill = Spill.create(self.spill_dir)
+                if self._engine.page_count:
+                    spill.add_postings(self._engine)
+                spill.add(held)
+        engine = copy.copy(self._engine)  # append and compute replace arrays, never edit them
+        if spill is None:
+            engine.append(held, self._vocab.size)
+            engine.compute(self._vocab.first_key)
+        else:
+            engine = SparseBM25(self.k1, self.b, self.epsilon)
+            spill.assemble(engine, self._vocab)
+            self._spill = spill  # its folder holds the mapped arrays
+        self._engine = engine
 
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
         all_rows = np.arange(self.page_count, dtype=np.int64) if rows is None else rows
         found = []
         for query in queries:
             terms = self.tokenizer(apply_query_mode(query, self.query_mode))
-            if self._bm25 is None or not terms:
-                scores = np.zeros(all_rows.size)
-            elif rows is None:
-                scores = self._bm25.get_scores(terms)
-            else:
-                scores = self._bm25.get_batch_scores(terms, rows.tolist())
-            found.append((all_rows, np.asarray(scores, dtype=np.float64)))
+            ids = self._vocab.query_ids(terms, self.tokenizer.bigrams)
+            scores = self._engine.scores(ids, rows, bool(terms))
+            found.append(top_candidates(all_rows, scores, self._tie_rank, k))
         return found
 
+    def query_term_ids(self, query: str) -> list[int]:
+        """The term ids a question is scored with (-1: not in the index), in order."""
+        terms = self.tokenizer(apply_query_mode(query, self.query_mode))
+        return self._vocab.query_ids(terms, self.tokenizer.bigrams)
+
+    @property
+    def engine(self) -> SparseBM25:
+        return self._engine
+
+    def postings_by_term(self) -> dict[str, tuple[list[int], list[int], list[float]]]:
+        """Each term's pages, counts and contributions, by the term's string: what two
+        builds of one corpus must agree on whatever ids they gave (checks; one string per
+        term)."""
+        engine, out = self._engine, {}
+        for term_id, term in enumerate(self._vocab.term_strings()):
+            start, stop = int(engine.indptr[term_id]), int(engine.indptr[term_id + 1])
+            out[term] = (
+                engine.docs[start:stop].tolist(),
+                engine.tf[start:stop].tolist(),
+                engine.weights[start:stop].tolist(),
+            )
+        return out
+
     def _save_payload(self, directory: Path) -> None:
-        data = json.dumps(self._counts, ensure_ascii=False, separators=(",", ":"))
-        with gzip.GzipFile(directory / COUNTS_FILE, "wb", mtime=0) as fh:
-            fh.write(data.encode("utf-8"))
+        save_engine(directory, self._engine, self._vocab)
 
     def _load_payload(self, directory: Path, manifest: IndexManifest) -> None:
-        counted = (directory / COUNTS_FILE).is_file() or not (directory / TOKENS_FILE).is_file()
-        name = COUNTS_FILE if counted else TOKENS_FILE
-        with gzip.open(directory / name, "rb") as fh:
-            pages = json.loads(fh.read().decode("utf-8"))
-        if not isinstance(pages, list) or len(pages) != manifest.page_count:
-            raise CorruptIndexError(
-                f"{directory}: {name} does not hold the {manifest.page_count} pages the "
-                "manifest lists"
-            )
-        intern = sys.intern
-        if counted:
-            counts = [{intern(str(t)): int(n) for t, n in page.items()} for page in pages]
-        else:
-            counts = [dict(Counter(intern(str(t)) for t in page)) for page in pages]
-        lengths, pages_with = [sum(c.values()) for c in counts], _count_pages(counts)
-        self._bm25 = self._from_counts(counts, lengths, pages_with)
-        self._counts, self._lengths, self._pages_with = counts, lengths, pages_with
-
-
-def _count(pages: Iterable[Iterable[str]]) -> Bm25Part:
-    """Each page's term counts (first seen first) and length, and pages per term."""
-    counts = [dict(Counter(page)) for page in pages]
-    return counts, [sum(c.values()) for c in counts], _count_pages(counts)
-
-
-def _count_pages(counts: list[dict[str, int]]) -> dict[str, int]:
-    pages_with: dict[str, int] = {}
-    get = pages_with.get
-    for page_counts in counts:
-        for term in page_counts:
-            pages_with[term] = get(term, 0) + 1
-    return pages_with
+        engine, vocab = load_engine(
+            directory,
+            manifest.page_count,
+            self.tokenizer,
+            (self.k1, self.b, self.epsilon),
+            mmap=self.mmap,
+        )
+        self._engine, self._vocab = engine, vocab

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
+from indexes.base import Candidates, PageIndex
 from indexes.encoders import (
     BACKENDS,
     DEFAULT_MODEL,
@@ -51,6 +51,7 @@ from indexes.encoders import (
     token_windows,
 )
 from indexes.errors import CorruptIndexError, ModelLoadError
+from indexes.manifest import IndexManifest, library_versions
 from indexes.queries import QueryMode, apply_query_mode, check_query_mode
 from indexes.vector_store import FaissKind, VectorStore, check_store_settings
 from scanrag.schemas import Document

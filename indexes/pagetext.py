@@ -45,8 +45,8 @@ def running_lines(document: Document) -> frozenset[str]:
     if pages < 4:
         return frozenset()
     counts: Counter[str] = Counter()
-    for page in document.pages:
-        counts.update({ln.lower() for ln in _lines(page.text) if not _NUMERIC.match(ln)})
+    for text in document.page_texts():  # texts only: stored pages are not decoded here
+        counts.update({ln.lower() for ln in _lines(text) if not _NUMERIC.match(ln)})
     need = max(3, int(0.3 * pages))
     return frozenset(line for line, count in counts.items() if count >= need)
 

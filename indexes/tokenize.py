@@ -96,6 +96,26 @@ class TokenizerConfig(BaseModel):
             return ENGLISH_STOPWORDS
         return frozenset(w.lower() if self.lowercase else w for w in self.stopwords)
 
+    def words(self, text: str) -> list[str]:
+        """The raw tokens of ``text`` (steps 1–2: lowercased, matched, commas still in)."""
+        if self.lowercase:
+            text = text.lower()
+        regex = self._regex
+        if regex.groups == 0:
+            return regex.findall(text)
+        return [match.group(0) for match in regex.finditer(text)]
+
+    def word_term(self, word: str) -> str | None:
+        """What steps 2–4 make of one raw token: its term, or ``None`` when it is dropped.
+        ``[t for w in words(text) if (t := word_term(w))]`` equals ``__call__`` without
+        bigrams; the BM25 build calls this once per distinct word (``indexes.bm25_vocab``)."""
+        if self.numbers and "," in word:
+            word = word.replace(",", "")
+        stop, min_length = self._stop, self.min_length
+        if (stop or min_length > 1) and (len(word) < min_length or word in stop):
+            return None
+        return str(self._stemmer.stemWord(word)) if self.stem else word
+
     def __call__(self, text: str) -> list[str]:
         if self.lowercase:
             text = text.lower()

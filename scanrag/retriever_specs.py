@@ -15,19 +15,25 @@ every alias against the real constructors without building anything (``scanrag.p
 names, annotated types, the class's ``check_params`` rules), recursively through composites.
 ``RetrieverSpecs.build`` builds bottom-up, so a composite receives built components, and gives
 ``inject`` values (the run's samples) to every constructor that takes them and was not given
-them. Everything resolves through the ``RETRIEVERS`` registry, so the kernel imports no
-retriever code itself.
+them. A composite's component parameter left out resolves its default list the same way
+(``hybrid``'s ``("bm25", "dense")`` names the config's aliases ``bm25`` and ``dense`` when it
+has them). With an ``IndexPool`` (``scanrag.index_pool``), leaves are shared by type and
+parameters and indexed once, from a saved index where there is one. Everything resolves
+through the ``RETRIEVERS`` registry, so the kernel imports no retriever code itself.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scanrag.params import param_problems
 from scanrag.protocols import Retriever
 from scanrag.registry import RETRIEVERS, Registry, RegistryError, UnknownNameError
+
+if TYPE_CHECKING:
+    from scanrag.index_pool import IndexPool
 
 
 class AliasSpec(Protocol):
@@ -109,8 +115,10 @@ class RetrieverSpecs:
         aliases: Mapping[str, AliasSpec],
         registry: Registry[Any] = RETRIEVERS,
         prefix: str = "retrievers",
+        pool: IndexPool | None = None,
     ) -> None:
         self.aliases, self.registry, self.prefix = aliases, registry, prefix
+        self.pool = pool
 
     def type_of(self, alias: str) -> str:
         return self.aliases[alias].type or alias
@@ -158,20 +166,24 @@ class RetrieverSpecs:
     ) -> Retriever:
         factory = self.registry.get(kind)
         arguments = dict(params)
-        for name in component_params(factory):
-            if name in arguments:
-                entries = _entry_list(arguments[name], name)
+        components = component_params(factory)
+        for name in components:
+            value = arguments.get(name, _default(factory, name))
+            if value is not _NO_DEFAULT:  # a default list resolves like a given one
+                entries = _entry_list(value, name)
                 arguments[name] = [self._entry(e, inject, built, stack) for e in entries]
         for name, value in inject.items():
             if name not in arguments and accepts(factory, name):
                 arguments[name] = value
-        retriever = factory(**arguments)
-        if not isinstance(retriever, Retriever):
-            raise TypeError(
-                f"retriever {kind!r} built a {type(retriever).__name__}, which lacks the "
-                "Retriever protocol (name, add, search, search_batch, manifest)"
-            )
-        return retriever
+        pool = self.pool
+        if pool is None:
+            return _create(kind, factory, arguments)
+        if components:
+            retriever = _create(kind, factory, arguments)
+            pool.index_composite(retriever)
+            return retriever
+        key = pool.key(kind, factory, params)
+        return pool.leaf(kind, key, lambda: _create(kind, factory, arguments))
 
     def _entry(
         self, entry: Any, inject: dict[str, Any], built: dict[str, Any], stack: tuple[str, ...]
@@ -294,6 +306,30 @@ class _Check:
             return
         self._cycles.add(members)
         self.found.append(f"{key}: {_cycle_message(path)}")
+
+
+_NO_DEFAULT: Any = object()
+
+
+def _default(factory: Callable[..., Any], name: str) -> Any:
+    """The default value of ``factory``'s parameter ``name`` (``_NO_DEFAULT``: none)."""
+    try:
+        parameter = inspect.signature(factory).parameters.get(name)
+    except (TypeError, ValueError):
+        return _NO_DEFAULT
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return _NO_DEFAULT
+    return parameter.default
+
+
+def _create(kind: str, factory: Callable[..., Any], arguments: Mapping[str, Any]) -> Retriever:
+    retriever = factory(**arguments)
+    if not isinstance(retriever, Retriever):
+        raise TypeError(
+            f"retriever {kind!r} built a {type(retriever).__name__}, which lacks the "
+            "Retriever protocol (name, add, search, search_batch, manifest)"
+        )
+    return retriever
 
 
 def _entry_list(value: Any, name: str) -> list[Any]:

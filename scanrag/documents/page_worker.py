@@ -75,3 +75,12 @@ def read_range(
         gc.enable()
         fz_doc.close()
     return encoded, failed
+
+
+def run_task(target: str, args: tuple[object, ...]) -> object:
+    """Run ``module:function`` (named by the caller, e.g. a BM25 build's slice of pages)
+    with ``args``: the pool also takes CPU-bound index work that reads the page store."""
+    import importlib
+
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)(*args)

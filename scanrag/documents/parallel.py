@@ -223,3 +223,9 @@ def submit_range(
 ) -> Future[RangeResult]:
     """Have a worker read pages ``start..stop-1`` (0-based); ``labels`` are their PDF labels."""
     return _submit("read_range", str(path), password, start, stop, options, labels)
+
+
+def submit_task(target: str, *args: Any) -> Future[Any]:
+    """Have a worker run ``module:function(*args)`` (see ``page_worker.run_task``); starts
+    the pool when needed. Used for index builds split into parts (``indexes.bm25``)."""
+    return _submit("run_task", target, args)

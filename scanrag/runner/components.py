@@ -11,15 +11,18 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanrag.config import RetrieverSpec, RunCell, RunnerSpec
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Retriever, Strategy
 from scanrag.registry import STRATEGIES
-from scanrag.retriever_specs import RetrieverSpecs, create_retriever
+from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.schemas import Document, Sample
+
+if TYPE_CHECKING:
+    from scanrag.index_pool import IndexPool
 
 log = logging.getLogger(__name__)
 
@@ -178,33 +181,73 @@ def build_retriever(
     documents: Sequence[Document],
     samples: Sequence[Sample] = (),
     index_dir: Path | None = None,
+    pool: IndexPool | None = None,
 ) -> Retriever:
     """Create the config's retriever ``alias`` (``retrievers``: the config's section) and
     index ``documents`` (each content once).
 
-    Component entries of a composite (``hybrid``'s ``retrievers``) resolve to the config's
-    aliases first, then to registered names (``scanrag.retriever_specs``). Every constructor
-    that takes ``samples`` (the oracle, also inside a composite) receives the run's samples
-    unless the config sets them. With ``index_dir``, a saved index is reused when the retriever
-    can ``load`` one, and a freshly built one is saved there for the next resume.
+    Component entries of a composite (``hybrid``'s ``retrievers``, given or by default)
+    resolve to the config's aliases first, then to registered names
+    (``scanrag.retriever_specs``). Every constructor that takes ``samples`` (the oracle, also
+    inside a composite) receives the run's samples unless the config sets them. Indexes are
+    built through ``pool`` (``scanrag.index_pool``: one instance and one build per index,
+    shared by every alias of the run that uses it); without one, a pool for this alias alone
+    saves its indexes beside ``index_dir``: ``index_dir`` itself for the alias's own index,
+    ``<type>-<key>`` folders next to it for a composite's components. A saved index is reused
+    when it matches (a resume); a fresh one is saved for the next.
     """
+    if pool is None:
+        pool = retriever_pool(retrievers, documents, index_dir.parent if index_dir else None)
+        if index_dir is not None:
+            folders = _folders(retrievers, pool, index_dir.parent, {alias: index_dir.name})
+            pool.folder_for = folders
+    specs = RetrieverSpecs(retrievers, pool=pool)
+    return specs.build(alias, inject={"samples": list(samples)})
+
+
+def retriever_pool(
+    retrievers: Mapping[str, RetrieverSpec],
+    documents: Sequence[Document],
+    indexes_dir: Path | None,
+    report: Callable[[str], None] | None = None,
+) -> IndexPool:
+    """The index pool of a run's retrievers (the config's section): leaves saved under
+    ``indexes_dir``, each in its alias's folder when a top-level alias of the config is that
+    index (as before pools), else in a ``<type>-<key>`` folder."""
+    from scanrag.index_pool import IndexPool
+
     unique = list({d.id: d for d in documents}.values())
-    inject = {"samples": list(samples)}
-    retriever = create_retriever(alias, aliases=retrievers, inject=inject)
-    if index_dir is not None and (index_dir / "manifest.json").is_file():
+    pool = IndexPool(unique, None, report)
+    if indexes_dir is not None:
+        pool.folder_for = _folders(retrievers, pool, indexes_dir, {})
+    return pool
+
+
+def _folders(
+    retrievers: Mapping[str, RetrieverSpec],
+    pool: IndexPool,
+    indexes_dir: Path,
+    first: Mapping[str, str],
+) -> Callable[[str, str], Path | None]:
+    """``(type, key) -> folder``: the folder of the alias whose index has that key."""
+    from scanrag.registry import RETRIEVERS, UnknownNameError
+    from scanrag.retriever_specs import component_params
+
+    named: dict[str, str] = {}
+    aliases = [*first, *(a for a in retrievers if a not in first)]
+    for alias in aliases:
+        spec = retrievers.get(alias)
+        kind = (spec.type if spec else None) or alias
         try:
-            retriever.load(index_dir, unique)  # type: ignore[attr-defined]
-            return retriever
-        except Exception as exc:  # a stale or partial index: rebuild it
-            log.warning("retriever %s: cannot reuse %s (%s); rebuilding", alias, index_dir, exc)
-            retriever = create_retriever(alias, aliases=retrievers, inject=inject)
-    retriever.add(unique)
-    if index_dir is not None and callable(getattr(retriever, "save", None)):
-        try:
-            retriever.save(index_dir)  # type: ignore[attr-defined]
-        except Exception as exc:
-            log.warning("retriever %s: index not saved (%s)", alias, exc)
-    return retriever
+            factory = RETRIEVERS.get(kind)
+        except UnknownNameError:
+            continue
+        if component_params(factory):
+            continue
+        key = pool.key(kind, factory, spec.params if spec else {})
+        if key is not None:
+            named.setdefault(key, first.get(alias, alias))
+    return lambda kind, key: indexes_dir / named.get(key, key)
 
 
 # --------------------------------------------------------------------------- strategies

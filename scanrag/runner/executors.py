@@ -20,7 +20,12 @@ from scanrag.llm.types import ChatModel
 from scanrag.protocols import PageRenderer, Retriever, Strategy, StrategyContext
 from scanrag.registry import Registry
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
-from scanrag.runner.components import LoadedDataset, build_retriever, documents_for
+from scanrag.runner.components import (
+    LoadedDataset,
+    build_retriever,
+    documents_for,
+    retriever_pool,
+)
 from scanrag.runner.items import WorkItem, execute_item
 from scanrag.runner.outcome import Stop, StopKind
 from scanrag.runner.usage import UsageTally
@@ -126,10 +131,13 @@ class LocalExecutor:
     def build_retrievers(
         self, job: RunJob, aliases: Sequence[str], on_done: Callable[[str], None]
     ) -> dict[str, str]:
+        documents = job.all_documents()
+        indexes = RunDir(job.run_dir).path / RunDir.INDEXES
+        pool = retriever_pool(job.config.retrievers, documents, indexes)  # one build per index
+
         def build(alias: str) -> Retriever:
-            index_dir = RunDir(job.run_dir).index_dir(alias)
             return build_retriever(
-                job.config.retrievers, alias, job.all_documents(), job.all_samples(), index_dir
+                job.config.retrievers, alias, documents, job.all_samples(), None, pool=pool
             )
 
         return build_all_retrievers(job, aliases, on_done, build)

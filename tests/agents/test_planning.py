@@ -9,12 +9,12 @@ import pytest
 
 from agents.common import call_model, parse_context
 from agents.context import ContextOptions, PageRef
-from agents.planning import PlannedOverflowError
 from agents.prompts.reader import reader_prompt
 from agents.reader import ReaderSpec, read_pages
 from graphs.full_doc import FullDocStrategy
 from graphs.topk_rag import TopKRagStrategy
 from scanrag.llm import ContextOverflowError
+from scanrag.llm.fit import PlannedOverflowError
 from scanrag.schemas import Status, Trajectory
 from scanrag.tasks import task_spec
 

@@ -150,7 +150,7 @@ def test_manifest_records_everything(bm25, corpus):
     assert manifest["page_count"] == 8
     assert [d["sha256"] for d in manifest["documents"]] == [d.sha256 for d in corpus]
     assert all(d["text_hash"] for d in manifest["documents"])
-    assert {"rank-bm25", "numpy", "python", "scanrag"} <= set(manifest["libraries"])
+    assert {"scipy", "numpy", "python", "scanrag"} <= set(manifest["libraries"])
     json.dumps(manifest)
 
 
@@ -220,7 +220,7 @@ def test_malformed_manifest_is_corrupt(bm25, tmp_path):
 
 def test_damaged_or_missing_payload_is_corrupt(bm25, tmp_path):
     folder = bm25.save(tmp_path / "i")
-    payload = folder / "payload" / "counts.json.gz"
+    payload = folder / "payload" / "terms.json.gz"
     payload.write_bytes(payload.read_bytes()[:-5])
     with pytest.raises(CorruptIndexError, match="damaged"):
         BM25Index().load(folder)
@@ -231,7 +231,7 @@ def test_damaged_or_missing_payload_is_corrupt(bm25, tmp_path):
 
 def test_unreadable_payload_with_matching_hash_is_corrupt_and_keeps_state(bm25, tmp_path):
     folder = bm25.save(tmp_path / "i")
-    payload = folder / "payload" / "counts.json.gz"
+    payload = folder / "payload" / "terms.json.gz"
     payload.write_bytes(b"garbage")
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["files"] = {}  # hashes gone: the payload reader must notice by itself

@@ -172,45 +172,47 @@ def test_bad_parameters_rejected(params, message):
 
 
 def test_statistics_are_rank_bm25s_own(corpus):
-    """Counts kept instead of token lists: the same BM25Okapi state, bit for bit, as
-    rank-bm25 builds from the token lists (idf order included)."""
-    from rank_bm25 import BM25Okapi
-
-    from indexes.bm25 import tokenize_pages
+    """The engine's statistics are those ``BM25Okapi`` computes from the token lists: the same
+    idf per term (the mean summed in first-seen order), after an incremental add too."""
+    from indexes.bm25_reference import reference_okapi
 
     index = BM25Index()
     index.add(corpus[:1])
-    index.add(corpus[1:])  # incremental: counts appended, statistics rebuilt
-    reference = BM25Okapi(list(tokenize_pages(index.tokenizer, corpus, index.page_text)))
-    assert vars(index._bm25) == vars(reference)
-    assert list(index._bm25.idf) == list(reference.idf)
+    index.add(corpus[1:])  # incremental: pages appended, statistics rebuilt
+    reference = reference_okapi(index, corpus)
+    terms = index._vocab.term_strings()
+    assert dict(zip(terms, index.engine.idf.tolist(), strict=True)) == reference.idf
+    assert index.engine.average_idf == reference.average_idf
+    assert index.engine.lengths.tolist() == reference.doc_len
 
 
-def test_indexes_saved_with_token_lists_still_load(tmp_path, corpus):
-    """Earlier versions saved each page's terms (``tokens.json.gz``); such a folder loads to
-    the same statistics as a fresh build."""
+def test_indexes_saved_by_earlier_versions_still_load(tmp_path, corpus):
+    """Earlier versions saved each page's term counts (``counts.json.gz``), and before that its
+    terms (``tokens.json.gz``); such folders load to the same scores as a fresh build."""
     import gzip
     import hashlib
     import json
+    from collections import Counter
 
-    from indexes.bm25 import COUNTS_FILE, TOKENS_FILE, tokenize_pages
+    from indexes.bm25 import tokenize_pages
+    from indexes.bm25_store import COUNTS_FILE, TOKENS_FILE
 
     index = BM25Index()
     index.add(corpus)
-    folder = index.save(tmp_path / "bm25")
-    payload = folder / "payload"
     tokens = list(tokenize_pages(index.tokenizer, corpus, index.page_text))
-    (payload / COUNTS_FILE).unlink()
-    with gzip.GzipFile(payload / TOKENS_FILE, "wb", mtime=0) as fh:
-        fh.write(json.dumps(tokens).encode("utf-8"))
-    manifest = json.loads((folder / "manifest.json").read_text())
-    files = manifest.get("files", {})
-    for name in list(files):
-        if name.endswith(COUNTS_FILE):
-            digest = hashlib.sha256((payload / TOKENS_FILE).read_bytes()).hexdigest()
-            files[name.replace(COUNTS_FILE, TOKENS_FILE)] = digest
-            del files[name]
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    loaded = BM25Index.open(folder)
-    assert vars(loaded._bm25) == vars(index._bm25)
-    assert loaded.search("revenue", 5) == index.search("revenue", 5)
+    for name, pages in ((COUNTS_FILE, [dict(Counter(t)) for t in tokens]), (TOKENS_FILE, tokens)):
+        folder = index.save(tmp_path / name)
+        payload = folder / "payload"
+        for old in payload.iterdir():
+            old.unlink()
+        with gzip.GzipFile(payload / name, "wb", mtime=0) as fh:
+            fh.write(json.dumps(pages).encode("utf-8"))
+        manifest = json.loads((folder / "manifest.json").read_text())
+        digest = hashlib.sha256((payload / name).read_bytes()).hexdigest()
+        manifest["files"] = {f"payload/{name}": digest}
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        loaded = BM25Index.open(folder)
+        for query in ("revenue", "light plants", "annual revenue report"):
+            assert loaded.search(query, 8) == index.search(query, 8)
+        loaded.add([corpus[0]])  # present already: nothing changes
+        assert loaded.engine.average_idf == index.engine.average_idf

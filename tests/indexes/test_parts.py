@@ -29,9 +29,9 @@ def test_bm25_from_parts_is_bit_identical(corpus: list[Document], cuts: list[int
     whole.add(corpus)
     merged = BM25Index(k1=1.2, b=0.7)
     merged.add_parts(corpus, _parts(lambda: BM25Index(k1=1.2, b=0.7), corpus, cuts))
-    assert vars(merged._bm25) == vars(whole._bm25)  # counts, idf (and its order), avgdl
-    assert merged._counts == whole._counts and merged._lengths == whole._lengths
-    assert list(merged._pages_with.items()) == list(whole._pages_with.items())
+    assert merged.postings_by_term() == whole.postings_by_term()  # counts, contributions
+    assert merged.engine.average_idf == whole.engine.average_idf  # idf summed in one order
+    assert merged.engine.lengths.tolist() == whole.engine.lengths.tolist()
     assert merged.manifest()["documents"] == whole.manifest()["documents"]
     for query in ("revenue plants", "light", "nothing-matches"):
         assert merged.search(query, 5) == whole.search(query, 5)
@@ -43,7 +43,7 @@ def test_bm25_parts_of_an_all_empty_corpus(make_document: Callable[..., Document
     docs = [make_document("e.pdf", ["", "  "])]
     merged = BM25Index()
     merged.add_parts(docs, [BM25Index().build_part(docs)])
-    assert merged._bm25 is None and merged.search("anything", 3)[0].score == 0.0
+    assert not merged.engine.scored and merged.search("anything", 3)[0].score == 0.0
 
 
 def test_parts_must_cover_the_documents_in_order(corpus: list[Document]) -> None:

@@ -1,0 +1,390 @@
+"""ScanRAG's BM25 next to the libraries a user would pick instead, on the same page texts.
+
+    python benchmarks/bm25_peers.py [--corpora financebench-dev,18000,60000] [--rounds 3]
+                                    [--work DIR] [--recall] [--check]
+
+Contenders, each measured in its own subprocess (so peak RSS is its own):
+
+* ``scanrag``: ``BM25Index`` (the full default tokenizer: numbers, stopwords, Snowball stems,
+  bigrams) given the composed page texts (``add_texts``);
+* ``scanrag-store``: the same index built the way a run builds it, from the page store
+  (``add``: page texts composed from the stored records while building);
+* ``bm25s``: ``bm25s.tokenize`` (English stopwords, PyStemmer) and ``bm25s.BM25().index``;
+* ``tantivy``: an index in memory, ``en_stem`` tokenizer, one writer thread.
+
+Texts are each page's ``heading+text+tables`` composition (the ``bm25`` default), from
+financebench-dev's filings and from corpora ``benchmarks/scale_corpus.py`` generates (a number
+means that many generated pages). Figures per contender: build seconds (texts in memory to a
+searchable index), corpus query p50 (the corpus's first 200 questions, each against every page,
+top 10)
+and the subprocess's peak RSS; best of ``--rounds`` rounds, contenders interleaved (the order
+rotating per round). ``--recall`` adds R@5 on mmlb-dev and financebench-dev (each question
+scoped to its own document, as ``scanrag retrieve eval`` does), ScanRAG also with a tokenizer
+like bm25s's (stopwords and stems only). ``--check`` compares every ScanRAG score with the
+reference (rank-bm25, ``indexes.bm25_reference``) on both dev sets. A contender whose library
+is not installed is skipped. The last lines are ``key=value`` figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+# the dev sets: shared/data beside the checkout (or beside the folder of worktrees)
+SHARED = next(
+    (p / "shared" / "data" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
+    ROOT.parent / "shared" / "data",
+)
+CONTENDERS = ("scanrag", "scanrag-store", "bm25s", "tantivy")
+K = 10
+QUERIES = 200  # corpus queries timed per contender (the corpus's first questions)
+
+
+# ----------------------------------------------------------------------------- preparing texts
+
+
+def prepare(corpus: str, work: Path) -> Path:
+    """The corpus's page texts, documents, store paths and questions, pickled once."""
+    target = work / f"{corpus}.texts.pkl"
+    if target.is_file():
+        return target
+    from indexes.manifest import IndexedDocument
+    from indexes.pagetext import page_texts
+    from scanrag.datasets import load_generic
+    from scanrag.documents import DocumentStore
+
+    if corpus.isdigit():
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from scale_corpus import generate
+
+        folder = work / f"generated-{corpus}"
+        generate(folder, int(corpus))
+        dataset = load_generic(folder / "questions.jsonl", folder / "pdfs")
+    else:
+        dataset = load_generic(SHARED / corpus / "questions.jsonl", None)
+    names = sorted({s.primary_doc for s in dataset.samples})
+    store = DocumentStore(work / "documents")
+    documents = {}
+    for path, outcome in store.ingest_many([dataset.pdf_dir / n for n in names]):
+        if not isinstance(outcome, Exception):
+            documents[path.name] = outcome
+    ordered = [documents[n] for n in names if n in documents]
+    data = {
+        "entries": [IndexedDocument.of(d).model_dump() for d in ordered],
+        "stores": [str(d.pages.store_path) for d in ordered],
+        "texts": [t for d in ordered for t in page_texts(d, "heading+text+tables")],
+        "samples": [
+            (s.question, documents[s.primary_doc].id, sorted(set(s.gold_pages)))
+            for s in dataset.samples
+            if s.primary_doc in documents
+        ],
+    }
+    target.write_bytes(pickle.dumps(data))
+    return target
+
+
+# ----------------------------------------------------------------------------- contenders
+
+
+class ScanRAG:
+    def __init__(self, data: dict[str, Any], tokenizer: dict[str, Any] | None = None) -> None:
+        from indexes.bm25 import BM25Index
+
+        self.index = BM25Index(tokenizer=tokenizer)
+        self.data = data
+
+    def build(self) -> None:
+        from indexes.manifest import IndexedDocument
+
+        entries = [IndexedDocument.model_validate(e) for e in self.data["entries"]]
+        if hasattr(self.index, "add_texts"):
+            self.index.add_texts(entries, self.data["texts"])
+            return
+        from indexes.bm25 import _count  # type: ignore[attr-defined]  # before the engine
+
+        tokenize = self.index.tokenizer
+        counts, lengths, pages_with = _count(tokenize(t) for t in self.data["texts"])
+        self.index._extend(counts, lengths, [pages_with])
+        self.index._register(entries)
+
+    def search(self, query: str, k: int, doc: str | None = None) -> list[int]:
+        hits = self.index.search(query, k, [doc] if doc else None)
+        return [self.index._doc_start[h.doc_id] + h.page - 1 for h in hits]
+
+
+class ScanRAGStore(ScanRAG):
+    def build(self) -> None:
+        from scanrag.documents.pagestore import open_document
+
+        self.index.add([open_document(path) for path in self.data["stores"]])
+
+
+class Bm25s:
+    def __init__(self, data: dict[str, Any]) -> None:
+        import bm25s
+        import Stemmer
+
+        self.bm25s, self.stemmer, self.data = bm25s, Stemmer.Stemmer("english"), data
+
+    def _tokens(self, texts: list[str]) -> Any:
+        return self.bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
+
+    def build(self) -> None:
+        self.retriever = self.bm25s.BM25()
+        self.retriever.index(self._tokens(self.data["texts"]), show_progress=False)
+        self.starts = _doc_starts(self.data)
+
+    def search(self, query: str, k: int, doc: str | None = None) -> list[int]:
+        tokens = self.bm25s.tokenize(
+            [query], stopwords="en", stemmer=self.stemmer, return_ids=False, show_progress=False
+        )
+        if not tokens[0]:
+            return []
+        mask = None
+        if doc is not None:
+            start, stop = self.starts[doc]
+            mask = np.zeros(len(self.data["texts"]), dtype=np.float32)
+            mask[start:stop] = 1
+            k = min(k, stop - start)
+        found, _ = self.retriever.retrieve(tokens, k=k, show_progress=False, weight_mask=mask)
+        return [int(r) for r in found[0]]
+
+
+class Tantivy:
+    def __init__(self, data: dict[str, Any]) -> None:
+        import tantivy
+
+        self.tantivy, self.data = tantivy, data
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("body", stored=False, tokenizer_name="en_stem")
+        builder.add_text_field("doc", stored=False, tokenizer_name="raw")
+        builder.add_integer_field("row", stored=True)
+        self.schema = builder.build()
+
+    def build(self) -> None:
+        t = self.tantivy
+        self.index = t.Index(self.schema)
+        writer = self.index.writer(num_threads=1)
+        row = 0
+        for entry in self.data["entries"]:
+            for _ in range(entry["pages"]):
+                text = self.data["texts"][row]
+                writer.add_document(t.Document(body=text, doc=entry["id"], row=row))
+                row += 1
+        writer.commit()
+        writer.wait_merging_threads()
+        self.index.reload()
+        self.searcher = self.index.searcher()
+
+    def search(self, query: str, k: int, doc: str | None = None) -> list[int]:
+        t = self.tantivy
+        parsed, _ = self.index.parse_query_lenient(query, ["body"])
+        if doc is not None:
+            scope = t.Query.term_query(self.schema, "doc", doc)
+            parsed = t.Query.boolean_query([(t.Occur.Must, scope), (t.Occur.Must, parsed)])
+        hits = self.searcher.search(parsed, k).hits
+        return [int(self.searcher.doc(address)["row"][0]) for _, address in hits]
+
+
+def _doc_starts(data: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    starts, row = {}, 0
+    for entry in data["entries"]:
+        starts[entry["id"]] = (row, row + entry["pages"])
+        row += entry["pages"]
+    return starts
+
+
+def make(name: str, data: dict[str, Any]) -> Any:
+    if name == "scanrag":
+        return ScanRAG(data)
+    if name == "scanrag-like-bm25s":
+        return ScanRAG(data, {"numbers": False, "bigrams": False})
+    if name == "scanrag-store":
+        return ScanRAGStore(data)
+    return {"bm25s": Bm25s, "tantivy": Tantivy}[name](data)
+
+
+def available(name: str) -> bool:
+    import importlib.util
+
+    needs = {"bm25s": ("bm25s", "Stemmer"), "tantivy": ("tantivy",)}.get(name, ())
+    return all(importlib.util.find_spec(module) is not None for module in needs)
+
+
+# ----------------------------------------------------------------------------- child process
+
+
+def child(name: str, data_path: Path, mode: str) -> dict[str, Any]:
+    data = pickle.loads(data_path.read_bytes())
+    contender = make(name, data)
+    start = time.perf_counter()
+    contender.build()
+    build_s = time.perf_counter() - start
+    out: dict[str, Any] = {"build_s": build_s}
+    if mode == "speed":
+        latencies = []
+        for question, _, _ in data["samples"][:QUERIES]:
+            start = time.perf_counter()
+            contender.search(question, K)
+            latencies.append(time.perf_counter() - start)
+        out["p50_ms"] = float(np.percentile(np.asarray(latencies) * 1000, 50))
+    else:
+        out["recall@5"] = recall_at_5(contender, data)
+    out["rss_mib"] = peak_rss_mib()
+    return out
+
+
+def peak_rss_mib() -> float:
+    """This process's peak RSS (``VmHWM``: unlike ``ru_maxrss``, not inherited across the
+    exec from the parent that started it)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def recall_at_5(contender: Any, data: dict[str, Any]) -> float:
+    from evaluation.retrieval import evaluate_retrieval
+
+    starts = _doc_starts(data)
+    runs = []
+    for i, (question, doc, gold) in enumerate(data["samples"]):
+        rows = contender.search(question, 5, doc)
+        pages = [row - starts[doc][0] + 1 for row in rows]
+        runs.append((str(i), pages, gold))
+    return float(evaluate_retrieval(runs, [5]).macro.get("recall@5", 0.0))
+
+
+def run_child(name: str, data_path: Path, mode: str) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--child", name, "--data", str(data_path), "--mode", mode]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def speed(corpora: list[str], work: Path, rounds: int) -> dict[str, dict[str, dict[str, float]]]:
+    names = [n for n in CONTENDERS if available(n)]
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for corpus in corpora:
+        data_path = prepare(corpus, work)
+        best: dict[str, dict[str, float]] = {}
+        for round_ in range(rounds):
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]
+            for name in order:
+                figures = run_child(name, data_path, "speed")
+                if "error" in figures:
+                    print(f"{corpus} {name}: {figures['error']}", file=sys.stderr)
+                    continue
+                kept = best.setdefault(name, dict(figures))
+                for key, value in figures.items():
+                    kept[key] = min(kept[key], value)
+        table[corpus] = best
+        _print_corpus(corpus, best)
+    return table
+
+
+def _print_corpus(corpus: str, best: dict[str, dict[str, float]]) -> None:
+    print(f"\n{corpus}: build s / corpus query p50 ms / peak RSS MiB (best of rounds)")
+    for name, figures in best.items():
+        print(
+            f"  {name:14s} {figures['build_s']:8.2f} {figures['p50_ms']:9.2f} "
+            f"{figures['rss_mib']:9.1f}"
+        )
+    if "scanrag" in best and "bm25s" in best:
+        ours, theirs = best["scanrag"], best["bm25s"]
+        ratios = {key: ours[key] / theirs[key] for key in ("build_s", "p50_ms", "rss_mib")}
+        print(
+            f"  ScanRAG / bm25s: build {ratios['build_s']:.2f}x, query {ratios['p50_ms']:.2f}x, "
+            f"RSS {ratios['rss_mib']:.2f}x"
+        )
+
+
+def recall(work: Path) -> dict[str, dict[str, float]]:
+    names = ["scanrag", "scanrag-like-bm25s", *(n for n in ("bm25s", "tantivy") if available(n))]
+    out: dict[str, dict[str, float]] = {}
+    for corpus in ("mmlb-dev", "financebench-dev"):
+        data_path = prepare(corpus, work)
+        out[corpus] = {}
+        for name in names:
+            figures = run_child(name, data_path, "recall")
+            out[corpus][name] = figures.get("recall@5", float("nan"))
+        print(f"\nR@5 on {corpus}: " + ", ".join(f"{n} {v:.3f}" for n, v in out[corpus].items()))
+    return out
+
+
+def check(work: Path) -> dict[str, int]:
+    """Queries (whole corpus, then each document) whose scores differ from the reference."""
+    from indexes.bm25 import BM25Index
+    from indexes.bm25_reference import mismatches
+    from scanrag.documents.pagestore import open_document
+
+    found = {}
+    for corpus in ("mmlb-dev", "financebench-dev"):
+        data = pickle.loads(prepare(corpus, work).read_bytes())
+        documents = [open_document(path) for path in data["stores"]]
+        index = BM25Index()
+        index.add(documents)
+        found[corpus] = len(mismatches(index, documents, [q for q, _, _ in data["samples"]]))
+        print(f"{corpus}: {found[corpus]} query/scope pairs differ from the reference")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", default="financebench-dev,18000,60000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/scanrag-bm25-peers"))
+    parser.add_argument("--recall", action="store_true")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="speed", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.data, args.mode)))
+        return 0
+    args.work.mkdir(parents=True, exist_ok=True)
+    print(f"load {os.getloadavg()[0]:.2f}, cpu {_cpu_flags()}")
+    corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
+    table = speed(corpora, args.work, args.rounds)
+    recalls = recall(args.work) if args.recall else {}
+    checked = check(args.work) if args.check else {}
+    print(f"\nload after {os.getloadavg()[0]:.2f}")
+    for corpus, best in table.items():
+        for name, figures in best.items():
+            for key, value in figures.items():
+                print(f"{corpus}.{name}.{key}={value:.4g}")
+    for corpus, values in recalls.items():
+        for name, value in values.items():
+            print(f"{corpus}.{name}.recall@5={value:.4f}")
+    for corpus, count in checked.items():
+        print(f"{corpus}.reference_mismatches={count}")
+    return 0
+
+
+def _cpu_flags() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    return next((f for f in ("amx_bf16", "avx512f", "avx2") if f in text), "none")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

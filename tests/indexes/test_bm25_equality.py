@@ -1,0 +1,188 @@
+"""The sparse BM25 engine against the reference (rank-bm25 over the reference tokenizer):
+every score of every page equal, not close; the fast term counting equal to ``Counter`` of
+the tokenizer's output. Generated pages here; mmlb-dev and financebench-dev under ``slow``."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexes.bm25 import BM25Index
+from indexes.bm25_counts import count_texts
+from indexes.bm25_reference import mismatches
+from indexes.bm25_vocab import Vocabulary
+from indexes.tokenize import TokenizerConfig
+from scanrag.schemas import Document
+
+# Words chosen to meet every special case: stopwords, stems that merge words, numbers with
+# separators, and underscores (a word "x_y" spells the bigram of x and y; "a_b" + "c" and
+# "a" + "b_c" spell one string).
+WORDS = (  # noqa: SIM905
+    "the of and revenue revenues liability liabilities cash flow flows balance sheet sheets "
+    "x y x_y a b c a_b b_c a_b_c _lead trail_ ___ 1,117,400 3.5 2023 12 q4 q4_2023 "
+    "operating operations net income total"
+).split()
+
+
+def _pages(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    pages = []
+    for _ in range(count):
+        size = rng.choice([0, 1, 2, 5, 30, 80])
+        pages.append(" ".join(rng.choice(WORDS) for _ in range(size)))
+    return pages
+
+
+def _documents(make_document: Callable[..., Document], seed: int) -> list[Document]:
+    texts = _pages(seed, 60)
+    return [make_document(f"d{i}.pdf", texts[i * 10 : (i + 1) * 10]) for i in range(6)]
+
+
+QUERIES = [
+    "revenue",
+    "x y",
+    "x_y",
+    "a b c",
+    "a_b c",
+    "cash flow cash flow",
+    "What was the total net income in q4 2023?",
+    "1,117,400 and 3.5",
+    "the of and",
+    "unseen words only",
+    "___ _lead trail_",
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"k1": 1.2, "b": 1.0},  # b = 1: empty pages score nan, as in rank-bm25
+        {"b": 0.0, "epsilon": 0.5},
+        {"tokenizer": TokenizerConfig.plain()},
+        {"tokenizer": {"bigrams": True, "stem": False, "stopwords": "none"}},
+        {"tokenizer": {"min_length": 3, "numbers": False}},
+    ],
+)
+def test_every_score_equals_the_reference(make_document, seed, params) -> None:
+    documents = _documents(make_document, seed)
+    index = BM25Index(**params)
+    index.add(documents)
+    assert mismatches(index, documents, QUERIES) == []
+
+
+def test_incremental_adds_and_parts_equal_the_reference(make_document) -> None:
+    documents = _documents(make_document, 7)
+    stepwise = BM25Index()
+    for document in documents:
+        stepwise.add([document])
+    assert mismatches(stepwise, documents, QUERIES) == []
+    parts = BM25Index()
+    pieces = [documents[:1], documents[1:4], documents[4:]]
+    parts.add_parts(documents, [BM25Index().build_part(piece) for piece in pieces])
+    assert mismatches(parts, documents, QUERIES) == []
+    assert parts.postings_by_term() == stepwise.postings_by_term()
+
+
+def test_saved_and_loaded_scores_are_equal(make_document, tmp_path: Path) -> None:
+    documents = _documents(make_document, 3)
+    index = BM25Index()
+    index.add(documents)
+    index.save(tmp_path / "i")
+    for mmap in (False, True):
+        loaded = BM25Index(mmap=mmap).load(tmp_path / "i")
+        assert mismatches(loaded, documents, QUERIES) == []
+        assert isinstance(loaded.engine.weights, np.memmap) == mmap
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_counting_equals_counter_of_the_tokenizer(seed: int) -> None:
+    texts = [*_pages(seed, 40), "Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c"]
+    for tokenizer in (TokenizerConfig(), TokenizerConfig.plain(), TokenizerConfig(bigrams=False)):
+        vocab = Vocabulary(tokenizer)
+        counts = count_texts(vocab, texts[:25])
+        counts.extend(count_texts(vocab, texts[25:], first_page=25))
+        row_counts, terms, tf, lengths = counts.joined()
+        spelled = vocab.term_strings()
+        bounds = np.concatenate([[0], np.cumsum(row_counts)])
+        for page, text in enumerate(texts):
+            expected = Counter(tokenizer(text))
+            got = range(int(bounds[page]), int(bounds[page + 1]))
+            assert {spelled[terms[i]]: int(tf[i]) for i in got} == expected
+            assert int(lengths[page]) == sum(expected.values())
+
+
+def _ingested(folder: Path, cache: Path) -> tuple[list[Document], list[str]]:
+    from scanrag.datasets import load_generic
+    from scanrag.documents import DocumentStore
+
+    dataset = load_generic(folder / "questions.jsonl", None)
+    names = sorted({s.primary_doc for s in dataset.samples})
+    store = DocumentStore(cache)
+    documents: Sequence[Document] = [
+        outcome
+        for _, outcome in store.ingest_many([dataset.pdf_dir / n for n in names])
+        if isinstance(outcome, Document)
+    ]
+    return list(documents), [s.question for s in dataset.samples]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["mmlb-dev", "financebench-dev"])
+def test_every_score_equals_the_reference_on_real_pages(shared_dir, tmp_path, name) -> None:
+    """Every question of the dev set against every page, corpus-wide and per document."""
+    folder = shared_dir / "data" / name
+    documents, questions = _ingested(folder, tmp_path / "documents")
+    index = BM25Index()
+    index.add(documents)
+    assert mismatches(index, documents, questions) == []
+
+
+def test_an_index_built_on_disk_scores_the_same(make_document, tmp_path: Path) -> None:
+    """Past ``memory_mb`` the postings are assembled on disk and memory-mapped: the same
+    scores, after an incremental add too, saved and loaded."""
+    documents = _documents(make_document, 5)
+    in_memory = BM25Index()
+    in_memory.add(documents)
+    on_disk = BM25Index(memory_mb=0, spill_dir=str(tmp_path))
+    on_disk.add(documents[:2])
+    on_disk.add(documents[2:])  # an add to an index on disk goes through the disk again
+    assert isinstance(on_disk.engine.weights, np.memmap)
+    assert mismatches(on_disk, documents, QUERIES) == []
+    assert on_disk.postings_by_term() == in_memory.postings_by_term()
+    loaded = BM25Index(mmap=True).load(on_disk.save(tmp_path / "saved"))
+    assert mismatches(loaded, documents, QUERIES) == []
+
+
+def test_memory_budget_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="memory_mb"):
+        BM25Index(memory_mb=-1)
+
+
+def test_a_sharded_build_equals_a_whole_one(make_document, monkeypatch) -> None:
+    """A large corpus is counted by the ingestion pool's workers, slice by slice, and merged
+    in order: the same postings, statistics and scores."""
+    import indexes.bm25 as bm25_module
+    from scanrag.documents.parallel import shutdown_pool
+
+    documents = _documents(make_document, 6)
+    whole = BM25Index()
+    whole.add(documents)
+    monkeypatch.setenv("SCANRAG_INGEST_WORKERS", "2")
+    monkeypatch.setattr(bm25_module, "SHARD_MIN_PAGES", 1)
+    monkeypatch.setattr(bm25_module, "SHARD_PAGES", 15)
+    assert len(bm25_module._shards(documents) or []) == 3
+    sharded = BM25Index()
+    try:
+        sharded.add(documents)
+    finally:
+        shutdown_pool()
+    assert sharded.postings_by_term() == whole.postings_by_term()
+    assert sharded.engine.average_idf == whole.engine.average_idf
+    assert mismatches(sharded, documents, QUERIES) == []
