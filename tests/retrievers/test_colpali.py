@@ -74,7 +74,7 @@ def test_unknown_document_and_bad_options(retriever, model_dir):
 
 
 def test_runs_through_the_retrieval_evaluation(model_dir, samples, by_name):
-    from evaluation.retrieval_eval import evaluate_retrievers
+    from evaluation.retrieval.evaluate import evaluate_retrievers
 
     result = evaluate_retrievers(
         samples,

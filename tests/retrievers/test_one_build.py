@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.retrieval_eval import evaluate_retrievers
+from evaluation.retrieval.evaluate import evaluate_retrievers
 
 pytestmark = pytest.mark.model
 

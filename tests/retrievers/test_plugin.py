@@ -7,7 +7,7 @@ from importlib import metadata
 
 import pytest
 
-from evaluation.retrieval_eval import evaluate_retrievers
+from evaluation.retrieval.evaluate import evaluate_retrievers
 from indexes.base import PageIndex
 from scanrag.registry import RETRIEVERS
 from scanrag.retriever_specs import create_retriever

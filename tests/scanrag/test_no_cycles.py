@@ -166,12 +166,18 @@ GONE = [
     "retrievers.colpali",
     *(f"scanrag.datasets.{n}" for n in ("docscope", "financebench", "mmlongbench", "scholscan")),
     "scanrag.datasets.sinbench",
+    # evaluation's flat modules, now in their family's sub-package or evaluation.cli
+    *(f"evaluation.{n}" for n in ("scholscan_formula", "sinbench_metrics", "recall")),
+    *(f"evaluation.{n}" for n in ("faithfulness_meta", "faithfulness_text", "retrieval_eval")),
+    *(f"evaluation.{n}" for n in ("retrieve_cli", "agreement_cli", "report.cli")),
+    "evaluation.report.export_cli",
+    "evaluation.docscope.import_cli",
 ]
 GONE_NAMES = [
     ("agents.tags", "verdict_word"),
     ("agents.structured", "extract_json"),
     ("evaluation.judging", "json_candidates"),
-    ("evaluation.sinbench_metrics", "parse_verdict"),
+    ("evaluation.sinbench.metrics", "parse_verdict"),
     ("scanrag.documents.pages", "_make_block"),
     ("scanrag.runner.datasets", "DATASETS_FILE"),
     ("scanrag.runner.manifest", "Scrubber"),

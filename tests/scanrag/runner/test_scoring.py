@@ -11,7 +11,7 @@ import pytest
 import runner_fakes as rf
 
 from evaluation.backend import EvaluationBackend
-from evaluation.cli import score_dir
+from evaluation.cli.score import score_dir
 from scanrag.config import config_from_dict
 from scanrag.registry import BACKENDS
 from scanrag.rundir import JsonlLog, RunDir
