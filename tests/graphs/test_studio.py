@@ -43,6 +43,20 @@ def test_every_built_in_strategy_is_listed() -> None:
     assert all(ref.startswith("./graphs/studio.py:") for ref in CONFIG["graphs"].values())
 
 
+def test_langgraph_json_is_written_from_the_registered_strategies(tmp_path: Path) -> None:
+    """One source for the names: the entry points; the file and the factories follow them."""
+    from graphs import studio
+
+    assert tuple(sorted(NODES)) == studio.STRATEGY_NAMES
+    assert all(callable(getattr(studio, name)) for name in studio.STRATEGY_NAMES)
+    assert studio.main(["--check", str(REPO / "langgraph.json")]) == 0  # else: rewrite it
+    drifted = tmp_path / "langgraph.json"
+    stale = {**CONFIG, "graphs": {k: v for k, v in CONFIG["graphs"].items() if k != "scan"}}
+    drifted.write_text(json.dumps(stale), encoding="utf-8")
+    assert studio.main(["--check", str(drifted)]) == 1
+    assert studio.main([str(drifted)]) == 0 and json.loads(drifted.read_text()) == CONFIG
+
+
 @pytest.mark.parametrize("name", sorted(NODES))
 def test_each_factory_gives_the_strategy_graph(name: str) -> None:
     graph = _load(CONFIG["graphs"][name])()
