@@ -12,7 +12,9 @@ close, modalities, composite images),
 ``agents.reader.read_pages`` (context-window fallbacks). Node logic per strategy:
 ``agents.baseline`` (full_doc, topk_rag, oracles), ``agents.agentic``, ``agents.scan``;
 routing decisions are pure functions in ``agents.routing``. Prompts: ``agents.prompts``.
-The graph state all strategies share: ``agents.state.StrategyState``; an item's inputs (the
+The graph state: ``agents.state.StrategyState`` (the keys every strategy shares), extended by
+each strategy beside its nodes (``baseline.ReadState``, ``scan.MapReduceState``,
+``agentic.AgenticState``); an item's inputs (the
 graphs' run context) and a node's view of them: ``agents.scope.ItemContext`` / ``Scope``.
 Nothing here imports LangGraph; the ``graphs`` package wires these nodes.
 """

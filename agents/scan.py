@@ -17,9 +17,12 @@ reply without issues takes the map steps' candidate issues.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
 
 from agents.common import add_step, task_input
 from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
@@ -70,14 +73,30 @@ class ScanParams:
 # --------------------------------------------------------------------------- nodes
 
 
-def prepare(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+class WindowTask(TypedDict):
+    """One scan window handed to a map node: its position and its pages."""
+
+    index: int
+    pages: list[int]
+
+
+class MapReduceState(StrategyState, total=False):
+    """Graph state of ``scan``: the windows, the one a map node works on, and the map
+    results (each map node appends its own)."""
+
+    windows: list[list[int]]
+    window: WindowTask
+    results: Annotated[list[dict[str, Any]], operator.add]
+
+
+def prepare(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Record the item's documents and lay out the windows; stop when a document is missing."""
     if not scope.prepare():
         return {"stop": True}
     return {"windows": plan_windows(scope, p)}
 
 
-async def map_task(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+async def map_task(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Map one window (``state["window"]``); ``scope.trajectory`` is the window's own record,
     returned with the result for ``reduce_windows`` to fold in."""
     window = state["window"]
@@ -86,7 +105,7 @@ async def map_task(scope: Scope, state: StrategyState, p: ScanParams) -> dict[st
     return {"results": [result]}
 
 
-async def reduce_windows(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+async def reduce_windows(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Fold the windows' records into the trajectory, then write the final reply."""
     results = sorted(state.get("results", []), key=lambda r: r["index"])
     merge_records(scope.trajectory, [Trajectory.model_validate(r["record"]) for r in results])

@@ -24,6 +24,8 @@ NODES = {
     "oracle_facts": ["prepare", "select", "read"],
 }
 
+OWN_KEY = {name: "refs" for name in NODES} | {"scan": "windows", "agentic_rag": "pending"}
+
 
 def _load(reference: str):
     """Load ``./path.py:name`` the way the LangGraph server does: the file by its path."""
@@ -91,7 +93,9 @@ def test_each_graph_gives_its_json_schemas(name: str) -> None:
     assert CONFIG["python_version"] == "3.11"
     graph = _load(CONFIG["graphs"][name])()
     for schema in (graph.get_input_jsonschema(), graph.get_output_jsonschema()):
-        assert {"trajectory", "stop", "refs"} <= set(schema["properties"])
+        # the keys every strategy shares, and its own state's (agents.state.StrategyState)
+        assert {"trajectory", "stop", OWN_KEY[name]} <= set(schema["properties"])
+        assert not (set(OWN_KEY.values()) - {OWN_KEY[name]}) & set(schema["properties"])
     context = graph.get_context_jsonschema()
     assert context is not None and context["title"] == "ItemContext"
     assert set(context["required"]) == {"sample", "ctx"}
