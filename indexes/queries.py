@@ -18,6 +18,11 @@ page that holds the answer. Modes (steps joined by ``+``, applied left to right)
   question used. This is financial domain knowledge written while reading the FinanceBench
   dev questions: it only fires on those statement names, and its measured gain on
   financebench-dev is optimistic (see docs/retrievers.md).
+
+``question_sentences`` cuts a question (instructions stripped) into its sentences: the
+``hybrid`` retriever searches a dense component with each of them and keeps a page's best
+score, since one vector for a question that also defines its terms ("DPO is defined as ...")
+blurs what each sentence asks for.
 """
 
 from __future__ import annotations
@@ -117,6 +122,15 @@ def strip_instructions(text: str) -> str:
     if lost:
         out += " (" + ", ".join(lost) + ")"
     return out
+
+
+def question_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` after ``strip_instructions``, in order, without repeats;
+    ``[text]`` when it has no words (never a blank string)."""
+    body = strip_instructions(text)
+    parts = (part.strip() for part in _SENTENCE_BREAK.split(body.strip()))
+    found = list(dict.fromkeys(part for part in parts if re.search(r"\w", part)))
+    return found or [text]
 
 
 def expand_statements(text: str) -> str:

@@ -6,18 +6,26 @@ scores compared after rounding to 12 decimals (equal sums reached in a different
 flip a tie). A fused hit keeps the region proposals its components attached to that page
 (ColPali's boxes, say), in component order, without duplicates.
 
+* ``zconf`` (the hybrid's default) — confidence-weighted z-scores: each list's scores become
+  z-scores (mean 0, standard deviation 1 over the returned list) and the list votes with the
+  z-score of its own best page as its weight, ``score(p) = Σ_i w_i · c_i · z_i(p)`` with
+  ``c_i = max_p z_i(p)``. A retriever whose best page stands far above the rest of its list
+  (a rare exact term matched, say) gets a larger say for that query than one whose list is
+  flat; no weight is tuned (``w_i`` stay 1). A page missing from a list gets the list's lowest
+  z-score.
 * ``rrf`` — reciprocal rank fusion: ``score(p) = Σ_i w_i / (k_rrf + rank_i(p))`` over the
   components that returned ``p`` (rank 1 = best). It ignores how far apart the scores are.
 * ``minmax`` — score-aware: each list's scores are rescaled to [0, 1] (best returned page 1,
   worst returned page 0), ``score(p) = Σ_i w_i · norm_i(p)``. A page missing from a list gets
   that list's lowest normalised value (0), as if it ranked last.
-* ``z`` — the same with z-scores (mean 0, standard deviation 1 over the returned list); a
-  missing page gets the list's lowest z-score.
+* ``z`` — the same with z-scores; a missing page gets the list's lowest z-score.
 
 A list whose scores are all equal carries no ordering information and adds 0 to every page.
 Normalising over the top ``depth`` hits equals normalising over the whole document for every
 page that matters when ``depth`` ≥ 50 on the dev sets (depth 20 loses 0.04 R@5 on
-financebench): keep ``depth`` at 100.
+financebench): keep ``depth`` at 100. ``merge_views`` folds the lists one retriever returned
+for several views of a question (its sentences) into one list, a page scoring its best view's
+score. docs/retrievers.md has the cross-set figures behind the default.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import Any, Literal, get_args
 
 from scanrag.schemas import PageHit
 
-Fusion = Literal["minmax", "z", "rrf"]
+Fusion = Literal["zconf", "minmax", "z", "rrf"]
 FUSIONS: tuple[str, ...] = get_args(Fusion)
 Key = tuple[str, int]
 
@@ -65,11 +73,22 @@ def normalised_scores(hits: Sequence[PageHit], how: str) -> tuple[dict[Key, floa
     return normed, min(normed.values())
 
 
+def confidence(normed: dict[Key, float]) -> float:
+    """How far a list's best page stands out: its z-score (0 for an empty or flat list)."""
+    return max(normed.values(), default=0.0)
+
+
 def score_fuse(
     rankings: Sequence[Sequence[PageHit]], weights: Sequence[float], how: str, k: int
 ) -> list[PageHit]:
-    """Weighted sum of normalised scores (``minmax`` or ``z``); the best ``k`` hits."""
-    parts = [normalised_scores(hits, how) for hits in rankings]
+    """Weighted sum of normalised scores (``minmax``, ``z`` or ``zconf``); the best ``k``
+    hits."""
+    parts = [normalised_scores(hits, "z" if how == "zconf" else how) for hits in rankings]
+    if how == "zconf":
+        scaled = [(normed, floor, confidence(normed)) for normed, floor in parts]
+        parts = [
+            ({key: c * v for key, v in normed.items()}, c * floor) for normed, floor, c in scaled
+        ]
     keys = {key: None for normed, _ in parts for key in normed}
     scores = {
         key: sum(
@@ -87,7 +106,7 @@ def fuse(
     k: int,
     k_rrf: float = 60.0,
 ) -> list[PageHit]:
-    """Fuse with the rule ``how`` (``minmax``, ``z`` or ``rrf``)."""
+    """Fuse with the rule ``how`` (``zconf``, ``minmax``, ``z`` or ``rrf``)."""
     if how == "rrf":
         return rrf_fuse(rankings, weights, k_rrf, k)
     return score_fuse(rankings, weights, how, k)
@@ -106,3 +125,16 @@ def _fused(
         PageHit(doc_id=doc_id, page=page, score=score, rank=rank, regions=regions[(doc_id, page)])
         for rank, ((doc_id, page), score) in enumerate(ordered[:k], start=1)
     ]
+
+
+def merge_views(views: Sequence[Sequence[PageHit]], k: int) -> list[PageHit]:
+    """One retriever's lists for several views of a question as one list: a page scores the
+    best of its views' scores; the best ``k`` pages, ranked 1..n (ties as in ``fuse``)."""
+    if len(views) == 1:
+        return list(views[0][:k])
+    best: dict[Key, float] = {}
+    for hits in views:
+        for hit in hits:
+            key = (hit.doc_id, hit.page)
+            best[key] = max(best.get(key, hit.score), hit.score)
+    return _fused(best, views, k)

@@ -8,6 +8,7 @@ from indexes.queries import (
     apply_query_mode,
     check_query_mode,
     expand_statements,
+    question_sentences,
     statements_named,
     strip_instructions,
 )
@@ -77,3 +78,15 @@ def test_modes_compose_left_to_right():
 def test_unknown_modes_rejected(mode):
     with pytest.raises(ValueError, match="query_mode"):
         check_query_mode(mode)
+
+
+def test_question_sentences_split_the_stripped_question():
+    assert question_sentences(FINANCEBENCH_STYLE) == [
+        "the statement of financial position and the cash flow statement.",
+        "what is the FY2015 operating cash flow ratio for Adobe?",
+        "Operating cash flow ratio is defined as: cash from operations / total current "
+        "liabilities.",
+    ]
+    assert question_sentences("How many slides? How many slides?") == ["How many slides?"]
+    assert question_sentences("Where was it conceived?") == ["Where was it conceived?"]
+    assert question_sentences("?! ...") == ["?! ..."]  # no words: the text as given

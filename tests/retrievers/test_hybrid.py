@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from indexes.bm25 import BM25Index
-from retrievers.fusion import fuse, normalised_scores, rrf_fuse
+from retrievers.fusion import fuse, merge_views, normalised_scores, rrf_fuse
 from retrievers.hybrid import HybridRetriever
+from retrievers.views import search_views
 from scanrag.schemas import BBox, PageHit, Region
 
 
@@ -181,9 +182,98 @@ def test_flat_lists_add_nothing():
     assert [h.page for h in fuse([flat, other], [5.0, 1.0], "minmax", k=2)] == [2, 1]
 
 
-def test_hybrid_defaults_to_minmax_and_records_the_rule():
+def test_hybrid_defaults_to_zconf_and_records_the_rule():
     a = Fixed("a", [("d", 1), ("d", 2)])
     hybrid = HybridRetriever([a, Fixed("b", [("d", 2)])])
-    assert hybrid.fusion == "minmax" and hybrid.describe()["fusion"] == "minmax"
-    with pytest.raises(ValueError, match="unknown fusion 'max'; use one of minmax, z, rrf"):
+    assert hybrid.fusion == "zconf" and hybrid.describe()["fusion"] == "zconf"
+    assert hybrid.describe()["views"] == ["query", "query"]
+    with pytest.raises(ValueError, match="unknown fusion 'max'; use one of zconf, minmax, z, rrf"):
         HybridRetriever([a], fusion="max")  # type: ignore[arg-type]
+
+
+def test_zconf_fusion_by_hand():
+    """Each list votes with its z-scores times the z-score of its own best page."""
+    sure = _scored(("d", 1, 9.0), ("d", 2, 0.0), ("d", 3, 0.0))  # mean 3, std √18
+    even = _scored(("d", 2, 2.0), ("d", 3, 0.0))  # z: +1, -1; its best page has z 1
+    z1 = 6 / 18**0.5  # the sure list's best z (≈ 1.414); its other pages have z = -z1 / 2
+    fused = {h.page: h.score for h in fuse([sure, even], [1.0, 1.0], "zconf", k=10)}
+    assert fused[1] == pytest.approx(z1 * z1 + 1 * -1)  # missing from `even`: its lowest z
+    assert fused[2] == pytest.approx(z1 * (-z1 / 2) + 1 * 1)
+    assert fused[3] == pytest.approx(z1 * (-z1 / 2) + 1 * -1)
+    assert [h.page for h in fuse([sure, even], [1.0, 1.0], "zconf", k=3)] == [1, 2, 3]
+    # the same lists with plain z-scores: the even list's page 2 ties with page 1
+    plain = {h.page: h.score for h in fuse([sure, even], [1.0, 1.0], "z", k=10)}
+    assert plain[1] == pytest.approx(z1 - 1) and plain[2] == pytest.approx(-z1 / 2 + 1)
+
+
+def test_zconf_flat_or_empty_lists_add_nothing():
+    flat = _scored(("d", 1, 0.5), ("d", 2, 0.5))
+    other = _scored(("d", 2, 2.0), ("d", 1, 1.0))
+    assert [h.page for h in fuse([flat, other], [5.0, 1.0], "zconf", k=2)] == [2, 1]
+    assert [h.page for h in fuse([[], other], [1.0, 1.0], "zconf", k=2)] == [2, 1]
+    assert fuse([[], []], [1.0, 1.0], "zconf", k=2) == []
+
+
+def test_merge_views_keeps_each_pages_best_score():
+    first = _scored(("d", 1, 0.2), ("d", 2, 0.1))
+    second = _scored(("d", 3, 0.9), ("d", 1, 0.5), ("d", 4, 0.05))
+    merged = merge_views([first, second], k=3)
+    assert [(h.page, h.score, h.rank) for h in merged] == [(3, 0.9, 1), (1, 0.5, 2), (2, 0.1, 3)]
+    assert merge_views([first], k=1) == first[:1]
+    assert merge_views([[], []], k=3) == []
+
+
+class Recording(Fixed):
+    """A fixed ranking whose page scores depend on the query text; records the queries."""
+
+    def __init__(self, name: str, scores: dict[str, list[tuple[int, float]]]) -> None:
+        super().__init__(name, [])
+        self.scores, self.queries = scores, []
+
+    def search(self, query, k, doc_ids=None):
+        self.queries.append(query)
+        ranked = sorted(self.scores.get(query, []), key=lambda e: -e[1])[:k]
+        return [PageHit(doc_id="d", page=p, score=s, rank=r) for r, (p, s) in enumerate(ranked, 1)]
+
+
+QUESTION = "What is the FY2019 DPO? DPO is defined as 365 * AP / COGS. Round your answer."
+
+
+def test_dense_components_search_sentence_by_sentence():
+    dense = Recording(
+        "dense",
+        {"What is the FY2019 DPO?": [(1, 0.6), (2, 0.1)], "DPO is defined as 365 * AP / COGS.":
+         [(2, 0.7), (1, 0.3)]},
+    )  # fmt: skip
+    lexical = Recording("bm25", {QUESTION: [(1, 3.0), (2, 1.0), (3, 0.0)]})
+    hybrid = HybridRetriever([lexical, dense])
+    assert hybrid.views == ["query", "sentences"]
+    hits = hybrid.search(QUESTION, 3)
+    assert lexical.queries == [QUESTION]
+    assert dense.queries == ["What is the FY2019 DPO?", "DPO is defined as 365 * AP / COGS."]
+    assert {h.page for h in hits} == {1, 2, 3}
+    # each page keeps its best sentence's score: page 2 0.7, page 1 0.6
+    (merged,) = search_views(dense, [QUESTION], "sentences", 10, None)
+    assert [(h.page, h.score, h.rank) for h in merged] == [(2, 0.7, 1), (1, 0.6, 2)]
+    again = HybridRetriever([lexical, dense], views=["query", "query"])
+    dense.queries.clear()
+    again.search(QUESTION, 3)
+    assert dense.queries == [QUESTION]
+
+
+def test_sentence_views_of_a_batch_stay_with_their_question():
+    dense = Recording("dense", {"A?": [(1, 0.9)], "B.": [(2, 0.8)], "C?": [(3, 0.7)]})
+    hybrid = HybridRetriever([dense], views=["sentences"])
+    results = hybrid.search_batch(["A? B.", "C?", " "], 5)
+    assert [[h.page for h in r] for r in results] == [[1, 2], [3], []]
+
+
+@pytest.mark.parametrize(
+    ("views", "message"),
+    [(["query"], "one entry per retriever"), ("query", "one entry per retriever"),
+     (5, "one entry per retriever"),
+     (["query", "words"], "unknown view 'words'")],
+)  # fmt: skip
+def test_invalid_views(views, message):
+    with pytest.raises(ValueError, match=message):
+        HybridRetriever([Fixed("a", []), Fixed("b", [])], views=views)
