@@ -120,7 +120,13 @@ def run_eval(args: argparse.Namespace) -> int:
     except (ValueError, UnknownNameError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from evaluation.retrieval.evaluate import evaluate_retrievers
+    from evaluation.retrieval.evaluate import alias_specs, evaluate_retrievers
+
+    # every retriever's parameters, composites' components included, before any ingestion
+    problems = alias_specs(names, settings).problems(skip=["samples"])
+    if problems:
+        print("error: retriever parameters:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
     from scanrag.datasets import DatasetError, load_generic
 
     try:

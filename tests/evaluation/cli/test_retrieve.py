@@ -11,6 +11,7 @@ import pytest
 
 from evaluation.cli.retrieve import parse_ks, parse_settings
 from scanrag.cli import main
+from scanrag.registry import RETRIEVERS
 
 _spec = importlib.util.spec_from_file_location(
     "_retriever_test_corpus", Path(__file__).parents[2] / "retrievers" / "conftest.py"
@@ -109,16 +110,49 @@ def test_bad_arguments(capsys, dataset, args, message):
     assert code == 2 and message in err
 
 
+class _Breaks:
+    """A retriever with valid parameters whose index build fails at run time."""
+
+    name = "breaks"
+
+    def add(self, documents):
+        raise ValueError("index build failed")
+
+    def search(self, query, k, doc_ids=None):
+        return []
+
+    def search_batch(self, queries, k, doc_ids=None):
+        return [[] for _ in queries]
+
+    def manifest(self):
+        return {"name": self.name}
+
+
 def test_a_broken_retriever_is_reported_and_the_others_still_run(capsys, dataset, pdf_dir):
-    base = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--json"]
+    RETRIEVERS.register("breaks", replace=True)(_Breaks)
+    try:
+        base = ["--dataset", str(dataset), "--pdf-dir", str(pdf_dir), "--json"]
+        code, out, err = _run(capsys, *base, "--retrievers", "breaks,oracle")
+        assert code == 1
+        assert list(json.loads(out)["retrievers"]) == ["oracle"]
+        assert "error: retriever 'breaks' failed: ValueError" in err and "Traceback" not in err
+        code, out, err = _run(capsys, *base, "--retrievers", "breaks")
+        assert code == 2 and json.loads(out)["failed"]["breaks"] == "ValueError: index build failed"
+    finally:
+        RETRIEVERS.unregister("breaks")
+
+
+def test_retriever_parameters_are_refused_before_any_ingestion(capsys, dataset, tmp_path):
+    """Every problem is named at once, components of a composite included, and nothing is
+    ingested (the PDF folder does not even exist)."""
     code, out, err = _run(
-        capsys, *base, "--retrievers", "bm25,oracle", "--set", "bm25.k1=-1", "--set", "bm25.x=1"
-    )
-    assert code == 1
-    assert list(json.loads(out)["retrievers"]) == ["oracle"]
-    assert "error: retriever 'bm25' failed: TypeError" in err and "Traceback" not in err
-    code, out, err = _run(capsys, *base, "--retrievers", "bm25", "--set", "bm25.k1=-1")
-    assert code == 2 and json.loads(out)["failed"]["bm25"].startswith("ValueError")
+        capsys, "--dataset", str(dataset), "--pdf-dir", str(tmp_path / "absent"),
+        "--retrievers", "bm25,hybrid", "--set", "bm25.k1=-1", "--set", "bm25.x=1",
+        "--set", "hybrid.fusion=bogus",
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert "unexpected keyword argument 'x'" in err and "must be > 0, got -1" in err
+    assert "retrievers.hybrid.params.fusion" in err and "Traceback" not in err
 
 
 def test_missing_dataset(capsys, tmp_path):
