@@ -6,7 +6,7 @@ page twice; after ``max_steps`` reads it must answer (a forced answer). Every st
 ``trajectory.steps``.
 
 Each node is a function ``(scope, state, params) -> update``: it reads the loop variables
-from the shared graph state (:class:`agents.state.StrategyState`, plain JSON, because the
+from its graph state (:class:`AgenticState`, plain JSON, because the
 graph is checkpointed after each node so an interrupted question resumes where it stopped),
 records its step on ``scope.trajectory`` and returns the keys it changes; the graph wiring
 (``graphs.agentic_rag``) stores the trajectory back into the state. A model error propagates
@@ -22,17 +22,18 @@ from typing import Any
 
 from agents import baseline, routing
 from agents.common import add_step, call_model, task_input
-from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
+from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
 from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.agentic import ASSESSOR, PLANNER
 from agents.prompts.base import Prompt
 from agents.prompts.reader import reader_prompt
 from agents.reader import read_pages
 from agents.reductions import notes_trimmed
+from agents.reply import apply_output
 from agents.scope import Scope
 from agents.state import StrategyState
-from agents.structured import extract_json
 from scanrag.llm.types import ChatResponse, ContextOverflowError
+from scanrag.parsing import first_object
 from scanrag.schemas import Citation, Document, Trajectory
 
 
@@ -65,11 +66,22 @@ class AgentParams:
         return asdict(self)
 
 
-AgentState = StrategyState
-"""Deprecated alias (one release): the agent's state is the shared ``StrategyState``."""
+class AgenticState(StrategyState, total=False):
+    """Graph state of ``agentic_rag``: the loop's variables (the next query, the queries
+    tried, the pages seen, waiting and read, the notes, the iteration and the last decision).
+    """
+
+    query: str | None
+    tried: list[str]
+    seen: list[int]
+    pending: list[int]
+    read_pages: list[int]
+    notes: list[dict[str, Any]]
+    iteration: int
+    decision: str
 
 
-def initial_state(trajectory: Trajectory) -> StrategyState:
+def initial_state(trajectory: Trajectory) -> AgenticState:
     """The state a new question starts from."""
     return {
         "trajectory": trajectory.model_dump(mode="json"),
@@ -85,7 +97,7 @@ def initial_state(trajectory: Trajectory) -> StrategyState:
     }
 
 
-async def prepare(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def prepare(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """The first step: which document, how long, the read budget."""
     data = {"doc_id": scope.doc.id, "num_pages": scope.doc.num_pages, "max_steps": p.max_steps}
     add_step(scope.trajectory, "prepare", data)
@@ -95,17 +107,17 @@ async def prepare(scope: Scope, state: StrategyState, p: AgentParams) -> dict[st
 NOTE_TRIMS = 3  # times the notes are halved after a context overflow before giving up
 
 
-def _blocks(state: StrategyState) -> list[tuple[list[int], str]]:
+def _blocks(state: AgenticState) -> list[tuple[list[int], str]]:
     return [(n["pages"], n["text"]) for n in state.get("notes", [])]
 
 
-def _notes_text(state: StrategyState, limit: int | None = None) -> str:
+def _notes_text(state: AgenticState, limit: int | None = None) -> str:
     return notes_section(trim_blocks(_blocks(state), limit)).strip() or "(none yet)"
 
 
 async def _trimming_notes(
     trajectory: Trajectory,
-    state: StrategyState,
+    state: AgenticState,
     stage: str,
     call: Callable[[int | None, bool], Any],
 ) -> Any:
@@ -130,7 +142,7 @@ async def _trimming_notes(
 
 
 async def _ask_with_notes(
-    scope: Scope, state: StrategyState, prompt: Prompt, role: str, max_tokens: int, **fields: str
+    scope: Scope, state: AgenticState, prompt: Prompt, role: str, max_tokens: int, **fields: str
 ) -> ChatResponse:
     """One planner or assessor call (``role`` is also its stage) with the notes so far,
     trimmed and retried when they overflow the model's context."""
@@ -153,7 +165,7 @@ async def _ask_with_notes(
 
 
 def _query_from(text: str) -> str:
-    data, _ = extract_json(text)
+    data, _ = first_object(text)
     if data and isinstance(data.get("query"), str):
         return str(data["query"]).strip()
     for line in text.splitlines():
@@ -163,7 +175,7 @@ def _query_from(text: str) -> str:
     return ""
 
 
-async def plan(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def plan(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Choose the next search query: the planner's (told the queries tried), or the question."""
     trajectory = scope.trajectory
     question = scope.sample.question
@@ -190,7 +202,7 @@ async def plan(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, 
     return {"query": query}
 
 
-async def retrieve(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def retrieve(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Search the query; keep up to ``pages_per_step`` pages not read before as ``pending``."""
     trajectory = scope.trajectory
     query = state.get("query") or scope.sample.question
@@ -208,7 +220,7 @@ async def retrieve(scope: Scope, state: StrategyState, p: AgentParams) -> dict[s
     return {"pending": new, "tried": tried, "query": None}
 
 
-async def read(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def read(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Read the pending pages and keep what they say as one block of notes."""
     trajectory = scope.trajectory
     pages = list(state.get("pending", []))
@@ -218,11 +230,11 @@ async def read(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, 
         trajectory,
         scope.refs(pages),
         question=scope.sample.question,
-        task=scope.sample.task,
+        task=scope.task,
         spec=scope.spec("truncate"),
         options=scope.options(),
         parse_ctx=scope.parse_ctx,
-        task_input=task_input(scope.sample),
+        task_input=task_input(scope.sample, scope.task),
         step_data={"iteration": iteration},
         raise_model_errors=True,
     )
@@ -239,7 +251,7 @@ async def read(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, 
     }
 
 
-async def assess(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def assess(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Ask whether the notes answer the question: answer, refine the query, or read on."""
     trajectory = scope.trajectory
     response = await _ask_with_notes(
@@ -251,7 +263,7 @@ async def assess(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str
         question=scope.sample.question,
         pages=", ".join(map(str, state.get("read_pages", []))) or "none",
     )
-    data, _ = extract_json(response.text)
+    data, _ = first_object(response.text)
     decision, query = routing.read_decision(response.text, data)
     if query is not None and query in state.get("tried", []):
         query = None  # a repeated query would find the same pages: let the planner try
@@ -263,7 +275,7 @@ async def assess(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str
     return {"decision": decision, "query": query}
 
 
-def neighbours_of(doc: Document, state: StrategyState, p: AgentParams) -> list[int]:
+def neighbours_of(doc: Document, state: AgenticState, p: AgentParams) -> list[int]:
     """Unseen pages next to the pages the notes cite (else next to the pages read)."""
     cited = [
         c["page"]
@@ -275,14 +287,14 @@ def neighbours_of(doc: Document, state: StrategyState, p: AgentParams) -> list[i
     return routing.neighbour_pages(anchors, state.get("seen", []), doc.num_pages, p.pages_per_step)
 
 
-async def neighbors(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def neighbors(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Queue the unseen pages next to the evidence for the next read."""
     pages = neighbours_of(scope.doc, state, p)
     add_step(scope.trajectory, "neighbors", {"pages": pages})
     return {"pending": pages}
 
 
-async def answer(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str, Any]:
+async def answer(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Write the final reply from the notes (forced when the budget ran out)."""
     trajectory = scope.trajectory
     iteration = state.get("iteration", 0)
@@ -297,13 +309,13 @@ async def answer(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str
             trajectory,
             cited,
             question=scope.sample.question,
-            task=scope.sample.task,
+            task=scope.task,
             spec=scope.spec("truncate", stage="answer"),
             options=scope.options(),
             parse_ctx=scope.parse_ctx,
             extra=notes or "(no notes: the searches found nothing relevant)\n\n",
-            task_input=task_input(scope.sample),
-            prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
+            task_input=task_input(scope.sample, scope.task),
+            prompt=reader_prompt(scope.params.output, scope.task, "notes"),
             step_kind="answer",
             step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
             raise_model_errors=True,
@@ -319,7 +331,7 @@ async def answer(scope: Scope, state: StrategyState, p: AgentParams) -> dict[str
     return {"stop": True}
 
 
-def gathered_evidence(scope: Scope, state: StrategyState) -> ParsedOutput:
+def gathered_evidence(scope: Scope, state: AgenticState) -> ParsedOutput:
     """Every citation the reading steps kept, merged into one parsed output."""
     citations = [
         Citation.model_validate(c) for n in state.get("notes", []) for c in n.get("citations", [])

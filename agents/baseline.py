@@ -2,7 +2,7 @@
 
 The node functions (``prepare``, ``select_full_doc``, ``retrieve_topk``, ``select_oracle``,
 ``read_truncated``, ``read_ranked``) take ``(scope, state[, parameters])`` and return the state
-keys they change (see :class:`agents.state.StrategyState`); ``graphs`` wires them.
+keys they change (see :class:`ReadState`); ``graphs`` wires them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from agents.common import add_step
 from agents.context import PageRef
 from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
 from agents.scope import Scope
-from agents.state import StrategyState
+from agents.state import PageKey, StrategyState
 from scanrag.schemas import Document, PageHit, Region, Sample, Status
 
 Order = Literal["rank", "page"]
@@ -26,23 +26,32 @@ OracleLevel = Literal["pages", "regions", "facts"]
 # --------------------------------------------------------------------------- nodes
 
 
-def prepare(scope: Scope, state: StrategyState) -> dict[str, Any]:
+class ReadState(StrategyState, total=False):
+    """Graph state of the single-read strategies (``full_doc``, ``topk_rag``, the oracles):
+    the pages chosen for the read, in reading order, with their retrieval ranks."""
+
+    refs: list[PageKey]
+    priority: list[int]
+    extra: str
+
+
+def prepare(scope: Scope, state: ReadState) -> dict[str, Any]:
     """Record the item's documents; stop when one is missing."""
     return {"stop": not scope.prepare()}
 
 
-def select_full_doc(scope: Scope, state: StrategyState) -> dict[str, Any]:
+def select_full_doc(scope: Scope, state: ReadState) -> dict[str, Any]:
     """Choose every page up to the cap (``full_doc_pages``)."""
     return {"refs": scope.keys(full_doc_pages(scope))}
 
 
-def select_oracle(scope: Scope, state: StrategyState, level: OracleLevel) -> dict[str, Any]:
+def select_oracle(scope: Scope, state: ReadState, level: OracleLevel) -> dict[str, Any]:
     """Choose the gold pages and the oracle evidence of ``level``."""
     refs = oracle_pages(scope)
     return {"refs": scope.keys(refs), "extra": oracle_extra(scope, level)}
 
 
-def retrieve_topk(scope: Scope, state: StrategyState, k: int, order: Order) -> dict[str, Any]:
+def retrieve_topk(scope: Scope, state: ReadState, k: int, order: Order) -> dict[str, Any]:
     """Search the question for ``k`` pages (at most the page cap: the pages it keeps out of
     the top ``k`` are a ``page_cap`` reduction), then the cited documents; a retriever
     failure stops the item."""
@@ -76,14 +85,14 @@ def retrieve_topk(scope: Scope, state: StrategyState, k: int, order: Order) -> d
     return {"refs": scope.keys(refs + cited), "priority": priority}
 
 
-async def read_truncated(scope: Scope, state: StrategyState) -> dict[str, Any]:
+async def read_truncated(scope: Scope, state: ReadState) -> dict[str, Any]:
     """Read the chosen pages (with any ``extra`` section); too long a prompt truncates pages."""
     refs = scope.page_refs(state["refs"])
     await scope.read(refs, fallback="truncate", extra=state.get("extra", ""))
     return {}
 
 
-async def read_ranked(scope: Scope, state: StrategyState) -> dict[str, Any]:
+async def read_ranked(scope: Scope, state: ReadState) -> dict[str, Any]:
     """Read the chosen pages; too long a prompt drops the lowest-priority pages first."""
     refs = scope.page_refs(state["refs"])
     await scope.read(refs, fallback="drop", priority=state["priority"])

@@ -14,7 +14,7 @@ from agents.reductions import DegradedInputError, degraded_message, stop_if_degr
 from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Step, Trajectory
-from scanrag.tasks import task_spec_or_default
+from scanrag.tasks import TaskSpec
 
 
 class InputProblemError(Exception):
@@ -64,10 +64,10 @@ def setting(value: Any, ctx: StrategyContext, key: str, default: Any = None) -> 
     return default if found is None else found
 
 
-def task_input(sample: Sample) -> str:
-    """Extra input some tasks carry (``TaskSpec.given``): the candidate answer and chain a
-    verify item asks about."""
-    if "candidate" not in task_spec_or_default(sample.task).given:
+def task_input(sample: Sample, task: TaskSpec) -> str:
+    """Extra input some tasks carry (``task.given``): the candidate answer and chain a verify
+    item asks about."""
+    if "candidate" not in task.given:
         return ""
     meta = sample.metadata
     answer = next(

@@ -25,7 +25,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents.reply import settle
 from scanrag.schemas import (
     UNANSWERABLE,
     BBox,
@@ -298,24 +297,6 @@ class EvidenceBuilder:
             notes=notes,
             **fields,
         )
-
-
-def apply_output(trajectory: Trajectory, parsed: ParsedOutput, raw: str) -> Trajectory:
-    """Copy a parsed reply into ``trajectory`` (raw text always kept); a reply cut before
-    any answer → truncated, an unusable one → unparsed."""
-    trajectory.raw_output = raw
-    trajectory.pages = list(parsed.pages)
-    trajectory.regions = list(parsed.regions)
-    trajectory.facts = list(parsed.facts)
-    trajectory.answer = parsed.answer
-    trajectory.citations = list(parsed.citations)
-    trajectory.evidence_chain = list(parsed.evidence_chain)
-    trajectory.issues = list(parsed.issues)
-    trajectory.verdict = parsed.verdict
-    trajectory.metadata["parser"] = parsed.parser
-    if parsed.notes:
-        trajectory.metadata["parse_notes"] = parsed.notes
-    return settle(trajectory, parsed)  # parse status; truncated / unparsed (agents.reply)
 
 
 def merge_citations(

@@ -75,9 +75,9 @@ def strategy_context(inputs: ItemInputs, sample: Sample) -> StrategyContext:
     documents = {name: ingest_pdf(resolve_document(folder, name)) for name in names}
     retriever = None
     if inputs.retriever is not None:
-        from retrievers.base import build_retriever
+        from scanrag.retriever_specs import create_retriever
 
-        retriever = build_retriever(inputs.retriever, **inputs.retriever_params)
+        retriever = create_retriever(inputs.retriever, inputs.retriever_params)
         retriever.add(list({d.id: d for d in documents.values()}.values()))
     renderer = None
     if inputs.cache_dir is not None:

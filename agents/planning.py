@@ -26,9 +26,8 @@ from agents.context import (
     page_block,
     page_text,
 )
-from scanrag.llm.context import ContextWindow, TokenCount
 from scanrag.llm.fit import SAFETY, check_request_fits, client_count, client_window
-from scanrag.llm.types import ChatRequest, TextPart
+from scanrag.llm.types import ChatRequest, ContextWindow, TextPart, TokenCount
 from scanrag.protocols import StrategyContext
 from scanrag.untrusted import ID_LENGTH
 

@@ -52,11 +52,20 @@ from agents.reductions import (
 )
 from agents.reply import note_finish
 from agents.structured import parse_structured, schema_for
-from scanrag.llm.context import ContextWindow, TokenCount, window_in_error
+from scanrag.llm.context import window_in_error
 from scanrag.llm.fit import SAFETY, PlannedOverflowError, overflow_text
-from scanrag.llm.types import ChatRequest, ContentPart, ContextOverflowError, ModelError, TextPart
+from scanrag.llm.types import (
+    ChatRequest,
+    ContentPart,
+    ContextOverflowError,
+    ContextWindow,
+    ModelError,
+    TextPart,
+    TokenCount,
+)
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
+from scanrag.tasks import TaskSpec
 
 Output = Literal["citations", "json"]
 Fallback = Literal["truncate", "drop"]
@@ -215,7 +224,7 @@ async def read_pages(
     refs: Sequence[PageRef],
     *,
     question: str,
-    task: str,
+    task: TaskSpec,
     spec: ReaderSpec,
     options: ContextOptions,
     parse_ctx: ParseContext | None,

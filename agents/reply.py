@@ -29,12 +29,9 @@ to its point.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from agents.evidence import ParsedOutput
 from scanrag.schemas import ParseStatus, Status, Trajectory
-
-if TYPE_CHECKING:
-    from agents.evidence import ParsedOutput
 
 LENGTH = "length"
 TRUNCATED_MESSAGE = "the reply hit the token limit (max_tokens) before giving an answer"
@@ -112,3 +109,21 @@ def settle(trajectory: Trajectory, parsed: ParsedOutput) -> Trajectory:
     elif not parsed.usable:
         trajectory.fail(Status.UNPARSED, f"nothing usable in the reply ({parsed.parser} parser)")
     return trajectory
+
+
+def apply_output(trajectory: Trajectory, parsed: ParsedOutput, raw: str) -> Trajectory:
+    """Copy a parsed reply into ``trajectory`` (raw text always kept); a reply cut before
+    any answer → truncated, an unusable one → unparsed."""
+    trajectory.raw_output = raw
+    trajectory.pages = list(parsed.pages)
+    trajectory.regions = list(parsed.regions)
+    trajectory.facts = list(parsed.facts)
+    trajectory.answer = parsed.answer
+    trajectory.citations = list(parsed.citations)
+    trajectory.evidence_chain = list(parsed.evidence_chain)
+    trajectory.issues = list(parsed.issues)
+    trajectory.verdict = parsed.verdict
+    trajectory.metadata["parser"] = parsed.parser
+    if parsed.notes:
+        trajectory.metadata["parse_notes"] = parsed.notes
+    return settle(trajectory, parsed)

@@ -17,22 +17,25 @@ reply without issues takes the map steps' candidate issues.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
 
 from agents.common import add_step, task_input
-from agents.evidence import ParsedOutput, adopt_evidence, apply_output, merge_citations
+from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
 from agents.notes import next_limit, notes_section, render_notes, trim_blocks
 from agents.prompts.reader import reader_prompt
 from agents.prompts.scan import NOTHING, map_prompt
 from agents.reader import ReaderSpec, read_pages
 from agents.reductions import notes_trimmed
+from agents.reply import apply_output
 from agents.scope import Scope
 from agents.state import StrategyState
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
-from scanrag.tasks import task_spec_or_default
 
 CITED_PLACES = ("map", "reduce", "both")
 EMPTY_NOTES = "(nothing relevant on these pages)"
@@ -70,14 +73,30 @@ class ScanParams:
 # --------------------------------------------------------------------------- nodes
 
 
-def prepare(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+class WindowTask(TypedDict):
+    """One scan window handed to a map node: its position and its pages."""
+
+    index: int
+    pages: list[int]
+
+
+class MapReduceState(StrategyState, total=False):
+    """Graph state of ``scan``: the windows, the one a map node works on, and the map
+    results (each map node appends its own)."""
+
+    windows: list[list[int]]
+    window: WindowTask
+    results: Annotated[list[dict[str, Any]], operator.add]
+
+
+def prepare(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Record the item's documents and lay out the windows; stop when a document is missing."""
     if not scope.prepare():
         return {"stop": True}
     return {"windows": plan_windows(scope, p)}
 
 
-async def map_task(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+async def map_task(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Map one window (``state["window"]``); ``scope.trajectory`` is the window's own record,
     returned with the result for ``reduce_windows`` to fold in."""
     window = state["window"]
@@ -86,7 +105,7 @@ async def map_task(scope: Scope, state: StrategyState, p: ScanParams) -> dict[st
     return {"results": [result]}
 
 
-async def reduce_windows(scope: Scope, state: StrategyState, p: ScanParams) -> dict[str, Any]:
+async def reduce_windows(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Fold the windows' records into the trajectory, then write the final reply."""
     results = sorted(state.get("results", []), key=lambda r: r["index"])
     merge_records(scope.trajectory, [Trajectory.model_validate(r["record"]) for r in results])
@@ -192,12 +211,12 @@ async def map_window(scope: Scope, index: int, pages: list[int], p: ScanParams) 
             scope.trajectory,
             scope.refs(pages) + cited,
             question=scope.sample.question,
-            task=scope.sample.task,
+            task=scope.task,
             spec=_map_spec(scope, p),
             options=scope.options(),
             parse_ctx=scope.parse_ctx,
-            task_input=task_input(scope.sample),
-            prompt=map_prompt(scope.params.output, scope.sample.task),
+            task_input=task_input(scope.sample, scope.task),
+            prompt=map_prompt(scope.params.output, scope.task),
             step_kind="map",
             step_data={"window": index},
             raise_model_errors=True,
@@ -289,13 +308,13 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
                 trajectory,
                 cited,
                 question=scope.sample.question,
-                task=scope.sample.task,
+                task=scope.task,
                 spec=scope.spec("truncate", stage="reduce"),
                 options=scope.options(),
                 parse_ctx=scope.parse_ctx,
                 extra=notes,
-                task_input=task_input(scope.sample),
-                prompt=reader_prompt(scope.params.output, scope.sample.task, "notes"),
+                task_input=task_input(scope.sample, scope.task),
+                prompt=reader_prompt(scope.params.output, scope.task, "notes"),
                 step_kind="reduce",
                 step_data={"windows": len(ok), "notes_chars": len(notes)},
                 raise_overflow=attempt < REDUCE_TRIMS,
@@ -318,7 +337,7 @@ def _adopt_map_evidence(scope: Scope, ok: list[dict[str, Any]]) -> None:
     trajectory = scope.trajectory
     citations = [Citation.model_validate(c) for r in ok for c in r["citations"]]
     adopt_evidence(trajectory, merge_citations(scope.parse_ctx, citations), "map steps")
-    if task_spec_or_default(scope.sample.task).reports_issues and not trajectory.issues:
+    if scope.task.reports_issues and not trajectory.issues:
         issues = [ReportedIssue.model_validate(i) for r in ok for i in r["issues"]]
         unique: dict[str, ReportedIssue] = {}
         for issue in issues:

@@ -11,7 +11,7 @@ reader settings, with the operations every strategy shares (prepare, read-and-ap
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
@@ -26,14 +26,16 @@ from agents.common import (
     task_input,
 )
 from agents.context import MODALITIES, ContextOptions, PageRef
-from agents.evidence import ParseContext, apply_output
+from agents.evidence import ParseContext
 from agents.prompts.base import Prompt
 from agents.prompts.reader import OUTPUTS
 from agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
 from agents.reductions import cap_source
+from agents.reply import apply_output
 from agents.state import PageKey
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Status, Trajectory
+from scanrag.tasks import TaskSpec, task_spec_or_default
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ class ItemContext:
 
     ``primary`` / ``others`` are the sample's documents as resolved from ``ctx.documents``;
     when they cannot be (a missing document, a document without pages) ``problem`` says why
-    and ``primary`` is ``None``.
+    and ``primary`` is ``None``. ``task`` is the sample's entry of the task table, looked up
+    once when the item starts; everything below the graph nodes receives it from here.
     """
 
     sample: Sample
@@ -82,18 +85,21 @@ class ItemContext:
     others: tuple[Document, ...] = ()
     parse_ctx: ParseContext | None = None
     problem: str | None = None
+    task: TaskSpec = field(init=False)
 
     def __post_init__(self) -> None:
-        """Accept the JSON form LangGraph's server sends (``ItemContext(**context)`` with
-        ``sample`` and ``ctx`` as JSON, :mod:`agents.item_inputs`): build the live objects and
-        resolve the documents as :meth:`resolve` does."""
-        if isinstance(self.sample, Sample) and isinstance(self.ctx, StrategyContext):
-            return
-        from agents.item_inputs import from_json
+        """Look the sample's task up in the task table, once for the item (a name no one
+        registered reads as QA). Accept the JSON form LangGraph's server sends
+        (``ItemContext(**context)`` with ``sample`` and ``ctx`` as JSON,
+        :mod:`agents.item_inputs`): build the live objects and resolve the documents as
+        :meth:`resolve` does."""
+        if not (isinstance(self.sample, Sample) and isinstance(self.ctx, StrategyContext)):
+            from agents.item_inputs import from_json
 
-        resolved = ItemContext.resolve(*from_json(self.sample, self.ctx))
-        for name in ("sample", "ctx", "primary", "others", "parse_ctx", "problem"):
-            object.__setattr__(self, name, getattr(resolved, name))
+            resolved = ItemContext.resolve(*from_json(self.sample, self.ctx))
+            for name in ("sample", "ctx", "primary", "others", "parse_ctx", "problem"):
+                object.__setattr__(self, name, getattr(resolved, name))
+        object.__setattr__(self, "task", task_spec_or_default(self.sample.task))
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
@@ -154,6 +160,11 @@ class Scope:
     def ctx(self) -> StrategyContext:
         """The runner's context: model client, documents, retriever, settings."""
         return self.item.ctx
+
+    @property
+    def task(self) -> TaskSpec:
+        """The item's task type, resolved once per item (:attr:`ItemContext.task`)."""
+        return self.item.task
 
     @property
     def others(self) -> tuple[Document, ...]:
@@ -289,12 +300,12 @@ class Scope:
             self.trajectory,
             refs,
             question=self.sample.question,
-            task=self.sample.task,
+            task=self.task,
             spec=self.spec(fallback),
             options=self.options(),
             parse_ctx=self.parse_ctx,
             extra=extra,
-            task_input=task_input(self.sample),
+            task_input=task_input(self.sample, self.task),
             prompt=prompt,
             priority=priority,
             step_data=step_data,

@@ -34,8 +34,8 @@ from agents.evidence import (
 from agents.reply import AMBIGUOUS, mark_ambiguous
 from agents.tags import canonical_text
 from scanrag.parsing import as_text, first_object, json_values, parse_verdict
-from scanrag.schemas import EvidencePair, ReportedIssue, TaskType
-from scanrag.tasks import task_names, task_spec_or_default
+from scanrag.schemas import EvidencePair, ReportedIssue
+from scanrag.tasks import TaskSpec
 
 PARSER = "json"
 
@@ -106,22 +106,14 @@ class ReaderOutput(BaseModel):
 
 
 # Fields a task's schema lists (first) and requires (second) come from the task table
-# (scanrag.tasks: TaskSpec.fields / .required); unknown tasks get the QA ones.
+# (scanrag.tasks: TaskSpec.fields / .required).
 # The listed order is the order of the reply's fields under constrained decoding (required
 # fields first): the answer (or the verdict) comes before every list, so a reply cut by the
 # token limit still carries it, and a required answer is a string (``null`` would let a small
 # model skip it).
-def task_fields(task: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    spec = task_spec_or_default(task)
-    return spec.fields, spec.required
-
-
-TASK_FIELDS = {name: task_fields(name) for name in task_names()}  # the table at import time
-
-
-def schema_for(task: TaskType | str) -> dict[str, Any]:
-    """The JSON schema a reader must follow for ``task`` (unknown tasks get the QA one)."""
-    listed, required = task_fields(task)
+def schema_for(task: TaskSpec) -> dict[str, Any]:
+    """The JSON schema a reader must follow for ``task``."""
+    listed, required = task.fields, task.required
     full = ReaderOutput.model_json_schema()
     properties = {name: full["properties"][name] for name in listed}
     for name, kind in (("answer", "string"), ("verdict", "boolean")):
@@ -135,7 +127,7 @@ def schema_for(task: TaskType | str) -> dict[str, Any]:
         used.add(name)
         pending |= set(re.findall(r"#/\$defs/(\w+)", json.dumps(all_defs[name]))) - used
     schema: dict[str, Any] = {
-        "title": f"ReaderOutput_{task}",
+        "title": f"ReaderOutput_{task.name}",
         "type": "object",
         "properties": properties,
         "required": list(required),
@@ -181,8 +173,6 @@ def schema_sketch(schema: dict[str, Any]) -> str:
 # The "[box: x1, y1, x2, y2]" marker the reader's page text puts before each block: small models
 # copy it into their fact text; the box belongs in ``bbox``, not in the statement.
 _BOX_MARKER = re.compile(r"^\s*\[box:[^\]]*\]\s*", re.IGNORECASE)
-# Moved to the kernel (``scanrag.parsing``); kept here for one release.
-extract_json = first_object
 
 
 def _validated(

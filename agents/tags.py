@@ -155,10 +155,6 @@ def parse_verdict(masked: str, text: str) -> bool | None:
     return verdicts.parse_verdict(text[matches[-1].start(1) : matches[-1].end(1)])
 
 
-# Moved to the kernel (``scanrag.parsing.parse_verdict``); kept here for one release.
-verdict_word = verdicts.parse_verdict
-
-
 def _int(value: str | None) -> int | None:
     if value is None:
         return None

@@ -255,7 +255,7 @@ def peak_rss_mib() -> float:
 
 
 def recall_at_5(contender: Any, data: dict[str, Any]) -> float:
-    from evaluation.retrieval import evaluate_retrieval
+    from evaluation.retrieval.metrics import evaluate_retrieval
 
     starts = _doc_starts(data)
     runs = []

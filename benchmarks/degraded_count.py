@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             config = load_config(args.config, overrides, limit=args.limit)
         config = config_from_dict(config.model_dump(mode="json"))
-        llm = PlanOnly(build_llm(config))
+        llm = PlanOnly(build_llm(config.runner, config.model_entries()))
         result = start_run(config, llm=llm, log=None)
         total = degraded = 0
         for cell in result.summary["cells"].values():

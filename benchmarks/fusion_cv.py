@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.retrieval import SETS, DevSet, bm25, dense, load_set  # noqa: E402
-from evaluation.retrieval import question_metrics  # noqa: E402
+from evaluation.retrieval.metrics import question_metrics  # noqa: E402
 from retrievers.fusion import fuse  # noqa: E402
 from retrievers.hybrid import HybridRetriever  # noqa: E402
 from retrievers.views import search_views  # noqa: E402

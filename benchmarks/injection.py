@@ -156,10 +156,11 @@ def reader_messages(question: Question, attack: str | None, layout: str) -> Any:
     from agents.prompts.reader import ROLE, reader_prompt
     from agents.structured import schema_for
     from scanrag.llm.types import Message, TextPart
+    from scanrag.tasks import task_spec
 
     page2 = question.fact + (f"\n{attack}" if attack else "")
     doc = make_document(page2)
-    prompt = reader_prompt("json", "qa")
+    prompt = reader_prompt("json", task_spec("qa"))
     user_question = prompt.render_user(extra="", task_input="", question=question.question)
     if layout == "fenced":
         inp = build_input([PageRef(doc, n) for n in (1, 2, 3)], ContextOptions(block_boxes=False))
@@ -171,7 +172,7 @@ def reader_messages(question: Question, attack: str | None, layout: str) -> Any:
         system = prompt.system.replace(ROLE, LEGACY_ROLE)
     user = "\n".join(p.text for p in parts if isinstance(p, TextPart))
     messages = [Message(role="system", content=system), Message(role="user", content=user)]
-    return messages, schema_for("qa")
+    return messages, schema_for(task_spec("qa"))
 
 
 def answer_judge_messages(question: Question, answer: str, layout: str) -> Any:

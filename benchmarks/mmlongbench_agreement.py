@@ -9,7 +9,7 @@ variants, near misses, lists, refusals, wrong answers and empty ones (:func:`var
 With ``--oracle`` (a copy of the benchmark's ``eval/eval_score.py`` you fetched yourself;
 it is imported from that path and never stored in this repository) every triple is labelled
 with what the official code returns (0.0 where it raises) and the golden files under
-``tests/evaluation/golden/mmlongbench/`` are rewritten: ``agreement.jsonl`` (real golds) and
+``tests/evaluation/mmlongbench/golden/`` are rewritten: ``agreement.jsonl`` (real golds) and
 ``rules.jsonl`` (hand-made cases of each rule, :data:`RULE_CASES`).
 
 Then it prints, per file and per variant kind, how often ``official_score`` returns exactly
@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 from evaluation.docscope.answer_rules import match_answer  # noqa: E402
 from evaluation.mmlongbench.official import clean_answer, official_score  # noqa: E402
 
-GOLDEN = REPO / "tests" / "evaluation" / "golden" / "mmlongbench"
+GOLDEN = REPO / "tests" / "evaluation" / "mmlongbench" / "golden"
 Variant = tuple[str, str]  # (kind, prediction)
 
 NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]

@@ -1,6 +1,6 @@
 """Agreement of the ``mmlongbench`` scorer's official profile with MMLongBench-Doc's released
 pipeline (``run_api.py`` + ``eval/extract_answer.py`` + ``eval/eval_score.py``) on a mixed set
-(``tests/evaluation/mmlb_pipeline.py``: refusals, failed extractions, expression lists).
+(``tests/evaluation/mmlongbench/mmlb_pipeline.py``: refusals, failed extractions, expression lists).
 
     .venv/bin/python benchmarks/mmlongbench_pipeline_agreement.py                  # compare
     .venv/bin/python benchmarks/mmlongbench_pipeline_agreement.py --released PATH  # relabel
@@ -8,12 +8,12 @@ pipeline (``run_api.py`` + ``eval/extract_answer.py`` + ``eval/eval_score.py``) 
 ``--released PATH`` is a checkout of ``mayubo2333/MMLongBench-Doc`` you fetched yourself (the
 folder holding ``run_api.py`` and ``eval/``). It is copied to a temporary folder (never into
 this repository), given the set as ``samples.json`` with two one-page PDFs and our extractor
-prompt file (``tests/evaluation/golden/mmlongbench/extractor_prompt.md``), and ``run_api.py``
+prompt file (``tests/evaluation/mmlongbench/golden/extractor_prompt.md``), and ``run_api.py``
 runs against an OpenAI-compatible server on 127.0.0.1 that answers the model's requests with
 each case's response (HTTP 400 when the case's model call fails) and the extractor's with each
 case's extraction (HTTP 400 when it fails). Its result file gives every prediction and score,
 and its ``eval_acc_and_f1`` the accuracy and F1; they are written to
-``tests/evaluation/golden/mmlongbench/pipeline_released.json``.
+``tests/evaluation/mmlongbench/golden/pipeline_released.json``.
 
 Then the same set is scored with the ``mmlongbench`` scorer (official profile, official call
 shape, the same prompt file and extractor replies) and the script prints how many predictions
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-HERE = REPO / "tests" / "evaluation"
+HERE = REPO / "tests" / "evaluation" / "mmlongbench"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -86,9 +86,9 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/test_stats_bootstrap.py",
         "tests/evaluation/test_stats_agreement.py",
     ],
-    "evaluation.scholscan_formula": [
-        "tests/evaluation/test_scholscan_formula.py",
-        "tests/evaluation/test_scholscan.py",
+    "evaluation.scholscan.formula": [
+        "tests/evaluation/scholscan/test_formula.py",
+        "tests/evaluation/scholscan/test_scorer.py",
     ],
     "evaluation.docscope.region": [
         "tests/evaluation/docscope/test_region.py",
@@ -106,10 +106,10 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/docscope/test_answer_rules.py",
         "tests/evaluation/docscope/test_answer_rules_edges.py",
     ],
-    "evaluation.sinbench_metrics": [
-        "tests/evaluation/test_sinbench_metrics.py",
-        "tests/evaluation/test_sinbench_anchor_keys.py",
-        "tests/evaluation/test_sinbench.py",
+    "evaluation.sinbench.metrics": [
+        "tests/evaluation/sinbench/test_metrics.py",
+        "tests/evaluation/sinbench/test_anchor_keys.py",
+        "tests/evaluation/sinbench/test_scorer.py",
     ],
     "evaluation.docscope.pages": [
         "tests/evaluation/docscope/test_pages.py",
@@ -119,9 +119,9 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/docscope/test_completeness_layout.py",
         "tests/evaluation/docscope/test_completeness.py",
     ],
-    "evaluation.faithfulness_meta": [
-        "tests/evaluation/test_faithfulness_meta.py",
-        "tests/evaluation/test_faithfulness.py",
+    "evaluation.faithfulness.meta": [
+        "tests/evaluation/faithfulness/test_meta.py",
+        "tests/evaluation/faithfulness/test_scorer.py",
     ],
     "evaluation.docscope.official_parser": [
         "tests/evaluation/docscope/test_official_parser.py",
@@ -184,11 +184,11 @@ MODULES: dict[str, list[str]] = {
     "scanrag.parsing": ["tests/scanrag/parsing"],
     # MMLongBench-Doc official mode: a package entry stands for each of its modules.
     "evaluation.mmlongbench": [
-        "tests/evaluation/test_mmlongbench_official.py",
-        "tests/evaluation/test_mmlongbench_metrics.py",
-        "tests/evaluation/test_mmlongbench_scorer.py",
-        "tests/evaluation/test_mmlongbench_profiles.py",
-        "tests/evaluation/test_mmlongbench_expressions.py",
+        "tests/evaluation/mmlongbench/test_official.py",
+        "tests/evaluation/mmlongbench/test_metrics.py",
+        "tests/evaluation/mmlongbench/test_scorer.py",
+        "tests/evaluation/mmlongbench/test_profiles.py",
+        "tests/evaluation/mmlongbench/test_expressions.py",
     ],
 }
 
@@ -301,30 +301,30 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.docscope.importer:import_infer:313:38:boolop:Or->And": (
         "the docscope loader always sets source to the benchmark file: both name the same file"
     ),
-    # evaluation.scholscan_formula
-    "evaluation.scholscan_formula:LocationCounts:47:47:const:True->False": _BY_NAME,
-    "evaluation.scholscan_formula:LocationCounts:49:63:const:'gold'->''": _BY_NAME,
-    "evaluation.scholscan_formula:LocationCounts:50:62:const:'hit'->''": _BY_NAME,
-    "evaluation.scholscan_formula:LocationCounts:51:64:const:'extra'->''": _BY_NAME,
-    "evaluation.scholscan_formula:ReasoningCounts:70:47:const:True->False": _BY_NAME,
-    "evaluation.scholscan_formula:ReasoningCounts:72:63:const:'gold'->''": _BY_NAME,
-    "evaluation.scholscan_formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
-    "evaluation.scholscan_formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
-    "evaluation.scholscan_formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
-    # evaluation.sinbench_metrics
-    "evaluation.sinbench_metrics:anchor_keys:110:11:const:'fig'->''": (
+    # evaluation.scholscan.formula
+    "evaluation.scholscan.formula:LocationCounts:47:47:const:True->False": _BY_NAME,
+    "evaluation.scholscan.formula:LocationCounts:49:63:const:'gold'->''": _BY_NAME,
+    "evaluation.scholscan.formula:LocationCounts:50:62:const:'hit'->''": _BY_NAME,
+    "evaluation.scholscan.formula:LocationCounts:51:64:const:'extra'->''": _BY_NAME,
+    "evaluation.scholscan.formula:ReasoningCounts:70:47:const:True->False": _BY_NAME,
+    "evaluation.scholscan.formula:ReasoningCounts:72:63:const:'gold'->''": _BY_NAME,
+    "evaluation.scholscan.formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
+    "evaluation.scholscan.formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
+    "evaluation.scholscan.formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # evaluation.sinbench.metrics
+    "evaluation.sinbench.metrics:anchor_keys:110:11:const:'fig'->''": (
         "a key of empty kind (':2') normalises to the figure key, as 'fig' does"
     ),
-    "evaluation.sinbench_metrics:anchor_keys:120:34:const:1->2": (
+    "evaluation.sinbench.metrics:anchor_keys:120:34:const:1->2": (
         "a key holds one colon: split(':', 1) and split(':', 2) agree"
     ),
-    "evaluation.sinbench_metrics:kendall_tau_order:173:60:const:1->0": (
+    "evaluation.sinbench.metrics:kendall_tau_order:173:60:const:1->0": (
         "b = a adds a comparison of a position with itself, never an inversion"
     ),
-    "evaluation.sinbench_metrics:kendall_tau_order:173:69:cmp0:Gt->GtE": (
+    "evaluation.sinbench.metrics:kendall_tau_order:173:69:cmp0:Gt->GtE": (
         "the assignment is one-to-one, so no two gold positions are equal"
     ),
-    "evaluation.sinbench_metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
+    "evaluation.sinbench.metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
         "a normalised grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
     ),
     # evaluation.docscope.official_parser
@@ -426,11 +426,11 @@ EQUIVALENT: dict[str, str] = {
     "evaluation.docscope.region:RegionScorer._row:296:79:const:True->False": (
         "zip(strict=...): labels_from and the gate give one label per gold box"
     ),
-    "evaluation.scholscan_formula:location_score:113:33:const:1->2": (
+    "evaluation.scholscan.formula:location_score:113:33:const:1->2": (
         "max(pred, 2) differs only at pred = 1 with an extra, where hit = 0, Dice = 0 and Loc "
         "clips to 0 for any lambda >= 0"
     ),
-    "evaluation.scholscan_formula:unrelated_penalty:128:7:cmp0:LtE->Lt": (
+    "evaluation.scholscan.formula:unrelated_penalty:128:7:cmp0:LtE->Lt": (
         "at n = 2 both branches give mu^2 (exp(-gamma * 0^q) = 1)"
     ),
 }

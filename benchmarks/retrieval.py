@@ -4,7 +4,7 @@
         [--backends onnx,onnx-int8,torch-bf16] [--skip-speed] [--skip-quality]
 
 Quality: every question searches its own document (per-document scope); R@1/3/5/10, MRR@5 and
-nDCG@5 (macro means over the answerable questions with gold pages, ``evaluation.retrieval``)
+nDCG@5 (macro means over the answerable questions with gold pages, ``evaluation.retrieval.metrics``)
 per dev set, and on the union (the pooled mean over both sets' questions, each scored in its
 own set's store: 70 + 35 questions). One question moves R@5 by 0.014 on mmlb and 0.029 on
 financebench: differences under ~0.03 are noise.
@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.retrieval_speed import backend_speed, print_speed  # noqa: E402
-from evaluation.retrieval import RetrievalReport, evaluate_retrieval  # noqa: E402
+from evaluation.retrieval.metrics import RetrievalReport, evaluate_retrieval  # noqa: E402
 from indexes.bm25 import BM25Index  # noqa: E402
 from indexes.tokenize import TokenizerConfig  # noqa: E402
 from retrievers.fusion import fuse  # noqa: E402

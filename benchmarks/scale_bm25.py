@@ -44,7 +44,7 @@ def generate(out: Path, pages: int, per_doc: int, seed: int = 0) -> dict[str, An
     from scale_corpus import question_row, vocabulary
 
     from scanrag.documents import DocumentStore
-    from scanrag.documents.pagestore import write_document
+    from scanrag.documents.pagewriter import write_document
     from scanrag.hashing import doc_id_from_sha, file_sha256
     from scanrag.schemas import Document, Page
 

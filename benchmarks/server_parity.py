@@ -126,7 +126,8 @@ def run_replies(
 ) -> dict:
     """(run_key, sample_id) → (status, raw reply, answer, pages, model calls) of a run of
     ``config_path`` with ``reader``."""
-    from scanrag.runner import JsonlLog, start_run
+    from scanrag.rundir import JsonlLog
+    from scanrag.runner import start_run
 
     overrides = [
         f"models.agents.reader={json.dumps(reader)}",

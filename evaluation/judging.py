@@ -125,10 +125,6 @@ class JudgeParseError(ValueError):
     """The judge's text holds no JSON value matching the expected schema."""
 
 
-# Moved to the kernel (``scanrag.parsing.json_values``); kept here for one release.
-json_candidates = json_values
-
-
 def _coerce(value: Any, schema: type[T]) -> T:
     """Validate ``value``; a bare list for a schema with one list field is wrapped in it."""
     try:

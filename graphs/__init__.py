@@ -3,8 +3,8 @@
 Registered strategies (entry points ``scanrag.strategies``): ``full_doc``, ``topk_rag``,
 ``agentic_rag``, ``scan``, ``oracle_pages``, ``oracle_regions``, ``oracle_facts``.
 
-Each strategy compiles its graph once per instance (``GraphStrategy.graph``); every graph
-shares one state model (:class:`agents.state.StrategyState`, plain JSON) and takes an item's
-inputs as LangGraph's run context (:class:`agents.scope.ItemContext`). ``graphs.studio``
+Each strategy compiles its graph once per instance (``GraphStrategy.graph``); each graph has
+its own state type (plain JSON, extending :class:`agents.state.StrategyState`) and takes an
+item's inputs as LangGraph's run context (:class:`agents.scope.ItemContext`). ``graphs.studio``
 offers them to LangGraph's CLI and Studio through ``langgraph.json``.
 """

@@ -26,10 +26,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agents import agentic, routing
-from agents.agentic import AgentParams
+from agents.agentic import AgenticState, AgentParams
 from agents.prompts import agentic as agentic_prompts
 from agents.scope import ItemContext, ReaderParams
-from agents.state import StrategyState
 from graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
 from graphs.checkpoints import shared_checkpointer
 from scanrag.hashing import stable_hash
@@ -44,7 +43,7 @@ NODES = ("prepare", "plan", "retrieve", "read", "assess", "neighbors", "answer")
 # -- routing: pure functions of the state (and the item's document) --------------------------
 
 
-def after_retrieve(state: StrategyState, p: AgentParams) -> str:
+def after_retrieve(state: AgenticState, p: AgentParams) -> str:
     """Read the new pages, plan again, answer, or finish after a retriever error."""
     return routing.after_retrieve(
         bool(state.get("stop")),
@@ -56,19 +55,19 @@ def after_retrieve(state: StrategyState, p: AgentParams) -> str:
     )
 
 
-def after_read(state: StrategyState, p: AgentParams) -> str:
+def after_read(state: AgenticState, p: AgentParams) -> str:
     """Assess the notes, or answer once the read budget is spent."""
     return routing.after_read(state.get("iteration", 0), p.max_steps)
 
 
-def after_assess(state: StrategyState, runtime: Runtime[ItemContext], p: AgentParams) -> str:
+def after_assess(state: AgenticState, runtime: Runtime[ItemContext], p: AgentParams) -> str:
     """Follow the assessor's decision (neighbours only while some are unread)."""
     doc = runtime.context.primary
     has = doc is not None and bool(agentic.neighbours_of(doc, state, p))
     return routing.after_assess(state.get("decision", ""), state.get("query"), has)
 
 
-def after_neighbors(state: StrategyState) -> str:
+def after_neighbors(state: AgenticState) -> str:
     """Read the queued neighbours, or plan again when there were none."""
     return "read" if state.get("pending") else "plan"
 
@@ -133,7 +132,7 @@ class AgenticRagStrategy(GraphStrategy):
     def build(self) -> Builder:
         """The loop of the module docstring."""
         p = self.agent
-        graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
+        graph: Builder = StateGraph(AgenticState, context_schema=ItemContext)
         for name in NODES:
             graph.add_node(name, node(name, self.reader, partial(getattr(agentic, name), p=p)))
         graph.add_edge(START, "prepare")

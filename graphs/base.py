@@ -2,10 +2,11 @@
 
 Every strategy compiles its LangGraph graph once, on first use, from its constructor
 parameters (``GraphStrategy.graph``); each item then runs through that same compiled graph
-with its own inputs: the trajectory and the loop variables in the shared state
-(:class:`agents.state.StrategyState`), the sample, documents, model client, retriever and
-settings in LangGraph's run context (:class:`agents.scope.ItemContext`). Nothing about an item
-is kept on the strategy, so one instance serves any number of concurrent items.
+with its own inputs: the trajectory and the loop variables in the strategy's state (a
+TypedDict beside its nodes that extends :class:`agents.state.StrategyState`), the sample,
+documents, model client, retriever and settings in LangGraph's run context
+(:class:`agents.scope.ItemContext`). Nothing about an item is kept on the strategy, so one
+instance serves any number of concurrent items.
 
 ``GraphStrategy.run`` never raises for a per-item failure: a missing document, a retriever
 error or a model error ends as a trajectory status; anything unexpected becomes
@@ -27,7 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agents import routing
-from agents.baseline import prepare
+from agents.baseline import ReadState, prepare
 from agents.common import new_trajectory
 from agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
 from agents.prompts.reader import reader_prompt
@@ -38,21 +39,19 @@ from scanrag.llm.types import ModelError
 from scanrag.params import ParamProblemsError, field_problems
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Sample, Status, Trajectory
+from scanrag.tasks import DEFAULT_TASK, task_spec
 
 Node = Any
 """A LangGraph node callable (typed loosely: ``add_node``'s overloads want its own protocols)."""
 
-Logic = Callable[[Scope, StrategyState], dict[str, Any] | Awaitable[dict[str, Any]]]
+Logic = Callable[[Scope, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
 """Node logic from ``agents``: ``(scope, state) -> update`` (sync or async), parameters bound."""
 
-Builder: TypeAlias = "StateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
+Builder: TypeAlias = "StateGraph[Any, ItemContext, Any, Any]"
 """An uncompiled strategy graph: shared state, item context."""
 
-Compiled: TypeAlias = "CompiledStateGraph[StrategyState, ItemContext, StrategyState, StrategyState]"
+Compiled: TypeAlias = "CompiledStateGraph[Any, ItemContext, Any, Any]"
 """A compiled strategy graph."""
-
-LinearState = StrategyState
-"""Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
 
 
 class NodeFailedError(Exception):
@@ -81,7 +80,9 @@ def node(name: str, reader: ReaderParams, logic: Logic) -> Node:
     back into the state with the logic's update. A failure is re-raised as
     :class:`NodeFailedError` (nothing is committed, so a checkpointed graph reruns the node)."""
 
-    async def run(state: StrategyState, runtime: Runtime[ItemContext]) -> dict[str, Any]:
+    # ``state: Any``: LangGraph reads a node's input keys from its first annotation, and
+    # every node sees its graph's whole state (the strategy's own type).
+    async def run(state: Any, runtime: Runtime[ItemContext]) -> dict[str, Any]:
         scope = open_scope(state, runtime, reader)
         try:
             update = logic(scope, state)
@@ -101,13 +102,13 @@ def edge(route: Callable[..., Any]) -> Node:
     ``route`` takes the state, and the run's ``runtime`` when it names that parameter."""
     if "runtime" in inspect.signature(route).parameters:
 
-        async def decide_with_runtime(state: StrategyState, runtime: Runtime[ItemContext]) -> Any:
+        async def decide_with_runtime(state: Any, runtime: Runtime[ItemContext]) -> Any:
             return route(state, runtime=runtime)
 
         decide_with_runtime.__name__ = _name_of(route)
         return decide_with_runtime
 
-    async def decide(state: StrategyState) -> Any:
+    async def decide(state: Any) -> Any:  # the whole state, as for nodes
         return route(state)
 
     decide.__name__ = _name_of(route)
@@ -126,9 +127,12 @@ def stopped(state: StrategyState) -> str:
     return routing.after_prepare(bool(state.get("stop")))
 
 
-def linear_graph(reader: ReaderParams, steps: Sequence[tuple[str, Logic]]) -> Builder:
-    """``prepare`` then ``steps`` in order; any step that sets ``stop`` ends the run."""
-    graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
+def linear_graph(
+    reader: ReaderParams, steps: Sequence[tuple[str, Logic]], state: type[Any] = ReadState
+) -> Builder:
+    """``prepare`` then ``steps`` in order; any step that sets ``stop`` ends the run. ``state``
+    is the graph's state type (the single-read strategies' one by default)."""
+    graph: Builder = StateGraph(state, context_schema=ItemContext)
     named = [("prepare", prepare), *steps]
     for name, logic in named:
         graph.add_node(name, node(name, reader, logic))
@@ -202,7 +206,7 @@ class GraphStrategy:
     def prompt_hashes(self) -> dict[str, str]:
         """Hashes of the prompt templates this configuration uses."""
         return {
-            "reader": reader_prompt(self.reader.output, "qa").hash,
+            "reader": reader_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
             "reader_prompts": READER_PROMPTS,
         }
 
@@ -240,7 +244,7 @@ class GraphStrategy:
     # -- the graph ---------------------------------------------------------------------------
 
     def build(self) -> Builder:
-        """The uncompiled graph for this configuration (state ``StrategyState``, context
+        """The uncompiled graph for this configuration (the strategy's state type, context
         ``ItemContext``)."""
         raise NotImplementedError
 

@@ -21,15 +21,13 @@ from langgraph.types import Send
 from agents import routing, scan
 from agents.common import new_trajectory
 from agents.prompts.scan import map_prompt
+from agents.scan import MapReduceState, WindowTask
 from agents.scope import ItemContext, ReaderParams, Scope
-from agents.state import StrategyState, WindowTask
 from graphs.base import Builder, GraphStrategy, Node, NodeFailedError, edge, node, open_scope
-
-ScanState = StrategyState
-"""Deprecated alias (one release): every graph now uses :class:`agents.state.StrategyState`."""
+from scanrag.tasks import DEFAULT_TASK, task_spec
 
 
-def fan_out(state: StrategyState) -> list[Send] | str:
+def fan_out(state: MapReduceState) -> list[Send] | str:
     """One ``map`` task per window (each with the trajectory so far), or the end when the
     item stopped in ``prepare``."""
     if routing.after_prepare(bool(state.get("stop"))) == routing.FINISH:
@@ -44,7 +42,7 @@ def map_node(reader: ReaderParams, p: scan.ScanParams) -> Node:
     """The map node: one window on a fresh trajectory of its own (``agents.scan.map_task``).
     A failure carries the trajectory so far with what the window had recorded."""
 
-    async def map_window(state: StrategyState, runtime: Runtime[ItemContext]) -> dict[str, Any]:
+    async def map_window(state: MapReduceState, runtime: Runtime[ItemContext]) -> dict[str, Any]:
         base = open_scope(state, runtime, reader)
         own = Scope(base.item, new_trajectory(base.trajectory.strategy, base.sample), reader)
         try:
@@ -90,7 +88,10 @@ class ScanStrategy(GraphStrategy):
 
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the map prompt's."""
-        return {**super().prompt_hashes(), "map": map_prompt(self.reader.output, "qa").hash}
+        return {
+            **super().prompt_hashes(),
+            "map": map_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
+        }
 
     def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
         """The reader's caps and ``max_windows``."""
@@ -102,7 +103,7 @@ class ScanStrategy(GraphStrategy):
     def build(self) -> Builder:
         """prepare → map × windows → reduce."""
         p = self.scan
-        graph: Builder = StateGraph(StrategyState, context_schema=ItemContext)
+        graph: Builder = StateGraph(MapReduceState, context_schema=ItemContext)
         graph.add_node("prepare", node("prepare", self.reader, partial(scan.prepare, p=p)))
         graph.add_node("map", map_node(self.reader, p))
         graph.add_node("reduce", node("reduce", self.reader, partial(scan.reduce_windows, p=p)))

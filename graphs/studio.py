@@ -9,20 +9,37 @@ its context (:class:`agents.scope.ItemContext`: sample, documents, model client,
 and ``{"trajectory": ...}`` as its input, which is what ``GraphStrategy.run`` supplies. From
 Studio or the server's HTTP API the context is JSON (:mod:`agents.item_inputs`); every graph
 gives its input, output and context JSON schemas (``get_*_jsonschema``).
+
+The strategy names have one source, the ``scanrag.strategies`` entry points of this project
+(``pyproject.toml``): the factories below are made from them, and ``langgraph.json`` is
+written from them by ``python -m graphs.studio`` (``--check`` fails when the file drifts;
+``tests/graphs/test_studio.py`` runs that check).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from graphs.base import Compiled, GraphStrategy
 
-STRATEGY_NAMES = (
-    "full_doc", "topk_rag", "agentic_rag", "scan", "oracle_pages", "oracle_regions", "oracle_facts",
-)  # fmt: skip
+GROUP = "scanrag.strategies"
+CONFIG_FILE = "langgraph.json"
+PYTHON_VERSION = "3.11"  # the lowest Python the project supports
+
+
+def built_in_strategies() -> tuple[str, ...]:
+    """The strategies this project registers: its ``scanrag.strategies`` entry points whose
+    factory lives in :mod:`graphs` (plugins' strategies are not written into the file)."""
+    names = [ep.name for ep in metadata.entry_points(group=GROUP) if ep.value.startswith("graphs.")]
+    return tuple(dict.fromkeys(names))
 
 
 def make_graph(name: str, config: RunnableConfig | None = None) -> Compiled:
@@ -46,10 +63,39 @@ def _factory(name: str) -> Callable[..., Compiled]:
     return factory
 
 
-full_doc = _factory("full_doc")
-topk_rag = _factory("topk_rag")
-agentic_rag = _factory("agentic_rag")
-scan = _factory("scan")
-oracle_pages = _factory("oracle_pages")
-oracle_regions = _factory("oracle_regions")
-oracle_facts = _factory("oracle_facts")
+STRATEGY_NAMES = built_in_strategies()
+FACTORIES = {name: _factory(name) for name in STRATEGY_NAMES}
+globals().update(FACTORIES)  # ``./graphs/studio.py:<name>``, as langgraph.json names them
+
+
+def langgraph_config() -> dict[str, Any]:
+    """The content of ``langgraph.json``: one graph per built-in strategy."""
+    graphs = {name: f"./graphs/studio.py:{name}" for name in STRATEGY_NAMES}
+    return {"dependencies": ["."], "graphs": graphs, "python_version": PYTHON_VERSION}
+
+
+def render_config() -> str:
+    return json.dumps(langgraph_config(), indent=2) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m graphs.studio [--check] [PATH]``: write ``langgraph.json`` (default: the
+    one in the current folder) from the registered strategies, or check that it is current."""
+    parser = argparse.ArgumentParser(prog="python -m graphs.studio", description=main.__doc__)
+    parser.add_argument("path", nargs="?", type=Path, default=Path(CONFIG_FILE))
+    parser.add_argument("--check", action="store_true", help="fail if the file differs")
+    args = parser.parse_args(argv)
+    wanted = render_config()
+    if args.check:
+        current = args.path.read_text(encoding="utf-8") if args.path.is_file() else ""
+        if current != wanted:
+            print(f"{args.path} is out of date: run python -m graphs.studio", file=sys.stderr)
+            return 1
+        return 0
+    args.path.write_text(wanted, encoding="utf-8")
+    print(f"wrote {args.path}: {', '.join(STRATEGY_NAMES)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -56,12 +56,9 @@ from scanrag.schemas import Document, PageHit, Region
 
 __all__ = [
     "Candidates",
-    "IndexManifest",
     "IndexPart",
-    "IndexedDocument",
     "PageIndex",
     "check_search_args",
-    "library_versions",
     "rank_candidates",
     "top_candidates",
 ]

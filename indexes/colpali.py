@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
+from indexes.base import Candidates, PageIndex
 from indexes.colpali_layouts import PatchGrid
 from indexes.colpali_models import (
     DEFAULT_COLPALI_MODEL,
@@ -47,6 +47,7 @@ from indexes.colpali_models import (
 from indexes.colpali_regions import propose_regions, similarity_grid
 from indexes.colpali_scoring import MaxSimScorer, PackedVectors
 from indexes.errors import CorruptIndexError
+from indexes.manifest import IndexManifest, library_versions
 from scanrag.protocols import PageRenderer
 from scanrag.schemas import BBox, Document, Region
 

@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from indexes.base import Candidates, IndexManifest, PageIndex, library_versions
+from indexes.base import Candidates, PageIndex
 from indexes.dense_feed import Feed, default_batch_size, feed_for, prefetch
 from indexes.dense_search import exact_candidates, top_pages
 from indexes.dense_windows import WindowCutter
@@ -66,6 +66,7 @@ from indexes.encoders import (
     select_devices,
 )
 from indexes.errors import CorruptIndexError, ModelLoadError
+from indexes.manifest import IndexManifest, library_versions
 from indexes.queries import QueryMode, apply_query_mode, check_query_mode
 from indexes.vector_store import FaissKind, VectorStore, check_store_settings
 from scanrag.schemas import Document

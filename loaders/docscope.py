@@ -65,7 +65,7 @@ from scanrag.datasets.sources import (
 )
 from scanrag.schemas import BBox, Fact, Region, Sample
 
-__all__ = ["NORMALIZED", "POINTS", "detect_units", "load_docscope", "sample_from_docscope"]
+__all__ = ["load_docscope", "sample_from_docscope"]
 
 DEFAULT_FILES = ("benchmark.json",)
 PROFILES = ("paper", "official")

@@ -51,9 +51,9 @@ from scanrag.datasets.sources import (
 )
 from scanrag.parsing import parse_verdict
 from scanrag.schemas import GoldError, Sample
-from scanrag.schemas.families import FAMILIES, family_code
+from scanrag.schemas.families import family_code
 
-__all__ = ["FAMILIES", "family_code", "load_scholscan", "sample_from_scholscan"]
+__all__ = ["load_scholscan", "sample_from_scholscan"]
 
 DEFAULT_FILES = ("final_image_rag.json", "final_text_rag.json", "final_image.json")
 _FIELDS = {

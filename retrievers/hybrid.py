@@ -17,13 +17,13 @@ from typing import Any, Self
 
 from indexes.base import check_search_args
 from indexes.errors import CorruptIndexError, IndexMismatchError
-from retrievers.fusion import FUSIONS, Fusion, fuse, rrf_fuse
+from retrievers.fusion import FUSIONS, Fusion, fuse
 from retrievers.views import View, check_views, default_view, search_views
 from scanrag.protocols import Retriever
 from scanrag.retriever_specs import component_entry, create_retriever
 from scanrag.schemas import Document, PageHit
 
-__all__ = ["HybridRetriever", "rrf_fuse"]
+__all__ = ["HybridRetriever"]
 
 Component = str | Mapping[str, Any] | Retriever
 HYBRID_FILE = "hybrid.json"

@@ -81,16 +81,30 @@ def accepts(factory: Callable[..., Any], name: str) -> bool:
 
 
 def create_retriever(
-    kind: str,
+    name: str,
     params: Mapping[str, Any] | None = None,
     *,
     aliases: Mapping[str, AliasSpec] | None = None,
     inject: Mapping[str, Any] | None = None,
     built: Mapping[str, Any] | None = None,
 ) -> Retriever:
-    """Build the registered retriever ``kind`` with ``params`` (component entries resolved)."""
+    """Build retriever ``name``, empty: a config alias of ``aliases`` (its type and
+    parameters), else the registered type ``name`` with ``params`` (the constructor's keyword
+    arguments). Component entries of a composite resolve the same way; ``inject`` values go to
+    every constructor that takes them and was not given them.
+
+    Unknown names raise ``scanrag.registry.UnknownNameError`` listing the known ones; a
+    factory that does not build a ``Retriever`` raises ``TypeError``.
+    """
     specs = RetrieverSpecs(aliases or {})
-    return specs.build_type(kind, params or {}, inject=inject, built=built)
+    if name in specs.aliases:
+        if params:
+            raise RetrieverSpecError(
+                f"{name!r} is a retriever alias of the config, which sets its parameters; "
+                f"got {sorted(params)} as well"
+            )
+        return specs.build(name, inject=inject, built=built)
+    return specs.build_type(name, params or {}, inject=inject, built=built)
 
 
 class RetrieverSpecs:

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scanrag.datasets.generic import write_generic
+from scanrag.datasets.generic_write import write_generic
 from scanrag.hashing import file_sha256
 from synth.builder import DocumentBuilder
 from synth.finish import finish_document

@@ -50,9 +50,9 @@ def test_the_retriever_example_works_and_round_trips(tmp_path: Path, kit) -> Non
 
     RETRIEVERS.register("readme_keyword")(ns["KeywordIndex"])
     try:
-        from retrievers.base import build_retriever
+        from scanrag.retriever_specs import create_retriever
 
-        retriever = build_retriever("readme_keyword", lowercase=True)
+        retriever = create_retriever("readme_keyword", {"lowercase": True})
         doc = kit.make_document(num_pages=3, texts=["nothing", "Revenue REVENUE revenue", "rev"])
         retriever.add([doc])
         hits = retriever.search("revenue", 2)
@@ -210,34 +210,3 @@ def test_the_ray_cluster_example_validates() -> None:
     block = next(b for b in _blocks("yaml") if "executor: ray" in b and "address" in b)
     runner = RunnerSpec.model_validate(yaml.safe_load(block)["runner"])
     assert runner.executor == "ray" and runner.ray.address == "ray://head-node:10001"
-
-
-def _moved_names() -> list[tuple[str, str]]:
-    """(old dotted path, the README's words after it) for each old path the paragraph names."""
-    paragraph = TEXT.split("Moved in this release", 1)[1].split("\n\n", 1)[0]
-    out = []
-    for match in re.finditer(r"`(scanrag\.[\w.]*?)(?:\{([\w,]+)\})?`([^`]*)", paragraph):
-        stem, braces, after = match.groups()
-        for leaf in braces.split(",") if braces else [""]:
-            out.append(((stem + leaf).rstrip("."), after))
-    return out
-
-
-def test_the_moved_paths_paragraph_is_true() -> None:
-    """Every old path the README says still works imports; the one it says is gone is."""
-    import warnings
-
-    names = dict(_moved_names())
-    assert "gone" in names["scanrag.commands.synth"]
-    for name, after in names.items():
-        if "gone" in after:
-            with pytest.raises(ModuleNotFoundError):
-                importlib.import_module(name)
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError:  # a name inside a module
-                module, attr = name.rsplit(".", 1)
-                assert getattr(importlib.import_module(module), attr) is not None, name

@@ -13,10 +13,10 @@ from agents.prompts.base import Prompt, module_hash
 from agents.structured import schema_for, schema_sketch
 from scanrag.registry import import_target
 from scanrag.schemas import UNANSWERABLE
-from scanrag.tasks import task_names, task_spec_or_default
+from scanrag.tasks import TaskSpec, task_names, task_spec
 
 OUTPUTS = ("citations", "json")
-TASKS = tuple(task_names())  # the task table (scanrag.tasks) at import time
+TASKS = tuple(task_spec(name) for name in task_names())  # the task table at import time
 
 ROLE = """You read pages of a document and answer from what those pages show, nothing else.
 Every page opens with a marker line such as "=== Page 12 (printed: 10) === [id X]"; the text
@@ -117,7 +117,7 @@ def _check(output: str) -> None:
         raise ValueError(f"unknown reader output {output!r}; choose one of {OUTPUTS}")
 
 
-def output_rules(output: str, task: str) -> str:
+def output_rules(output: str, task: TaskSpec) -> str:
     """How to write the reply: the citation grammar, or the task's JSON schema."""
     _check(output)
     if output == "citations":
@@ -125,11 +125,11 @@ def output_rules(output: str, task: str) -> str:
     return JSON_RULES.replace("$schema", schema_sketch(schema_for(task)))
 
 
-def task_rules(output: str, task: str) -> str:
+def task_rules(output: str, task: TaskSpec) -> str:
     """The task's instructions: its task-table entry names them (``TaskSpec.prompt``): a key of
     the built-in tables below, or ``"module:attr"`` naming a mapping ``{output: text}``."""
     _check(output)
-    prompt = task_spec_or_default(task).prompt
+    prompt = task.prompt
     if ":" in prompt:
         return str(import_target(prompt)[output])
     table = _TASK_CITATIONS if output == "citations" else _TASK_JSON
@@ -137,16 +137,15 @@ def task_rules(output: str, task: str) -> str:
 
 
 @cache
-def reader_prompt(output: str = "citations", task: str = "qa", source: str = "pages") -> Prompt:
-    """The reader prompt for an output path and a task (unknown tasks read as QA).
+def reader_prompt(output: str, task: TaskSpec, source: str = "pages") -> Prompt:
+    """The reader prompt for an output path and a task (an entry of the task table).
 
     ``source="notes"`` is the variant that writes the final reply from gathered notes
     (agentic answer step, scan reduce step).
     """
     _check(output)
-    task = task_spec_or_default(task).name
     parts = [SOURCES[source], output_rules(output, task), task_rules(output, task)]
-    name = f"reader.{output}.{task}" + ("" if source == "pages" else f".{source}")
+    name = f"reader.{output}.{task.name}" + ("" if source == "pages" else f".{source}")
     return Prompt(name=name, system="\n\n".join(parts), user=USER)
 
 

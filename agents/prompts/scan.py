@@ -10,7 +10,7 @@ from functools import cache
 
 from agents.prompts.base import Prompt, module_hash
 from agents.prompts.reader import OUTPUTS, ROLE, TASKS, USER, output_rules, task_rules
-from scanrag.tasks import task_spec_or_default
+from scanrag.tasks import TaskSpec
 
 NOTHING = "NOTHING"
 
@@ -28,16 +28,15 @@ if nothing here helps, return empty lists. ({NOTHING} is not needed in JSON.)"""
 
 
 @cache
-def map_prompt(output: str = "citations", task: str = "qa") -> Prompt:
-    spec = task_spec_or_default(task)
-    task = spec.name
-    intro = _MAP_ISSUES if spec.reports_issues else _MAP_NOTES
+def map_prompt(output: str, task: TaskSpec) -> Prompt:
+    """The map step's prompt for an output path and a task (an entry of the task table)."""
+    intro = _MAP_ISSUES if task.reports_issues else _MAP_NOTES
     parts = [ROLE, intro, output_rules(output, task)]
-    if spec.reports_issues or output == "json":
+    if task.reports_issues or output == "json":
         parts.append(task_rules(output, task))
     if output == "json":
         parts.append(_MAP_JSON_TAIL)
-    return Prompt(name=f"scan.map.{output}.{task}", system="\n\n".join(parts), user=USER)
+    return Prompt(name=f"scan.map.{output}.{task.name}", system="\n\n".join(parts), user=USER)
 
 
 PROMPT_HASH = module_hash(*(map_prompt(o, t) for o in OUTPUTS for t in TASKS))

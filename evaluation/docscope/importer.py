@@ -3,7 +3,8 @@ as a ScanRAG run folder that ``scanrag score`` and ``scanrag report`` read.
 
 One ``infer.jsonl`` line is ``{question_id, model, model_raw, thinking, parsed, infer_usage,
 status}``; ``status`` is ``"ok"`` or ``"error: ..."`` (then only ``question_id``, ``model`` and
-``status`` are present). Each record becomes one trajectory:
+``status`` are present). Each record becomes one trajectory
+(:mod:`evaluation.docscope.infer_record`):
 
 * the record itself (status, model, ``parsed``) is kept in ``metadata["docscope_infer"]``, so
   the official scoring profile reads exactly what DocScope's scorers read; a record without
@@ -36,7 +37,6 @@ file (``summarize_eval.py``'s ``infer.n``) and the grid cell.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,24 +46,13 @@ from pydantic import BaseModel, Field
 
 from evaluation.docscope.gold import NOT_IN_BENCHMARK
 from evaluation.docscope.import_official import official_items
-from evaluation.docscope.official import INFER_KEY
-from evaluation.docscope.official_parser import parse_official
+from evaluation.docscope.infer_record import trajectory_from_record
 from evaluation.docscope.profiles import OFFICIAL_NAME, PROFILES
 from scanrag.hashing import file_sha256
 from scanrag.schemas import (
-    UNANSWERABLE,
-    BBox,
-    Citation,
-    Fact,
-    Region,
     Sample,
     Status,
-    Trajectory,
-    Usage,
 )
-
-STRATEGY = "docscope_infer"
-_UNANSWERABLE = re.compile(r"^\W*(?:unanswerable|not answerable)\W*$", re.IGNORECASE)
 
 
 class InferImportError(ValueError):
@@ -158,118 +147,6 @@ def read_infer(path: Path) -> tuple[dict[str, dict[str, Any]], list[int], list[s
     return records, sorted(bad), repeated
 
 
-def _answer(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = re.sub(r"\s+", " ", value).strip()
-    if not text:
-        return None
-    return UNANSWERABLE if _UNANSWERABLE.match(text) else text
-
-
-def _usage(value: Any) -> Usage | None:
-    if not isinstance(value, Mapping):
-        return None
-    prompt = value.get("prompt_tokens")
-    completion = value.get("completion_tokens")
-    return Usage(
-        calls=1,
-        prompt_tokens=int(prompt) if isinstance(prompt, int) else 0,
-        completion_tokens=int(completion) if isinstance(completion, int) else 0,
-    )
-
-
-def _span(raw: str, start: Any, end: Any) -> str:
-    if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(raw):
-        return raw[start:end]
-    return ""
-
-
-def _fill(traj: Trajectory, parsed: Mapping[str, Any], raw: str, num_pages: int | None) -> None:
-    """Our trajectory fields from the released ``parsed`` block, by our validity rules."""
-    pages: set[int] = set()
-    for item in parsed.get("citations") or []:
-        if not isinstance(item, Mapping) or not isinstance(item.get("page"), int):
-            continue
-        page = int(item["page"])
-        numbers = item.get("bbox") if isinstance(item.get("bbox"), list) else None
-        citation = Citation(
-            sentence=str(item.get("sentence") or ""),
-            raw=_span(raw, item.get("span_start"), item.get("span_end")),
-            page=page,
-            doc_page=str(item.get("doc_page")) if item.get("doc_page") is not None else None,
-            bbox=[float(v) for v in numbers] if numbers is not None else None,
-        )
-        traj.citations.append(citation)
-        if page < 1 or (num_pages is not None and page > num_pages):
-            citation.valid = False
-            citation.reason = f"page {page} out of range 1..{num_pages or '?'}"
-            continue
-        pages.add(page)
-        box: BBox | None = None
-        if citation.bbox is not None:
-            try:
-                box = BBox.from_list(citation.bbox)
-            except ValueError as exc:
-                citation.valid, citation.reason = False, str(exc).splitlines()[0]
-        index = None
-        if box is not None:
-            region = Region(page=page, bbox=box)
-            if region not in traj.regions:
-                traj.regions.append(region)
-            index = traj.regions.index(region)
-        text = citation.sentence.strip()
-        fact = Fact(page=page, text=text, bbox=box, region_index=index)
-        if text and fact not in traj.facts:
-            traj.facts.append(fact)
-    traj.pages = sorted(pages)
-    traj.answer = _answer(parsed.get("answer"))
-
-
-def trajectory_from_record(
-    record: Mapping[str, Any],
-    sample: Sample | None,
-    *,
-    num_pages: int | None = None,
-    run_key: str | None = None,
-    sample_id: str | None = None,
-) -> Trajectory:
-    """One ``infer.jsonl`` record as a trajectory (see the module docstring); ``sample_id``
-    overrides the record's question id (a repeated record's own item)."""
-    qid = sample_id or str(record.get("question_id"))
-    model = str(record.get("model") or "unknown")
-    status = str(record.get("status"))
-    raw = record.get("model_raw") if isinstance(record.get("model_raw"), str) else None
-    kept: dict[str, Any] = {"status": status, "model": model}
-    traj = Trajectory(
-        sample_id=qid,
-        strategy=STRATEGY,
-        run_key=run_key or f"{STRATEGY}/{model}",
-        doc_ids=list(sample.doc_ids[:1]) if sample is not None else [],
-        raw_output=raw,
-        models={"reader": model},
-    )
-    usage = _usage(record.get("infer_usage"))
-    if usage is not None:
-        traj.usage["reader"] = usage
-    if isinstance(record.get("thinking"), str) and record["thinking"]:
-        kept["thinking_chars"] = len(record["thinking"])
-    if status != "ok":
-        traj.metadata[INFER_KEY] = kept
-        return traj.fail(Status.MODEL_ERROR, status)
-    parsed = record.get("parsed")
-    kept["parsed"] = dict(parsed) if isinstance(parsed, Mapping) else {}
-    if not isinstance(parsed, Mapping):  # our fields from a parse; the official view sees none
-        parsed = parse_official(raw or "").model_dump()
-        kept["parsed_by"] = "scanrag official parser (the record had no parsed block)"
-    traj.metadata[INFER_KEY] = kept
-    traj.metadata["parser"] = "docscope_infer"
-    _fill(traj, parsed, raw or "", num_pages)
-    if traj.answer is None and not traj.pages:
-        traj.fail(Status.UNPARSED, "no answer tag and no usable citation in the reply")
-    return traj
-
-
 def _num_pages(path: Path) -> int | None:
     from scanrag.datasets import DatasetError, page_count
 
@@ -320,10 +197,11 @@ def import_infer(
     profile: str = "paper",
 ) -> ImportReport:
     """Write a run folder for ``infer`` scored against ``benchmark``; returns what happened."""
-    from scanrag.datasets import DatasetError, load_dataset, write_generic
-    from scanrag.rundir import write_atomic, write_json
+    from scanrag.datasets import DatasetError, load_dataset
+    from scanrag.rundir import RunDir
 
     infer, out = Path(infer), Path(out_dir)
+    run = RunDir(out)
     if profile not in PROFILES:
         raise InferImportError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     if not infer.is_file():
@@ -332,9 +210,9 @@ def import_infer(
         )
     if out.exists() and not out.is_dir():
         raise InferImportError(f"--out {out} is a file; give a folder for the new run")
-    if (out / "trajectories.jsonl").exists():
+    if run.file(RunDir.TRAJECTORIES).exists():
         raise InferImportError(
-            f"{out} already holds a run (trajectories.jsonl); choose another --out"
+            f"{out} already holds a run ({RunDir.TRAJECTORIES}); choose another --out"
         )
     try:
         lines = read_lines(infer)
@@ -392,11 +270,10 @@ def import_infer(
     kept = [s for _, s in items if s is not None]
     report.samples = len(kept)
     out.mkdir(parents=True, exist_ok=True)
-    write_generic(kept, out / "samples.jsonl")
-    text = "".join(t.model_dump_json(exclude_defaults=False) + "\n" for t in trajectories)
-    write_atomic(out / "trajectories.jsonl", text)
-    write_json(
-        out / "datasets.json",
+    run.write_samples(kept)
+    run.write_rows(RunDir.TRAJECTORIES, trajectories)
+    run.write_json(
+        RunDir.DATASETS,
         [
             {
                 "name": dataset.name,
@@ -410,8 +287,8 @@ def import_infer(
             }
         ],
     )
-    write_json(
-        out / "manifest.json",
+    run.write_json(
+        RunDir.MANIFEST,
         {
             "imported_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "importer": "scanrag import docscope-infer",

@@ -26,7 +26,6 @@ from evaluation.base import (
     PureScorer,
     StatsOptions,
     count_column,
-    f1,
     mean_metric,
     metric_values,
     safe_ratio,
@@ -178,4 +177,4 @@ class PagesScorer(ProfiledScorer, PureScorer):
 
 pages_official = ProfileBinding(PagesScorer, OFFICIAL, "pages_official")
 
-__all__ = ["PagesScorer", "f1", "micro", "page_counts", "page_prf", "pages_official", "prf"]
+__all__ = ["PagesScorer", "micro", "page_counts", "page_prf", "pages_official", "prf"]

@@ -110,7 +110,7 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
 
 def _run_files() -> list[tuple[str, str, list[type[BaseModel]]]]:
     """``(file, what it holds, models of its rows)`` for every file of a run folder."""
-    from evaluation.retrieval_eval import RetrievalEvaluation
+    from evaluation.retrieval.evaluate import RetrievalEvaluation
     from evaluation.schemas import ScoreRow, Summary
     from scanrag.config import ExperimentConfig
     from scanrag.rundir import RunDir

@@ -199,7 +199,7 @@ def plot_funnel(groups: Sequence[Group], path: Path) -> Path | None:
 
 def rankings(group: Group) -> dict[str, list[int]]:
     """Pages each trajectory retrieved, in rank order, from its ``retrieve`` steps."""
-    from evaluation.recall import ranked_pages
+    from evaluation.retrieval.scorer import ranked_pages
 
     out: dict[str, list[int]] = {}
     for sid, traj in group.trajectories.items():
@@ -215,7 +215,7 @@ def recall_curve(group: Group) -> dict[int, float]:
     stored = group.table("retrieval.curve")
     if isinstance(stored, dict) and stored:
         return {int(k): float(v) for k, v in sorted(stored.items(), key=lambda kv: int(kv[0]))}
-    from evaluation.retrieval import evaluate_retrieval
+    from evaluation.retrieval.metrics import evaluate_retrieval
 
     ranked = rankings(group)
     items = [s for s in _answerable(group) if s in ranked]

@@ -80,7 +80,8 @@ def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | No
 
 def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError, read_yaml
-    from scanrag.runner import RunDirError, SetupError, start_run
+    from scanrag.rundir import RunDirError
+    from scanrag.runner import SetupError, start_run
     from scanrag.runner.summary import render_table, table_console
 
     path = Path(args.config) if args.config else default_config()

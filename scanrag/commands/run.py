@@ -176,7 +176,8 @@ def stop_on_sigterm() -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError
-    from scanrag.runner import RunDirError, SetupError, resume_run, start_run
+    from scanrag.rundir import RunDirError
+    from scanrag.runner import SetupError, resume_run, start_run
     from scanrag.runner.summary import render_table, table_console
 
     if bool(args.config) == bool(args.resume):

@@ -7,7 +7,6 @@ opened only inside the validation functions.
 """
 
 from scanrag.datasets.base import (
-    LOADERS,
     Dataset,
     DatasetError,
     DroppedRow,
@@ -18,11 +17,11 @@ from scanrag.datasets.base import (
 )
 from scanrag.datasets.errors import DocumentPathError
 from scanrag.datasets.fields import breakdown
-from scanrag.datasets.generic import load_generic, sample_from_row, sample_to_row, write_generic
+from scanrag.datasets.generic import load_generic, sample_from_row
+from scanrag.datasets.generic_write import sample_to_row, write_generic
 from scanrag.datasets.paths import resolve_document
 
 __all__ = [
-    "LOADERS",
     "Dataset",
     "DatasetError",
     "DocumentPathError",

@@ -1,6 +1,6 @@
 """Integrity of page files: their content checksum and the temporary files of dead writers.
 
-:class:`~scanrag.documents.pagestore.PageWriter` keeps a running CRC-32 of the pages it writes
+:class:`~scanrag.documents.pagewriter.PageWriter` keeps a running CRC-32 of the pages it writes
 (:func:`row_crc`: each page's number, source, text and record, in page order) and records it
 in the document row; :func:`checksum_problem` recomputes it from the file (once per process
 and file identity) when the document cache opens the file. A writer's temporary file is named

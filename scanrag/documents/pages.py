@@ -328,8 +328,3 @@ def page_from_dict(data: dict[str, Any]) -> Page:
             "error": data["error"],
         }
     )
-
-
-# Names before this release (kept for one release).
-_make_block = make_block
-_new_page = new_page

@@ -28,10 +28,9 @@ from scanrag.documents.pagestore import (
     SUFFIX,
     PageChecksumError,
     PageStoreError,
-    PageWriter,
     open_document,
-    write_document,
 )
+from scanrag.documents.pagewriter import PageWriter, write_document
 from scanrag.documents.parallel import warm_pool_for
 from scanrag.hashing import doc_id_from_sha, file_sha256, stable_hash
 from scanrag.schemas import Document

@@ -38,10 +38,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, Field
-
 from scanrag.llm.endpoints import ModelEntry
-from scanrag.llm.types import ChatRequest, ImagePart, TextPart
+from scanrag.llm.types import ChatRequest, ContextWindow, ImagePart, TextPart, TokenCount
 
 CHARS_PER_TOKEN = 2  # see the module docstring: measured 2.1 on boxed page text
 IMAGE_TOKENS = 800
@@ -56,21 +54,6 @@ _WINDOW_IN_ERROR = (
     re.compile(r"context size \((\d+)", re.IGNORECASE),
 )
 _MODEL_WINDOW_KEYS = ("max_model_len", "loaded_context_length", "max_context_length", "n_ctx")
-
-
-class ContextWindow(BaseModel):
-    """A model's context window in tokens and where that number came from."""
-
-    tokens: int = Field(ge=1)
-    source: str
-
-
-class TokenCount(BaseModel):
-    """Tokens of a request's prompt, how they were counted, whether the count is exact."""
-
-    tokens: int = Field(ge=0)
-    method: str
-    exact: bool = False
 
 
 def window_in_error(message: str) -> int | None:
@@ -371,8 +354,6 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "IMAGE_TOKENS",
     "ContextProbe",
-    "ContextWindow",
-    "TokenCount",
     "estimate_request",
     "server_root",
     "window_from_models",

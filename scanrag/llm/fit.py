@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanrag.llm.context import CHARS_PER_TOKEN, ContextWindow, TokenCount, estimate_request
-from scanrag.llm.types import ChatRequest, ContextOverflowError
+from scanrag.llm.context import CHARS_PER_TOKEN, estimate_request
+from scanrag.llm.types import ChatRequest, ContextOverflowError, ContextWindow, TokenCount
 
 SAFETY = 0.97  # headroom left when a count is not exact
 

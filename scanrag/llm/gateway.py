@@ -40,13 +40,20 @@ from pathlib import Path
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.cache import ResponseCache
-from scanrag.llm.context import ContextProbe, ContextWindow, TokenCount
+from scanrag.llm.context import ContextProbe
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.ledger import CallRecord, UsageLedger
 from scanrag.llm.providers import Provider, provider_for
 from scanrag.llm.retry import Backoff, ErrorKind, classify, retry_after_s
 from scanrag.llm.retry import describe as describe_error
-from scanrag.llm.types import ChatRequest, ChatResponse, ContextOverflowError, ModelError
+from scanrag.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    ContextOverflowError,
+    ContextWindow,
+    ModelError,
+    TokenCount,
+)
 from scanrag.schemas import Usage
 
 Sleep = Callable[[float], Awaitable[None]]

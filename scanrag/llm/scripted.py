@@ -10,8 +10,14 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from scanrag.llm.context import ContextWindow, TokenCount
-from scanrag.llm.types import ChatRequest, ChatResponse, ContextOverflowError, ModelError
+from scanrag.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    ContextOverflowError,
+    ContextWindow,
+    ModelError,
+    TokenCount,
+)
 from scanrag.schemas import Usage
 
 Reply = str | Exception | Callable[[ChatRequest], str]

@@ -138,6 +138,21 @@ class ChatResponse(BaseModel):
     finish_reason: str | None = None
 
 
+class ContextWindow(BaseModel):
+    """A model's context window in tokens and where that number came from."""
+
+    tokens: int = Field(ge=1)
+    source: str
+
+
+class TokenCount(BaseModel):
+    """Tokens of a request's prompt, how they were counted, whether the count is exact."""
+
+    tokens: int = Field(ge=0)
+    method: str
+    exact: bool = False
+
+
 class ModelError(RuntimeError):
     """A model call failed for good (after retries), or the model name is unknown."""
 

@@ -29,9 +29,12 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
 
 from scanrag.rundir.files import JsonlLog, RunDirError, iter_jsonl, read_json, write_atomic
 from scanrag.rundir.files import write_json as _write_json
@@ -157,6 +160,20 @@ class RunDir:
 
     def write_text(self, name: str, text: str) -> None:
         write_atomic(self.file(name), scrubber().text(text))
+
+    def write_samples(self, samples: Iterable[Sample]) -> None:
+        """``samples.jsonl``: every sample in the generic dataset format."""
+        from scanrag.datasets import write_generic
+
+        write_generic(samples, self.file(self.SAMPLES))
+
+    def write_rows(self, name: str, rows: Iterable[BaseModel]) -> None:
+        """Replace the log ``name`` with ``rows`` at once (an imported run; a running one
+        appends through :meth:`log`). The row index is rebuilt when the log is next read."""
+        text = "".join(row.model_dump_json() + "\n" for row in rows)
+        self.write_text(name, text)
+        if name in self.INDEXES_OF:
+            self.file(self.INDEXES_OF[name]).unlink(missing_ok=True)
 
     def write_config(self, config: ExperimentConfig) -> None:
         """The resolved config as YAML; values under secret-named keys are masked."""

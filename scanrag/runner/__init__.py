@@ -14,7 +14,7 @@ from pathlib import Path
 from scanrag.config import ConfigError, ExperimentConfig, load_config, parse_override, read_yaml
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Strategy
-from scanrag.rundir import DiskFullError, JsonlLog, RunDir, RunDirError
+from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
 from scanrag.runner.preflight import preflight
@@ -26,10 +26,6 @@ from scanrag.scrub import MASK, masked_paths
 RESUMABLE_SECTIONS = ("runner", "scoring", "report")
 
 __all__ = [
-    "DiskFullError",
-    "JsonlLog",
-    "RunDir",
-    "RunDirError",
     "RunResult",
     "Runner",
     "SetupError",
@@ -137,7 +133,7 @@ def _check_scoring(run: RunDir, config: ExperimentConfig) -> None:
         tasks = sorted({s.task for s in run.samples()[0]})
     except RunDirError:  # no samples yet (killed before they were written): defaults unknown
         tasks = []
-    problems = check_config_scoring(config, tasks)
+    problems = check_config_scoring(config.scoring, config.judge_models(), tasks)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
         raise SetupError(f"the run cannot resume:\n{lines}")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scanrag.config import ExperimentConfig, RunCell
+from scanrag.config import RetrieverSpec, RunCell, RunnerSpec
+from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import Retriever, Strategy
 from scanrag.registry import STRATEGIES
@@ -169,19 +170,21 @@ def documents_for(
 # --------------------------------------------------------------------------- retrievers
 
 
-def retriever_type(config: ExperimentConfig, alias: str) -> str:
-    return RetrieverSpecs(config.retrievers).type_of(alias)
+def retriever_type(retrievers: Mapping[str, RetrieverSpec], alias: str) -> str:
+    """The registered type of the config's retriever ``alias``."""
+    return RetrieverSpecs(retrievers).type_of(alias)
 
 
 def build_retriever(
-    config: ExperimentConfig,
+    retrievers: Mapping[str, RetrieverSpec],
     alias: str,
     documents: Sequence[Document],
     samples: Sequence[Sample] = (),
     index_dir: Path | None = None,
     pool: IndexPool | None = None,
 ) -> Retriever:
-    """Create retriever ``alias`` and index ``documents`` (each content once).
+    """Create the config's retriever ``alias`` (``retrievers``: the config's section) and
+    index ``documents`` (each content once).
 
     Component entries of a composite (``hybrid``'s ``retrievers``, given or by default)
     resolve to the config's aliases first, then to registered names
@@ -194,42 +197,46 @@ def build_retriever(
     when it matches (a resume); a fresh one is saved for the next.
     """
     if pool is None:
-        pool = retriever_pool(config, documents, index_dir.parent if index_dir else None)
+        pool = retriever_pool(retrievers, documents, index_dir.parent if index_dir else None)
         if index_dir is not None:
-            pool.folder_for = _folders(config, pool, index_dir.parent, {alias: index_dir.name})
-    specs = RetrieverSpecs(config.retrievers, pool=pool)
+            folders = _folders(retrievers, pool, index_dir.parent, {alias: index_dir.name})
+            pool.folder_for = folders
+    specs = RetrieverSpecs(retrievers, pool=pool)
     return specs.build(alias, inject={"samples": list(samples)})
 
 
 def retriever_pool(
-    config: ExperimentConfig,
+    retrievers: Mapping[str, RetrieverSpec],
     documents: Sequence[Document],
     indexes_dir: Path | None,
     report: Callable[[str], None] | None = None,
 ) -> IndexPool:
-    """The index pool of a run's retrievers: leaves saved under ``indexes_dir``, each in its
-    alias's folder when a top-level alias of the config is that index (as before pools), else
-    in a ``<type>-<key>`` folder."""
+    """The index pool of a run's retrievers (the config's section): leaves saved under
+    ``indexes_dir``, each in its alias's folder when a top-level alias of the config is that
+    index (as before pools), else in a ``<type>-<key>`` folder."""
     from scanrag.index_pool import IndexPool
 
     unique = list({d.id: d for d in documents}.values())
     pool = IndexPool(unique, None, report)
     if indexes_dir is not None:
-        pool.folder_for = _folders(config, pool, indexes_dir, {})
+        pool.folder_for = _folders(retrievers, pool, indexes_dir, {})
     return pool
 
 
 def _folders(
-    config: ExperimentConfig, pool: IndexPool, indexes_dir: Path, first: Mapping[str, str]
+    retrievers: Mapping[str, RetrieverSpec],
+    pool: IndexPool,
+    indexes_dir: Path,
+    first: Mapping[str, str],
 ) -> Callable[[str, str], Path | None]:
     """``(type, key) -> folder``: the folder of the alias whose index has that key."""
     from scanrag.registry import RETRIEVERS, UnknownNameError
     from scanrag.retriever_specs import component_params
 
     named: dict[str, str] = {}
-    aliases = [*first, *(a for a in config.retrievers if a not in first)]
+    aliases = [*first, *(a for a in retrievers if a not in first)]
     for alias in aliases:
-        spec = config.retrievers.get(alias)
+        spec = retrievers.get(alias)
         kind = (spec.type if spec else None) or alias
         try:
             factory = RETRIEVERS.get(kind)
@@ -241,14 +248,6 @@ def _folders(
         if key is not None:
             named.setdefault(key, first.get(alias, alias))
     return lambda kind, key: indexes_dir / named.get(key, key)
-
-
-def create_retriever(
-    config: ExperimentConfig, alias: str, samples: Sequence[Sample] = ()
-) -> Retriever:
-    """Retriever ``alias`` of ``config``, empty (the run's samples go to constructors that
-    take them)."""
-    return RetrieverSpecs(config.retrievers).build(alias, inject={"samples": list(samples)})
 
 
 # --------------------------------------------------------------------------- strategies
@@ -286,16 +285,18 @@ def describe_strategy(strategy: Strategy) -> dict[str, Any]:
 # --------------------------------------------------------------------------- model client
 
 
-def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
-    """The gateway client every model call of the run goes through (with its disk cache),
-    knowing every model entry of the config (server, key variable, sampling, output mode);
-    ``origin`` (the run folder's name) is stored with each reply it caches, so a later run
-    replaying it can say where it came from."""
+def build_llm(
+    runner: RunnerSpec, endpoints: Mapping[str, ModelEntry], origin: str | None = None
+) -> ChatModel:
+    """The gateway client every model call of the run goes through, set up by the ``runner``
+    section (disk cache, concurrency, retries), knowing every model entry of the config
+    (``endpoints``: ``ExperimentConfig.model_entries()``; server, key variable, sampling,
+    output mode); ``origin`` (the run folder's name) is stored with each reply it caches, so a
+    later run replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
     except ImportError as exc:
         raise SetupError(f"the LLM gateway is unavailable: {exc}") from exc
-    runner = config.runner
     client: ChatModel = LLMClient(
         cache_dir=Path(runner.cache_dir) / "llm" if runner.llm.cache else None,
         max_concurrency=runner.concurrency,
@@ -303,15 +304,15 @@ def build_llm(config: ExperimentConfig, origin: str | None = None) -> ChatModel:
         max_retries=runner.llm.max_retries,
         timeout_s=runner.llm.timeout_s,
         cache_scripted=runner.llm.cache_scripted,
-        endpoints=config.model_entries(),
+        endpoints=dict(endpoints),
         retry_after_max_s=runner.llm.retry_after_max_s,
         origin=origin,
     )
     return client
 
 
-def strategy_settings(config: ExperimentConfig) -> dict[str, Any]:
-    runner = config.runner
+def strategy_settings(runner: RunnerSpec) -> dict[str, Any]:
+    """The settings every strategy reads (``StrategyContext.settings``), from ``runner``."""
     caps = runner.page_caps
     return {
         "seed": runner.seed,

@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scanrag.config import DatasetSpec, ExperimentConfig, SyntheticSpec
+from scanrag.config import DatasetSpec, SyntheticSpec
 from scanrag.hashing import stable_hash
 from scanrag.registry import LOADERS, RegistryError, UnknownNameError
 from scanrag.rundir import RunDir
@@ -25,8 +25,6 @@ from scanrag.schemas import Sample
 
 if TYPE_CHECKING:
     from scanrag.datasets import Dataset, LoadReport
-
-DATASETS_FILE = RunDir.DATASETS  # kept for one release; the name lives in RunDir
 
 # --------------------------------------------------------------------------- loading
 
@@ -191,13 +189,12 @@ def check_unique_ids(datasets: Sequence[LoadedDataset]) -> None:
 
 
 def load_checked(
-    config: ExperimentConfig, only: Collection[int] | None = None
+    specs: Sequence[DatasetSpec], cache_dir: Path, only: Collection[int] | None = None
 ) -> tuple[list[LoadedDataset], list[str]]:
-    """Load every dataset of ``config`` (or those at the positions ``only``) once; return them
-    with the problems, each under its config key."""
-    cache_dir = Path(config.runner.cache_dir)
+    """Load every dataset of the config's ``datasets`` section (or those at the positions
+    ``only``) once; return them with the problems, each under its config key."""
     datasets, keys, problems = [], [], []
-    for i, spec in enumerate(config.datasets):
+    for i, spec in enumerate(specs):
         if only is not None and i not in only:
             continue
         key = f"datasets.{i}"
@@ -216,16 +213,16 @@ def load_checked(
 
 def freeze(datasets: Sequence[LoadedDataset], run_dir: RunDir) -> list[LoadedDataset]:
     """Write the run's samples and dataset index into ``run_dir``; returns ``datasets``."""
-    from scanrag.datasets import write_generic
-
-    write_generic([s for d in datasets for s in d.samples], run_dir.file(RunDir.SAMPLES))
+    run_dir.write_samples(s for d in datasets for s in d.samples)
     run_dir.write_json(RunDir.DATASETS, [describe(d) for d in datasets])
     return list(datasets)
 
 
-def load_fresh(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
+def load_fresh(
+    specs: Sequence[DatasetSpec], cache_dir: Path, run_dir: RunDir
+) -> list[LoadedDataset]:
     """Load, check and freeze the datasets (preflight normally did the first two)."""
-    datasets, problems = load_checked(config)
+    datasets, problems = load_checked(specs, cache_dir)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
         raise SetupError(f"the run cannot start:\n{lines}")
@@ -263,23 +260,24 @@ def load_line(dataset: LoadedDataset, examples: int = 3) -> str:
     return line
 
 
-def reload(config: ExperimentConfig, run_dir: RunDir) -> list[LoadedDataset]:
-    """The run's datasets from its own files (a fresh load if the first session died early)."""
+def reload(specs: Sequence[DatasetSpec], cache_dir: Path, run_dir: RunDir) -> list[LoadedDataset]:
+    """The run's datasets from its own files (a fresh load if the first session died early);
+    ``specs`` (the config's ``datasets``) find the corpora of synthetic ones in ``cache_dir``."""
     index_path = run_dir.file(RunDir.DATASETS)
     samples_path = run_dir.file(RunDir.SAMPLES)
     if not index_path.is_file() or not samples_path.is_file():
-        return load_fresh(config, run_dir)
+        return load_fresh(specs, cache_dir, run_dir)
     from scanrag.datasets import validate_against_pdfs
 
     entries = run_dir.datasets()
     by_id = {s.id: s for s in run_dir.samples()[0]}
-    specs = {spec.name: spec for spec in config.datasets}
+    by_name = {spec.name: spec for spec in specs}
     datasets = []
     for entry in entries:
         pdf_dir = Path(entry["pdf_dir"])
-        spec = specs.get(entry["name"])
+        spec = by_name.get(entry["name"])
         if not pdf_dir.is_dir() and spec is not None and spec.synthetic is not None:
-            pdf_dir = Path(load_synthetic(Path(config.runner.cache_dir), spec.synthetic).pdf_dir)
+            pdf_dir = Path(load_synthetic(cache_dir, spec.synthetic).pdf_dir)
         missing = [i for i in entry["sample_ids"] if i not in by_id]
         if missing:
             raise SetupError(f"{samples_path} lacks samples {missing[:5]} of {entry['name']!r}")

@@ -34,7 +34,7 @@ from scanrag.runner.executors import Executor, RunJob, item_models, make_executo
 from scanrag.runner.items import WorkItem
 from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
-from scanrag.runner.outcome import run_outcome
+from scanrag.runner.outcome import Stop, StopKind, exit_code, run_outcome
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.scoring import ScoreRequest, score_run_dir
 from scanrag.runner.summary import build_summary, write_summary
@@ -53,23 +53,21 @@ RETRYABLE = frozenset(
 class RunResult:
     run_dir: Path
     complete: bool
-    stop_reason: str | None
+    stop: Stop | None
     summary: dict[str, Any]
     failure_code: int = 0  # from the items' statuses: see scanrag.runner.outcome
 
     @property
+    def stop_reason(self) -> str | None:
+        """The stop's message, as ``summary.json`` records it."""
+        return None if self.stop is None else self.stop.message
+
+    @property
     def exit_code(self) -> int:
         """When complete: 0, or 5 when every item of a grid cell failed, 6 when the share of
-        failed items passed ``runner.fail_threshold``. Otherwise 3 when stopped by the budget,
-        4 for a full disk, 130 on Ctrl-C, 1 for anything else."""
-        if self.complete:
-            return self.failure_code
-        reason = self.stop_reason or ""
-        if reason.startswith("budget"):
-            return 3
-        if reason.startswith("disk full"):
-            return 4
-        return 130 if reason == "interrupted" else 1
+        failed items passed ``runner.fail_threshold``. Otherwise the stop's code (3 budget,
+        4 full disk, 130 Ctrl-C), or 1 (:mod:`scanrag.runner.outcome`)."""
+        return exit_code(self.complete, self.stop, self.failure_code)
 
 
 class Runner:
@@ -123,7 +121,7 @@ class Runner:
         self.run_dir.acquire()
         executor: Executor | None = None
         try:
-            executor = make_executor(self.config)
+            executor = make_executor(self.config.runner)
             return self._execute(executor)
         finally:
             self.trajectories.close()
@@ -147,7 +145,7 @@ class Runner:
             run_dir=self.run_dir.path,
             strategies=strategies,
             datasets={d.name: d for d in datasets},
-            settings=strategy_settings(self.config),
+            settings=strategy_settings(self.config.runner),
         )
         self.job = job
         manifest = build_manifest(self.config, self.run_dir, self.cells, strategies, datasets)
@@ -155,7 +153,7 @@ class Runner:
             if str(warning.get("at", "")) >= self.session["started"]:
                 self.log(f"warning: {warning['message']}")
         manifest = self._record_session(manifest)
-        stop: str | None = None
+        stop: Stop | None = None
         try:
             pending = self._pending(datasets, done)
             if pending:
@@ -169,9 +167,9 @@ class Runner:
             if stop is None and self.config.scoring.enabled:
                 stop = self._score(job, prior)
         except DiskFullError as exc:
-            stop = disk_full_reason(exc)
+            stop = Stop(StopKind.DISK_FULL, disk_full_reason(exc))
         except KeyboardInterrupt:
-            stop = "interrupted"
+            stop = Stop(StopKind.INTERRUPTED, "interrupted")
         return self._finish(stop, manifest)
 
     # ------------------------------------------------------------------ stages
@@ -191,12 +189,13 @@ class Runner:
         self.log(f"retrying {len(failed)} failed item(s)")
 
     def _datasets(self) -> list[LoadedDataset]:
+        specs, cache_dir = self.config.datasets, Path(self.config.runner.cache_dir)
         if self.resuming:
-            datasets = run_datasets.reload(self.config, self.run_dir)
+            datasets = run_datasets.reload(specs, cache_dir, self.run_dir)
         elif self.preloaded is not None:
             datasets = run_datasets.freeze(self.preloaded, self.run_dir)
         else:
-            datasets = run_datasets.load_fresh(self.config, self.run_dir)
+            datasets = run_datasets.load_fresh(specs, cache_dir, self.run_dir)
         for dataset in datasets:
             self.log(run_datasets.load_line(dataset))
         return datasets
@@ -267,8 +266,8 @@ class Runner:
             )
         return items
 
-    def _gate(self, prior: Usage, *tallies: UsageTally) -> Callable[[], str | None]:
-        def gate() -> str | None:
+    def _gate(self, prior: Usage, *tallies: UsageTally) -> Callable[[], Stop | None]:
+        def gate() -> Stop | None:
             if not self.budget.enabled:
                 return None
             spent = prior
@@ -282,11 +281,15 @@ class Runner:
         """The model client: the injected one, else the gateway (built in each Ray worker)."""
         if self.llm is not None or executor.name != "local":
             return self.llm
-        return build_llm(self.config, origin=self.run_dir.path.name)
+        return self._gateway()
+
+    def _gateway(self) -> ChatModel:
+        config = self.config
+        return build_llm(config.runner, config.model_entries(), origin=self.run_dir.path.name)
 
     def _run(
         self, job: RunJob, executor: Executor, items: list[WorkItem], prior: Usage
-    ) -> str | None:
+    ) -> Stop | None:
         with self.progress.stage("run", len(items)) as stage:
 
             def sink(trajectory: Trajectory) -> None:
@@ -297,7 +300,7 @@ class Runner:
         self.session["usage_run"] = job.run_tally.to_json()
         return stop
 
-    def _score(self, job: RunJob, prior: Usage) -> str | None:
+    def _score(self, job: RunJob, prior: Usage) -> Stop | None:
         tally = UsageTally()
         self.trajectories.flush()
         outcome = score_run_dir(
@@ -306,7 +309,7 @@ class Runner:
             ScoreRequest(retry_failed=self.retry_errors),
             scores=self.scores,
             llm=self.judge_llm or self.llm or job.llm,
-            make_llm=lambda: build_llm(self.config, origin=self.run_dir.path.name),
+            make_llm=self._gateway,
             progress=self.progress,
             tally=tally,
             gate=self._gate(prior, job.run_tally, tally),
@@ -318,7 +321,7 @@ class Runner:
         if outcome.failures:
             self.session["scoring_failures"] = len(outcome.failures)
             self.log(f"scoring: {len(outcome.failures)} pair(s) failed; a resume retries them")
-        return outcome.stop_reason
+        return outcome.stop
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -327,24 +330,25 @@ class Runner:
         self.run_dir.write_json(RunDir.MANIFEST, manifest)
         return manifest
 
-    def _finish(self, stop: str | None, manifest: dict[str, Any]) -> RunResult:
+    def _finish(self, stop: Stop | None, manifest: dict[str, Any]) -> RunResult:
         ledger = getattr(self.job.llm if self.job else None, "ledger", None)
         if ledger is not None and callable(getattr(ledger, "snapshot", None)):
             snapshot = dict(ledger.snapshot())
             snapshot.pop("records", None)
             self.session["ledger"] = snapshot
         self.session["finished"] = now_iso()
-        self.session["stop_reason"] = stop
+        reason = stop.message if stop is not None else None
+        self.session["stop_reason"] = reason
         self.session["stages"] = self.progress.stages
         samples = {s.id: s for d in self.datasets for s in d.samples}
-        args = (self.run_dir, self.config, stop, manifest)
+        args = (self.run_dir, self.config, reason, manifest)
         try:
             self.run_dir.write_json(RunDir.MANIFEST, manifest)
             summary = write_summary(*args, samples=samples, score_pending=self.score_pending)
         except (DiskFullError, OSError) as exc:
             self.log(f"could not write the summary: {exc}")
             if stop is None:
-                stop = disk_full_reason(exc)
+                stop = Stop(StopKind.DISK_FULL, disk_full_reason(exc))
             summary = build_summary(*args, samples=samples, score_pending=self.score_pending)
         if stop is not None:
             self.log(f"stopped: {stop}")

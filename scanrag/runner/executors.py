@@ -1,9 +1,10 @@
 """Executors run the work items of a run: in-process asyncio (``local``) or on Ray (``ray``).
 
-An executor receives a :class:`RunJob` (everything built for the run), the pending items, a
-``sink`` that durably records each finished trajectory, and a ``gate`` asked before each item
-starts (it returns a stop reason once the budget is spent). Executors register in
-:data:`EXECUTORS` like every other extension point.
+An executor is built from the config's ``runner`` section (``EXECUTORS.create(name,
+runner=...)``). It receives a :class:`RunJob` (everything built for the run), the pending
+items, a ``sink`` that durably records each finished trajectory, and a ``gate`` asked before
+each item starts (it returns a :class:`~scanrag.runner.outcome.Stop` once the budget is
+spent). Executors register in :data:`EXECUTORS` like every other extension point.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from scanrag.config import ExperimentConfig
+from scanrag.config import ExperimentConfig, RunnerSpec
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import PageRenderer, Retriever, Strategy, StrategyContext
 from scanrag.registry import Registry
@@ -26,11 +27,12 @@ from scanrag.runner.components import (
     retriever_pool,
 )
 from scanrag.runner.items import WorkItem, execute_item
+from scanrag.runner.outcome import Stop, StopKind
 from scanrag.runner.usage import UsageTally
 from scanrag.schemas import Document, Sample, Status, Trajectory
 
 Sink = Callable[[Trajectory], None]
-Gate = Callable[[], str | None]
+Gate = Callable[[], Stop | None]
 
 
 @dataclass
@@ -80,8 +82,8 @@ class Executor(Protocol):
 
     def run_items(
         self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
-    ) -> str | None:
-        """Run items until done or stopped; returns the stop reason (``None``: all done)."""
+    ) -> Stop | None:
+        """Run items until done or stopped; returns the stop (``None``: all done)."""
         ...
 
     def close(self) -> None: ...
@@ -123,32 +125,34 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, config: ExperimentConfig) -> None:
-        self.config = config
+    def __init__(self, runner: RunnerSpec) -> None:
+        self.runner = runner
 
     def build_retrievers(
         self, job: RunJob, aliases: Sequence[str], on_done: Callable[[str], None]
     ) -> dict[str, str]:
         documents = job.all_documents()
         indexes = RunDir(job.run_dir).path / RunDir.INDEXES
-        pool = retriever_pool(job.config, documents, indexes)  # one build per index
+        pool = retriever_pool(job.config.retrievers, documents, indexes)  # one build per index
 
         def build(alias: str) -> Retriever:
-            return build_retriever(job.config, alias, documents, job.all_samples(), None, pool=pool)
+            return build_retriever(
+                job.config.retrievers, alias, documents, job.all_samples(), None, pool=pool
+            )
 
         return build_all_retrievers(job, aliases, on_done, build)
 
     def run_items(
         self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
-    ) -> str | None:
+    ) -> Stop | None:
         return asyncio.run(self._run(job, items, sink, gate))
 
     async def _run(
         self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
-    ) -> str | None:
+    ) -> Stop | None:
         queue: Iterator[WorkItem] = iter(items)
-        stop: list[str] = []
-        timeout = self.config.runner.item_timeout_s
+        stop: list[Stop] = []
+        timeout = self.runner.item_timeout_s
 
         async def worker() -> None:
             while not stop:
@@ -170,10 +174,10 @@ class LocalExecutor:
                 try:
                     sink(trajectory)
                 except DiskFullError as exc:
-                    stop.append(disk_full_reason(exc))
+                    stop.append(Stop(StopKind.DISK_FULL, disk_full_reason(exc)))
                     return
 
-        width = max(1, min(self.config.runner.concurrency, len(items)))
+        width = max(1, min(self.runner.concurrency, len(items)))
         await asyncio.gather(*(worker() for _ in range(width)))
         return stop[0] if stop else None
 
@@ -186,8 +190,9 @@ EXECUTORS.register("local")(LocalExecutor)
 EXECUTORS.register_lazy("ray", "scanrag.runner.ray_executor:RayExecutor")
 
 
-def make_executor(config: ExperimentConfig) -> Executor:
-    executor: Executor = EXECUTORS.create(config.runner.executor, config=config)
+def make_executor(runner: RunnerSpec) -> Executor:
+    """The executor ``runner.executor`` names, built from the ``runner`` section."""
+    executor: Executor = EXECUTORS.create(runner.executor, runner=runner)
     return executor
 
 

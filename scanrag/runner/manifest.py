@@ -1,9 +1,9 @@
-"""What a run records about itself, and the scrubber that keeps secrets out of every file.
+"""What a run records about the machine it ran on: environment, git commit, library versions.
 
-The manifest holds the git commit, Python and library versions, model names, prompt hashes
-(from each strategy's ``describe()``), render DPI, page caps, retriever manifests and the
-dataset load reports. It never holds API keys: everything written to a run folder goes through
-:mod:`scanrag.scrub`.
+The manifest (assembled in :mod:`scanrag.runner.manifest_build`) also holds model names,
+prompt hashes (from each strategy's ``describe()``), render DPI, page caps, retriever
+manifests and the dataset load reports. It never holds API keys: everything written to a run
+folder goes through :mod:`scanrag.scrub`.
 """
 
 from __future__ import annotations
@@ -18,20 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from scanrag.scrub import MASK, Scrubber, is_secret_name
-
-# The scrubber moved to :mod:`scanrag.scrub` (one rule for everything written); ``MASK``,
-# ``Scrubber`` and ``is_secret_name`` stay importable from here for one release.
-__all__ = [
-    "LIBRARIES",
-    "MASK",
-    "Scrubber",
-    "environment",
-    "git_info",
-    "is_secret_name",
-    "library_versions",
-    "now_iso",
-]
+__all__ = ["LIBRARIES", "environment", "git_info", "library_versions", "now_iso"]
 
 # Distributions whose versions matter for reproducing a run (absent ones are skipped).
 LIBRARIES = (

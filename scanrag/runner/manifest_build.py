@@ -9,6 +9,7 @@ from typing import Any
 from scanrag import __version__
 from scanrag.config import ExperimentConfig, RunCell
 from scanrag.hashing import file_sha256, stable_hash
+from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.providers import describe_model
 from scanrag.protocols import Strategy
 from scanrag.rundir import RunDir, RunDirError
@@ -55,7 +56,7 @@ def build_manifest(
 ) -> dict[str, Any]:
     """The manifest of this run; a resume keeps the earlier one's history and adds to it."""
     previous = _read(run_dir)
-    settings = strategy_settings(config)
+    settings = strategy_settings(config.runner)
     config_json = config.model_dump(mode="json")
     manifest: dict[str, Any] = {
         "name": config.name,
@@ -64,7 +65,7 @@ def build_manifest(
         "scanrag_version": __version__,
         "config_hash": stable_hash(config_json),
         "environment": previous.get("environment") or environment(),
-        "models": models_entry(config, cells),
+        "models": models_entry(cells, config.judge_models(), config.model_entries()),
         "render_dpi": config.runner.render_dpi,
         "page_caps": config.runner.page_caps.model_dump(),
         "on_degraded": config.runner.on_degraded,
@@ -117,20 +118,22 @@ def scoring_entry(
     }
 
 
-def models_entry(config: ExperimentConfig, cells: Sequence[RunCell]) -> dict[str, Any]:
-    """Each role's models and, per model, its server host, sampling and output mode."""
+def models_entry(
+    cells: Sequence[RunCell], judges: Mapping[str, str], entries: Mapping[str, ModelEntry]
+) -> dict[str, Any]:
+    """Each role's models (the grid ``cells``' agents, the ``judges``) and, per model, its
+    server host, sampling and output mode (from the config's model ``entries``)."""
     roles: dict[str, set[str]] = {}
     for cell in cells:
         for role, ref in cell.models.items():
             roles.setdefault(role, set()).add(ref)
-    judges = config.judge_models()
-    table = config.model_entries()
-    refs = sorted({*config.agent_models(), *judges.values()})
+    agents = sorted({ref for refs in roles.values() for ref in refs})
+    refs = sorted({*agents, *judges.values()})
     return {
-        "agents": config.agent_models(),
-        "judges": judges,
+        "agents": agents,
+        "judges": dict(judges),
         "roles": {role: sorted(refs) for role, refs in sorted(roles.items())},
-        "entries": {ref: describe_model(ref, table.get(ref)) for ref in refs},
+        "entries": {ref: describe_model(ref, entries.get(ref)) for ref in refs},
     }
 
 
@@ -172,12 +175,12 @@ def update_manifest(
         except Exception as exc:
             described = {"error": f"manifest() failed: {exc}"}
         retrievers[alias] = {
-            "type": retriever_type(job.config, alias),
+            "type": retriever_type(job.config.retrievers, alias),
             "params": job.config.retrievers[alias].params,
             "manifest": described,
         }
     for alias, message in retriever_errors.items():
-        retrievers[alias] = {"type": retriever_type(job.config, alias), "error": message}
+        retrievers[alias] = {"type": retriever_type(job.config.retrievers, alias), "error": message}
     manifest["retrievers"] = retrievers
     for entry, dataset in zip(manifest["datasets"], job.datasets.values(), strict=False):
         entry["input_errors"] = dict(dataset.bad)

@@ -1,9 +1,14 @@
-"""How a run went, item by item: the failure report on stderr and the exit code it implies.
+"""How a run went: why a session stopped early, the items that failed, the exit code.
+
+A session that stops before the run is done says why with a :class:`Stop`: its kind
+(:class:`StopKind`) sets the exit code, its message is what ``summary.json`` and the log
+record. Exit codes of a stopped session: ``3`` the budget is spent, ``4`` the disk is full,
+``130`` Ctrl-C; an incomplete run without a stop (pairs left unscored) exits ``1``.
 
 Every item whose status is not ``ok`` counts as failed here (model, input, retriever and
 internal errors, unparsed or truncated replies, budget stops). At the end of ``scanrag run``
 the report lists them by status, with the first message of each status, so a dead endpoint
-never passes for a weak model. Exit codes (after the stop reasons of :class:`RunResult`):
+never passes for a weak model. Exit codes of a complete run:
 
 - ``5`` (:data:`ALL_FAILED_EXIT`): every item of at least one grid cell failed;
 - ``6`` (:data:`THRESHOLD_EXIT`): more than ``runner.fail_threshold`` of the run's items failed.
@@ -14,11 +19,47 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 ALL_FAILED_EXIT = 5
 THRESHOLD_EXIT = 6
+INCOMPLETE_EXIT = 1
 MESSAGE_CHARS = 300
+
+
+class StopKind(StrEnum):
+    """Why a session stopped before the run was done."""
+
+    BUDGET = "budget"
+    DISK_FULL = "disk_full"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def exit_code(self) -> int:
+        return _STOP_EXITS[self]
+
+
+_STOP_EXITS = {StopKind.BUDGET: 3, StopKind.DISK_FULL: 4, StopKind.INTERRUPTED: 130}
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A stop: its kind and the message recorded for it."""
+
+    kind: StopKind
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def exit_code(complete: bool, stop: Stop | None, failure_code: int) -> int:
+    """A complete run's ``failure_code`` (:meth:`Outcome.exit_code`), else its stop's code,
+    else :data:`INCOMPLETE_EXIT`."""
+    if complete:
+        return failure_code
+    return stop.kind.exit_code if stop is not None else INCOMPLETE_EXIT
 
 
 @dataclass
@@ -103,4 +144,13 @@ def run_outcome(
     return outcome
 
 
-__all__ = ["ALL_FAILED_EXIT", "THRESHOLD_EXIT", "Outcome", "run_outcome"]
+__all__ = [
+    "ALL_FAILED_EXIT",
+    "INCOMPLETE_EXIT",
+    "THRESHOLD_EXIT",
+    "Outcome",
+    "Stop",
+    "StopKind",
+    "exit_code",
+    "run_outcome",
+]

@@ -20,11 +20,19 @@ nothing else is wrong; a refusal before that says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import DEFAULT_MODEL, DatasetSpec, ExperimentConfig
+from scanrag.config import (
+    DEFAULT_MODEL,
+    DatasetSpec,
+    ExperimentConfig,
+    RetrieverSpec,
+    ScoringSpec,
+    StrategySpec,
+)
 from scanrag.config.models import ref_of
 from scanrag.llm.checks import ModelChecker
 from scanrag.llm.endpoints import ModelEntry
@@ -44,6 +52,23 @@ from scanrag.runner.scoring_checks import check_config_scoring
 INJECTED = frozenset({"samples"})
 
 
+@dataclass(frozen=True)
+class ModelUses:
+    """The config's model references, derived once: every ``(config key, model string or
+    entry)`` that names a model, the entries refs resolve to, the models the grid calls and
+    the judge roles ``models.judges`` names."""
+
+    uses: list[tuple[str, str | ModelEntry]]
+    entries: dict[str, ModelEntry]
+    called: frozenset[str]
+    judge_roles: frozenset[str]
+
+    def entry(self, value: str | ModelEntry) -> ModelEntry:
+        if isinstance(value, ModelEntry):
+            return value
+        return self.entries.get(value) or ModelEntry(model=value)
+
+
 def preflight(
     config: ExperimentConfig, *, agent_models: bool = True, judge_models: bool = True
 ) -> list[LoadedDataset]:
@@ -54,20 +79,28 @@ def preflight(
     roles (not when the caller serves them with a client of its own).
     """
     checker = ModelChecker()
-    sound, spec_problems = _dataset_spec_problems(config)
-    slow = [i for i in sound if _needs_generation(config, i)]
-    datasets, dataset_problems = load_checked(config, only=[i for i in sound if i not in slow])
+    cache_dir = Path(config.runner.cache_dir)
+    specs, scoring, judges = config.datasets, config.scoring, config.judge_models()
+    called = frozenset(m for cell in config.cells() for m in cell.models.values())
+    judge_roles = frozenset(config.models.judges)
+    uses = ModelUses(config.model_uses(), config.model_entries(), called, judge_roles)
+
+    def model_problems(datasets: list[LoadedDataset]) -> list[str]:
+        found = _model_problems(uses, scoring, checker, agent_models, judge_models, datasets)
+        return found + _scoring_problems(scoring, judges, datasets)
+
+    sound, spec_problems = _dataset_spec_problems(specs)
+    slow = [i for i in sound if _needs_generation(specs[i], cache_dir)]
+    datasets, dataset_problems = load_checked(specs, cache_dir, [i for i in sound if i not in slow])
     dataset_problems = spec_problems + dataset_problems
-    components = [*_retriever_problems(config), *_strategy_problems(config)]
-    limits = _per_provider_problems(config, checker)
-    models = _model_problems(config, checker, agent_models, judge_models, datasets)
-    models += _scoring_problems(config, datasets)
+    components = [*_retriever_problems(config.retrievers), *_strategy_problems(config.strategies)]
+    limits = _per_provider_problems(list(config.runner.per_provider), uses, checker)
+    models = model_problems(datasets)
     if slow and not (dataset_problems or components or models or limits):
         # a run that can start: generate the corpora, then check every dataset together
-        datasets, dataset_problems = load_checked(config, only=sound)
+        datasets, dataset_problems = load_checked(specs, cache_dir, sound)
         dataset_problems = spec_problems + dataset_problems
-        models = _model_problems(config, checker, agent_models, judge_models, datasets)
-        models += _scoring_problems(config, datasets)
+        models = model_problems(datasets)
         slow = []
     problems = [*dataset_problems, *components, *models, *limits]
     return _refuse_or(datasets, problems, slow)
@@ -84,26 +117,25 @@ def _refuse_or(
     raise SetupError(f"the run cannot start:\n{lines}{note}")
 
 
-def _needs_generation(config: ExperimentConfig, index: int) -> bool:
-    """Whether dataset ``index`` is a synthetic corpus not in the cache yet: generating one
+def _needs_generation(spec: DatasetSpec, cache_dir: Path) -> bool:
+    """Whether the dataset ``spec`` is a synthetic corpus not in the cache yet: generating one
     takes seconds to minutes, so it waits until every cheaper check has passed."""
-    synthetic = config.datasets[index].synthetic
-    if synthetic is None:
+    if spec.synthetic is None:
         return False
-    return not synthetic_dir(Path(config.runner.cache_dir), synthetic).exists()
+    return not synthetic_dir(cache_dir, spec.synthetic).exists()
 
 
-def _retriever_problems(config: ExperimentConfig) -> list[str]:
+def _retriever_problems(retrievers: Mapping[str, RetrieverSpec]) -> list[str]:
     """Every retriever alias against its real constructor, recursively through composites
     (alias references, cycles, names, types, the retriever's own cheap rules); no model loads."""
-    return RetrieverSpecs(config.retrievers).problems(skip=sorted(INJECTED))
+    return RetrieverSpecs(retrievers).problems(skip=sorted(INJECTED))
 
 
-def _strategy_problems(config: ExperimentConfig) -> list[str]:
+def _strategy_problems(strategies: Sequence[StrategySpec]) -> list[str]:
     """Every strategy's parameters against its constructor (names, annotated types, its
     ``check_params`` rules), without building it."""
     problems = []
-    for i, spec in enumerate(config.strategies):
+    for i, spec in enumerate(strategies):
         try:
             factory = STRATEGIES.get(spec.name)
         except (UnknownNameError, RegistryError) as exc:
@@ -116,30 +148,30 @@ def _strategy_problems(config: ExperimentConfig) -> list[str]:
 
 
 def _model_problems(
-    config: ExperimentConfig,
+    models: ModelUses,
+    scoring: ScoringSpec,
     checker: ModelChecker,
     agents: bool,
     judges: bool,
     datasets: list[LoadedDataset],
 ) -> list[str]:
     """Every model a role of the run will call, each under the key that names it."""
-    entries = config.model_entries()
-    called = {model for cell in config.cells() for model in cell.models.values()}
+    judging = judges and scoring.enabled
     uses = []
-    for key, value in config.model_uses():
+    for key, value in models.uses:
         if key.startswith("models.judges."):
-            if judges and config.scoring.enabled:
+            if judging:
                 uses.append((key, value))
-        elif agents and ref_of(value) in called:  # not a role the grid always overrides
+        elif agents and ref_of(value) in models.called:  # not a role the grid always overrides
             uses.append((key, value))
-    if judges and config.scoring.enabled and "default" not in config.models.judges:
-        roles = _default_judge_roles(config, datasets)
+    if judging and "default" not in models.judge_roles:
+        roles = _default_judge_roles(scoring, models.judge_roles, datasets)
         if roles:
             key = f"models.judges.default (not set: {DEFAULT_MODEL} judges {', '.join(roles)})"
             uses.append((key, DEFAULT_MODEL))
     problems = []
     for key, value in uses:
-        entry = _entry(value, entries)
+        entry = models.entry(value)
         problem = checker.problem(entry)
         if problem:
             label = entry.model if entry.ref == entry.model else f"{entry.ref} ({entry.model})"
@@ -147,25 +179,24 @@ def _model_problems(
     return problems
 
 
-def _entry(value: str | ModelEntry, entries: Mapping[str, ModelEntry]) -> ModelEntry:
-    if isinstance(value, ModelEntry):
-        return value
-    return entries.get(value) or ModelEntry(model=value)
-
-
-def _scoring_problems(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
+def _scoring_problems(
+    scoring: ScoringSpec, judges: Mapping[str, str], datasets: list[LoadedDataset]
+) -> list[str]:
     """Scorers (configured, or the tasks' defaults, plus every one ``scoring.params`` names)
     built with their parameters; judge roles and prompt files (:mod:`.scoring_checks`)."""
-    if not config.scoring.enabled:
+    if not scoring.enabled:
         return []
     tasks = sorted({s.task for d in datasets for s in d.samples})
-    return check_config_scoring(config, tasks)
+    return check_config_scoring(scoring, judges, tasks)
 
 
-def _default_judge_roles(config: ExperimentConfig, datasets: list[LoadedDataset]) -> list[str]:
-    """The judge roles of the run's scorers that no ``models.judges`` entry names (the default
-    judge takes them); ``[]`` when the scorers cannot be resolved here (scoring reports it)."""
-    names = config.scoring.scorers
+def _default_judge_roles(
+    scoring: ScoringSpec, named: Collection[str], datasets: list[LoadedDataset]
+) -> list[str]:
+    """The judge roles of the run's scorers that no ``models.judges`` entry names (``named``;
+    the default judge takes them); ``[]`` when the scorers cannot be resolved here (scoring
+    reports it)."""
+    names = scoring.scorers
     try:
         if names is None:
             from scanrag.runner.scoring import backend
@@ -175,26 +206,26 @@ def _default_judge_roles(config: ExperimentConfig, datasets: list[LoadedDataset]
         roles = {role for n in names for role in getattr(SCORERS.get(n), "roles", ())}
     except Exception:  # no scoring backend, a scorer that fails to load: not a model problem
         return []
-    return sorted(roles - set(config.models.judges))
+    return sorted(roles - set(named))
 
 
-def _per_provider_problems(config: ExperimentConfig, checker: ModelChecker) -> list[str]:
-    """``runner.per_provider`` keys that name no concurrency group the gateway uses."""
-    keys = list(config.runner.per_provider)
+def _per_provider_problems(
+    keys: Sequence[str], models: ModelUses, checker: ModelChecker
+) -> list[str]:
+    """``runner.per_provider`` ``keys`` that name no concurrency group the gateway uses."""
     if not keys:
         return []
-    entries = config.model_entries()
-    models = [_entry(value, entries) for _, value in config.model_uses()]
-    in_use = {checker.group(m) for m in models if checker.problem(m) is None}
-    found = checker.per_provider_problems(keys, in_use)
+    entries = [models.entry(value) for _, value in models.uses]
+    in_use = {checker.group(m) for m in entries if checker.problem(m) is None}
+    found = checker.per_provider_problems(list(keys), in_use)
     return [f"runner.per_provider.{key}: {message}" for key, message in found.items()]
 
 
-def _dataset_spec_problems(config: ExperimentConfig) -> tuple[list[int], list[str]]:
+def _dataset_spec_problems(specs: Sequence[DatasetSpec]) -> tuple[list[int], list[str]]:
     """Paths and loader options of every dataset, without loading any: the positions of the
     sound specs (to load) and the problems of the others."""
     problems, sound = [], []
-    for i, spec in enumerate(config.datasets):
+    for i, spec in enumerate(specs):
         found = _spec_problems(f"datasets.{i}", spec)
         problems += found
         if not found:

@@ -14,222 +14,40 @@ one reloads the index saved under the run folder, or rebuilds it) and the search
 retried. Past that, the driver replaces the actor with a fresh one and runs the items that
 lost it again (twice at most) before recording their errors. Ray's long error texts are cut
 to their cause: the exception's name and first line, and for a dead worker its exit reason.
+What runs on the workers (the item task, the retriever actor) is in
+:mod:`scanrag.runner.ray_workers`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
 import os
-import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanrag.config import ExperimentConfig
+from scanrag.config import RunnerSpec
 from scanrag.hashing import stable_hash
-from scanrag.llm.types import ChatModel
-from scanrag.plugins import import_plugins
-from scanrag.protocols import StrategyContext
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
-from scanrag.runner.components import IngestResult, build_llm, build_retriever, build_strategies
+from scanrag.runner.components import IngestResult
 from scanrag.runner.executors import Gate, RunJob, Sink
-from scanrag.runner.items import WorkItem, base_trajectory, execute_item, finish
+from scanrag.runner.items import WorkItem, base_trajectory, finish
+from scanrag.runner.outcome import Stop, StopKind
+from scanrag.runner.ray_workers import (
+    ACTOR_GONE,
+    HostRefs,
+    RemoteRetriever,
+    RetrieverHost,
+    Shared,
+    ray_cause,
+    run_item_task,
+)
 from scanrag.runner.usage import UsageTally, usage_from_json
-from scanrag.schemas import Document, PageHit, Sample, Status, Trajectory
+from scanrag.schemas import Status, Trajectory
 
-
-@dataclass
-class Shared:
-    """What every task needs, put into the object store once per session."""
-
-    key: str
-    config: ExperimentConfig
-    run_dir: str
-    settings: dict[str, Any]
-    pdf_dirs: dict[str, str]
-    llm: ChatModel | None = None
-    outside_ok: dict[str, bool] = field(default_factory=dict)  # allow_outside_pdf_dir
-    all_docs: list[str] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
-
-
-ACTOR_GONE = "retriever actor is gone"
 ITEM_RETRIES_AFTER_ACTOR_LOSS = 2
-
-
-class RetrieverActorError(RuntimeError):
-    """The actor holding a retriever died (and Ray could not restart it)."""
-
-
-# ----------------------------------------------------------------------------- worker side
-
-_STATE: dict[str, Any] = {}
-_STATE_LOCK = threading.Lock()
-
-
-class _WorkerState:
-    def __init__(self, shared: Shared) -> None:
-        import_plugins(shared.config.plugins)
-        from scanrag.documents import DocumentStore, PageRenderer
-
-        cache = Path(shared.config.runner.cache_dir)
-        self.store = DocumentStore(cache / "documents")
-        self.renderer = PageRenderer(cache / "pages", dpi=shared.config.runner.render_dpi)
-        self.strategies = build_strategies(shared.config.cells())
-        self.documents: dict[Path, Document] = {}
-
-    def document(self, path: Path) -> Document:
-        if path not in self.documents:
-            if len(self.documents) >= 64:
-                self.documents.pop(next(iter(self.documents)))
-            self.documents[path] = self.store.load_or_ingest(path)
-        return self.documents[path]
-
-
-def _state(shared: Shared) -> _WorkerState:
-    with _STATE_LOCK:
-        if shared.key not in _STATE:
-            _STATE.clear()
-            _STATE[shared.key] = _WorkerState(shared)
-        state: _WorkerState = _STATE[shared.key]
-        return state
-
-
-class RemoteRetriever:
-    """A ``Retriever`` whose index lives in a Ray actor."""
-
-    def __init__(self, name: str, handle: Any, refs: HostRefs) -> None:
-        self.name = name
-        self._handle = handle
-        self._refs = refs  # sent with every call: a restarted actor loads its index from them
-
-    def add(self, documents: Sequence[Document]) -> None:
-        raise RuntimeError("a remote retriever is built by its actor; add() is not available")
-
-    def _get(self, ref: Any) -> Any:
-        import ray
-
-        try:
-            return ray.get(ref)
-        except ray.exceptions.RayActorError as exc:
-            raise RetrieverActorError(f"{ACTOR_GONE} ({self.name}): {ray_cause(exc)}") from None
-
-    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[PageHit]:
-        hits: list[PageHit] = self._get(self._handle.search.remote(self._refs, query, k, doc_ids))
-        return hits
-
-    def search_batch(
-        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None = None
-    ) -> list[list[PageHit]]:
-        hits: list[list[PageHit]] = self._get(
-            self._handle.search_batch.remote(self._refs, queries, k, doc_ids)
-        )
-        return hits
-
-    def manifest(self) -> dict[str, Any]:
-        manifest: dict[str, Any] = self._get(self._handle.manifest.remote(self._refs))
-        return manifest
-
-
-def run_item_task(
-    shared: Shared, item: WorkItem, retriever: Any, refs: HostRefs
-) -> tuple[str, dict[str, Any]]:
-    """Body of the remote task: one work item → (trajectory JSON, usage per stage);
-    ``refs`` holds the reference to ``shared`` for the retriever actor."""
-    state = _state(shared)
-    from scanrag.datasets import resolve_document
-
-    pdf_dir = Path(shared.pdf_dirs[item.dataset])
-    outside = shared.outside_ok.get(item.dataset, False)
-    sample = item.sample
-    documents = {
-        n: state.document(resolve_document(pdf_dir, n, allow_outside=outside))
-        for n in (*sample.doc_ids, *sample.cited_doc_ids)
-    }
-    ctx = StrategyContext(
-        llm=shared.llm or build_llm(shared.config, origin=Path(shared.run_dir).name),
-        documents=documents,
-        models=dict(item.models),
-        retriever=RemoteRetriever(item.retriever or "", retriever, refs) if retriever else None,
-        renderer=state.renderer,
-        checkpoint_dir=Path(shared.run_dir) / RunDir.CHECKPOINTS,
-        settings={**shared.settings, "run_key": item.run_key},
-    )
-    trajectory, tally = asyncio.run(
-        execute_item(
-            item,
-            state.strategies.get(item.run_key),
-            ctx,
-            timeout_s=shared.config.runner.item_timeout_s,
-        )
-    )
-    usage = {k: v.model_dump() for k, v in tally.snapshot().items()}
-    return trajectory.model_dump_json(), usage
-
-
-@dataclass(frozen=True)
-class HostRefs:
-    """Object references a retriever actor loads its index from, sent with every call.
-
-    Ray logs an error-looking line (``core_worker.cc ... max_restarts > 0``) for a restartable
-    actor whose constructor takes anything from the object store, since that may be gone when
-    the actor restarts. So the actor is created with its alias alone and every call brings
-    these references (a few bytes): the first call of a new or restarted actor loads the index
-    (``prebuilt``, the index the driver built across the cluster, only on the first ``ready``;
-    after a restart the index saved under the run folder, or a rebuild).
-    """
-
-    shared: Any  # ObjectRef[Shared], held by the driver for the whole run
-    prebuilt: Any = None  # ObjectRef of a prebuilt index, or None
-
-
-class RetrieverHost:
-    """Actor body: one retriever over the run's documents, loaded on the first call, answering
-    searches."""
-
-    def __init__(self, alias: str) -> None:
-        self.alias = alias
-        self.retriever: Any = None
-
-    def _load(self, refs: HostRefs) -> Any:
-        if self.retriever is None:
-            import ray
-
-            if refs.prebuilt is not None:
-                self.retriever = ray.get(refs.prebuilt)
-            else:
-                shared: Shared = ray.get(refs.shared)
-                state = _state(shared)
-                documents = [state.document(Path(p)) for p in shared.all_docs]
-                index_dir = RunDir(shared.run_dir).index_dir(self.alias)
-                self.retriever = build_retriever(
-                    shared.config, self.alias, documents, shared.samples, index_dir
-                )
-        return self.retriever
-
-    def ready(self, refs: HostRefs) -> bool:
-        self._load(refs)
-        return True
-
-    def search(
-        self, refs: HostRefs, query: str, k: int, doc_ids: Sequence[str] | None
-    ) -> list[PageHit]:
-        hits: list[PageHit] = self._load(refs).search(query, k, doc_ids)
-        return hits
-
-    def search_batch(
-        self, refs: HostRefs, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None
-    ) -> list[list[PageHit]]:
-        hits: list[list[PageHit]] = self._load(refs).search_batch(queries, k, doc_ids)
-        return hits
-
-    def manifest(self, refs: HostRefs) -> dict[str, Any]:
-        return dict(self._load(refs).manifest())
 
 
 # ----------------------------------------------------------------------------- driver side
@@ -261,16 +79,15 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, config: ExperimentConfig) -> None:
+    def __init__(self, runner: RunnerSpec) -> None:
         try:
             import ray
         except ImportError as exc:
             raise RuntimeError("the ray executor needs Ray: pip install 'scanrag[ray]'") from exc
-        self.config = config
+        self.spec = spec = runner.ray
         self.ray = ray
         self._owns_cluster = False
         if not ray.is_initialized():
-            spec = config.runner.ray
             with _quiet_token_notice(spec.address is None):
                 ray.init(
                     address=spec.address,
@@ -281,9 +98,9 @@ class RayExecutor:
                 )
             self._owns_cluster = True
         self._task: Any = ray.remote(run_item_task).options(
-            num_cpus=config.runner.ray.cpus_per_item, max_retries=1
+            num_cpus=spec.cpus_per_item, max_retries=1
         )
-        restarts = config.runner.ray.actor_restarts
+        restarts = spec.actor_restarts
         self._host: Any = ray.remote(RetrieverHost).options(
             max_restarts=restarts, max_task_retries=restarts
         )
@@ -361,12 +178,12 @@ class RayExecutor:
 
     def run_items(
         self, job: RunJob, items: Sequence[WorkItem], sink: Sink, gate: Gate
-    ) -> str | None:
+    ) -> Stop | None:
         shared = self._shared(job)
         window = self._window()
         in_flight: dict[Any, WorkItem] = {}
         queue = iter(items)
-        stop: str | None = None
+        stop: Stop | None = None
         try:
             while True:
                 while stop is None and len(in_flight) < window:
@@ -391,7 +208,7 @@ class RayExecutor:
                         sink(trajectory)
         except DiskFullError as exc:
             self._cancel(in_flight)
-            return disk_full_reason(exc)
+            return Stop(StopKind.DISK_FULL, disk_full_reason(exc))
         except BaseException:
             self._cancel(in_flight)
             raise
@@ -423,12 +240,13 @@ class RayExecutor:
         """Indexes built in parts across the cluster, saved in the run folder; those without
         a model (BM25) go to their actors through the object store, the others are loaded
         from the run folder by their actors."""
-        from scanrag.runner.components import create_retriever
+        from scanrag.retriever_specs import create_retriever
         from scanrag.runner.ray_shards import prebuild_indexes
 
+        inject = {"samples": job.all_samples()}
         built = prebuild_indexes(
             self.ray,
-            functools.partial(create_retriever, job.config, samples=job.all_samples()),
+            functools.partial(create_retriever, aliases=job.config.retrievers, inject=inject),
             job.all_documents(),
             aliases,
             RunDir(job.run_dir).index_dir,
@@ -440,7 +258,7 @@ class RayExecutor:
         }
 
     def _window(self) -> int:
-        spec = self.config.runner.ray
+        spec = self.spec
         if spec.max_in_flight is not None:
             return spec.max_in_flight
         cpus = float(self.ray.cluster_resources().get("CPU", 1.0))
@@ -467,28 +285,3 @@ class RayExecutor:
 
 def _failed(item: WorkItem, status: Status, message: str) -> Trajectory:
     return base_trajectory(item).fail(status, message)
-
-
-_WORKER_EXIT = re.compile(r"Worker exit type: (\w+)(?: Worker exit detail: ([^.]*))?")
-_NOISE_LINE = re.compile(r"^(ray::|\s|File |Traceback|\^|\x1b)")
-
-
-def ray_cause(exc: BaseException) -> str:
-    """One line for a Ray error: the underlying exception's name and first line (Ray wraps a
-    task's exception in ``RayTaskError`` with the remote traceback), and for a dead actor or
-    worker the exit reason Ray gives, without its advice paragraph."""
-    cause: BaseException = exc
-    while isinstance(getattr(cause, "cause", None), BaseException) and cause.cause is not cause:  # type: ignore[attr-defined]
-        cause = cause.cause  # type: ignore[attr-defined]
-    name = type(cause).__name__
-    text = str(cause)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
-    first = lines[0] if lines else ""
-    first = re.sub(r"^ray\.exceptions\.\w+:\s*", "", first)
-    exit_reason = _WORKER_EXIT.search(text)
-    if exit_reason:
-        detail = f"worker exit {exit_reason.group(1)}"
-        if exit_reason.group(2):
-            detail += f": {exit_reason.group(2).strip()}"
-        first = f"{first} ({detail})" if first else detail
-    return f"{name}: {first}" if first else name

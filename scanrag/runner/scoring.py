@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import JudgeSetup, ScoringBackend, ScoringFailedError
-from scanrag.rundir import JsonlLog, RunDir, RunDirError
+from scanrag.rundir import JsonlLog, RunDir
 from scanrag.runner.components import SetupError
+from scanrag.runner.outcome import Stop
 from scanrag.runner.progress import RunProgress
 from scanrag.runner.scoring_checks import scoring_problems
 from scanrag.runner.usage import MeteredModel, UsageTally
@@ -74,7 +75,7 @@ class ScoringInputs:
 
 @dataclass
 class ScoreOutcome:
-    stop_reason: str | None = None
+    stop: Stop | None = None  # the gate's (a spent budget)
     pending: int = 0  # pairs still without a row (failed scorers, a stop)
     failures: dict[tuple[str, str, str], str] = field(default_factory=dict)
     new_rows: int = 0
@@ -88,10 +89,10 @@ def backend() -> ScoringBackend:
     return BACKENDS.create("scoring")
 
 
-def judge_models(config: ExperimentConfig | None, request: ScoreRequest) -> dict[str, str]:
-    """Judge model per role: the config's, else ``request.judge_model`` for every role, then
-    ``request.role_models`` per role."""
-    judges = config.judge_models() if config is not None else {}
+def judge_models(recorded: Mapping[str, str], request: ScoreRequest) -> dict[str, str]:
+    """Judge model per role: the recorded ones (``ExperimentConfig.judge_models()``), else
+    ``request.judge_model`` for every role, then ``request.role_models`` per role."""
+    judges = dict(recorded)
     if request.judge_model is not None:
         judges = {"default": request.judge_model}
     return {**judges, **request.role_models}
@@ -117,7 +118,7 @@ def scoring_inputs(
     if names is None:
         names = scoring.default_scorers(sorted({s.task for s in samples}))
     params = request.params if request.params is not None else (recorded.params if recorded else {})
-    judges = judge_models(config, request)
+    judges = judge_models(config.judge_models() if config is not None else {}, request)
     prompts = dict(
         request.judge_prompts
         if request.judge_prompts is not None
@@ -169,7 +170,7 @@ def score_run_dir(
     make_llm: Callable[[], ChatModel | None] | None = None,
     progress: RunProgress | None = None,
     tally: UsageTally | None = None,
-    gate: Callable[[], str | None] = lambda: None,
+    gate: Callable[[], Stop | None] = lambda: None,
 ) -> ScoreOutcome:
     """Score every (trajectory, scorer) pair of ``run`` without a current row.
 
@@ -204,7 +205,7 @@ def _score(
     make_llm: Callable[[], ChatModel | None] | None,
     progress: RunProgress | None,
     tally: UsageTally | None,
-    gate: Callable[[], str | None],
+    gate: Callable[[], Stop | None],
 ) -> None:
     plain_ctx = _judge_context(inputs, None, scoring)  # judge models decide which rows are stale
     existing = list(scores.rows())
@@ -230,8 +231,8 @@ def _score(
         async def score_all() -> None:
             # One event loop for every chunk: the judge context's semaphore lives in it.
             for start in range(0, len(todo), chunk):
-                outcome.stop_reason = gate()
-                if outcome.stop_reason is not None:
+                outcome.stop = gate()
+                if outcome.stop is not None:
                     return
                 try:
                     await scoring.score(
@@ -275,7 +276,6 @@ def summarize_rows(
 
 
 __all__ = [
-    "RunDirError",
     "ScoreOutcome",
     "ScoreRequest",
     "ScoringInputs",

@@ -25,7 +25,7 @@ from scanrag.protocols import ScoringBackend
 from scanrag.registry import BACKENDS, SCORERS, RegistryError, UnknownNameError
 
 if TYPE_CHECKING:
-    from scanrag.config import ExperimentConfig
+    from scanrag.config import ScoringSpec
 
 
 def unknown_scorer(name: str, known: Sequence[str]) -> str:
@@ -85,18 +85,20 @@ def _build_problems(name: str, given: dict[str, Any]) -> list[str]:
     return []
 
 
-def check_config_scoring(config: ExperimentConfig, tasks: Sequence[str]) -> list[str]:
-    """:func:`scoring_problems` for a run's config: its scorers (or the defaults of
-    ``tasks``), ``scoring.params``, judge models and prompt files."""
+def check_config_scoring(
+    spec: ScoringSpec, judges: Mapping[str, str], tasks: Sequence[str]
+) -> list[str]:
+    """:func:`scoring_problems` for a run's ``scoring`` section: its scorers (or the defaults
+    of ``tasks``), parameters and prompt files, with the config's judge models (``judges``:
+    ``ExperimentConfig.judge_models()``)."""
     try:
         scoring: ScoringBackend | None = BACKENDS.create("scoring")
     except Exception:  # no scoring backend installed: the score stage says so itself
         scoring = None
-    names = config.scoring.scorers
+    names = spec.scorers
     if names is None:
         try:
             names = scoring.default_scorers(list(tasks)) if scoring is not None else []
         except Exception:  # a task without defaults: reported by the score stage
             names = []
-    spec = config.scoring
-    return scoring_problems(names, spec.params, config.judge_models(), spec.judge_prompts, scoring)
+    return scoring_problems(names, spec.params, judges, spec.judge_prompts, scoring)

@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scanrag.config import ExperimentConfig, ScoringSpec
+from scanrag.config import ExperimentConfig, RunCell, ScoringSpec
 from scanrag.rundir import RunDir, row_key
 from scanrag.runner.conditions import cell_conditions, decider_entry, headline_scorers
 from scanrag.runner.scoring import summarize_rows
@@ -50,10 +50,11 @@ def _usage_by_stage(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def cell_descriptions(
-    config: ExperimentConfig | None, trajectories: Sequence[Mapping[str, Any]]
+    cells: Sequence[RunCell] | None, trajectories: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The grid cells: from the config, or (for a folder without one) from the rows."""
-    if config is not None:
+    """The grid cells: the config's (``cells``), or (for a folder without a config) those
+    of the rows."""
+    if cells is not None:
         return [
             {
                 "run_key": c.run_key,
@@ -61,12 +62,12 @@ def cell_descriptions(
                 "retriever": c.retriever,
                 "models": c.models,
             }
-            for c in config.cells()
+            for c in cells
         ]
-    cells: dict[str, dict[str, Any]] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for row in trajectories:
         key = row_key(row)[0]
-        cells.setdefault(
+        seen.setdefault(
             key,
             {
                 "run_key": key,
@@ -75,7 +76,7 @@ def cell_descriptions(
                 "models": row.get("models") or {},
             },
         )
-    return list(cells.values())
+    return list(seen.values())
 
 
 def _latest_score_keys(scores: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
@@ -101,7 +102,7 @@ def build_summary(
     """
     trajectories = run.trajectory_rows()
     scores = run.score_rows()
-    cells = cell_descriptions(config, trajectories)
+    cells = cell_descriptions(config.cells() if config is not None else None, trajectories)
     n_samples = sum(int(d.get("samples", 0)) for d in manifest.get("datasets", [])) or len(samples)
     planned = n_samples * len(cells)
     by_cell: dict[str, Counter[str]] = defaultdict(Counter)

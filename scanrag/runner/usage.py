@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scanrag.llm.types import ChatModel, ChatRequest, ChatResponse
+from scanrag.runner.outcome import Stop, StopKind
 from scanrag.schemas import Usage
 
 
@@ -119,13 +120,15 @@ class Budget:
     def enabled(self) -> bool:
         return self.usd is not None or self.tokens is not None
 
-    def exceeded(self, spent: Usage) -> str | None:
-        """Why the budget is used up, or ``None`` while there is room left."""
+    def exceeded(self, spent: Usage) -> Stop | None:
+        """The stop once the budget is used up, or ``None`` while there is room left."""
         if self.usd is not None and spent.cost_usd >= self.usd:
-            return f"budget reached: spent ${spent.cost_usd:.4f} of ${self.usd:.4f}"
-        if self.tokens is not None and spent.total_tokens >= self.tokens:
-            return f"budget reached: used {spent.total_tokens} of {self.tokens} tokens"
-        return None
+            message = f"budget reached: spent ${spent.cost_usd:.4f} of ${self.usd:.4f}"
+        elif self.tokens is not None and spent.total_tokens >= self.tokens:
+            message = f"budget reached: used {spent.total_tokens} of {self.tokens} tokens"
+        else:
+            return None
+        return Stop(StopKind.BUDGET, message)
 
     def describe(self) -> dict[str, Any]:
         return {"usd": self.usd, "tokens": self.tokens}

@@ -12,6 +12,7 @@ from agents.reader import ReaderSpec, read_pages
 from scanrag.llm import ModelError
 from scanrag.llm.types import ImagePart, Message, TextPart
 from scanrag.schemas import Page, Trajectory
+from scanrag.tasks import task_spec
 
 REPLY = 'Page 3 reports 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'
 
@@ -60,7 +61,7 @@ async def test_each_call_is_recorded_with_its_step(kit: SimpleNamespace) -> None
             trajectory,
             refs,
             question="What value?",
-            task="qa",
+            task=task_spec("qa"),
             spec=ReaderSpec(),
             options=ContextOptions(),
             parse_ctx=parse_context(doc, []),
@@ -91,7 +92,7 @@ async def test_a_failed_call_is_recorded_with_its_error(kit: SimpleNamespace) ->
         trajectory,
         [PageRef(doc, 1)],
         question="What value?",
-        task="qa",
+        task=task_spec("qa"),
         spec=ReaderSpec(),
         options=ContextOptions(),
         parse_ctx=parse_context(doc, []),

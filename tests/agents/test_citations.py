@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.citations import find_citations, parse_citations
-from agents.evidence import DocInfo, ParseContext, apply_output, bbox_problem
+from agents.evidence import DocInfo, ParseContext, bbox_problem
+from agents.reply import apply_output
 from scanrag.schemas import UNANSWERABLE, Status, Trajectory
 
 GOLDEN = Path(__file__).parent / "golden" / "citations"

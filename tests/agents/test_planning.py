@@ -16,6 +16,7 @@ from graphs.topk_rag import TopKRagStrategy
 from scanrag.llm import ContextOverflowError
 from scanrag.llm.fit import PlannedOverflowError
 from scanrag.schemas import Status, Trajectory
+from scanrag.tasks import task_spec
 
 REPLY = 'Page 3 says 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'
 LONG = "word " * 300  # 300 scripted tokens a page
@@ -29,7 +30,7 @@ async def _read(kit: SimpleNamespace, model, doc, pages, *, spec=None, settings=
         trajectory,
         [PageRef(doc, p) for p in pages],
         question="What value?",
-        task="qa",
+        task=task_spec("qa"),
         spec=spec or ReaderSpec(max_tokens=50),
         options=ContextOptions(),
         parse_ctx=parse_context(doc, []),
@@ -123,7 +124,7 @@ async def test_call_model_refuses_what_cannot_fit(kit: SimpleNamespace) -> None:
         await call_model(
             ctx,
             trajectory,
-            prompt=reader_prompt(),
+            prompt=reader_prompt("citations", task_spec("qa")),
             user="a b c",
             role="reader",
             stage="planner",

@@ -8,6 +8,7 @@ from agents.prompts import reader as reader_module
 from agents.prompts.base import Prompt, PromptError
 from agents.prompts.reader import OUTPUTS, TASKS, reader_prompt
 from scanrag.hashing import stable_hash
+from scanrag.tasks import task_spec
 
 
 def test_hash_is_stable_and_changes_with_wording() -> None:
@@ -24,27 +25,28 @@ def test_every_reader_prompt_is_distinct() -> None:
 
 
 def test_reader_prompts_state_the_rules() -> None:
-    qa = reader_prompt("citations", "qa").system
+    qa = reader_prompt("citations", task_spec("qa")).system
     assert '[page=N, doc_page="LABEL", bbox=[x1, y1, x2, y2]]' in qa
     assert '"Unanswerable"' in qa and "<answer></answer>" in qa
-    assert "<issue" in reader_prompt("citations", "error_detection").system
-    assert "<verdict>" in reader_prompt("citations", "verify").system
-    assert '"evidence_chain"' in reader_prompt("json", "find").system
+    assert "<issue" in reader_prompt("citations", task_spec("error_detection")).system
+    assert "<verdict>" in reader_prompt("citations", task_spec("verify")).system
+    assert '"evidence_chain"' in reader_prompt("json", task_spec("find")).system
 
 
-def test_unknown_task_reads_as_qa_and_unknown_output_fails() -> None:
-    assert reader_prompt("citations", "weird") == reader_prompt("citations", "qa")
+def test_unknown_output_fails() -> None:
     with pytest.raises(ValueError, match="unknown reader output"):
-        reader_prompt("xml", "qa")
+        reader_prompt("xml", task_spec("qa"))
 
 
 def test_missing_placeholder_is_a_clear_error() -> None:
     with pytest.raises(PromptError, match="question"):
-        reader_prompt().render_user(extra="", task_input="")
+        reader_prompt("citations", task_spec("qa")).render_user(extra="", task_input="")
 
 
 def test_values_with_dollars_are_inserted_verbatim() -> None:
-    text = reader_prompt().render_user(extra="$5 and ${x}\n", task_input="", question="Cost?")
+    text = reader_prompt("citations", task_spec("qa")).render_user(
+        extra="$5 and ${x}\n", task_input="", question="Cost?"
+    )
     assert text == "$5 and ${x}\n\nQuestion: Cost?"
 
 

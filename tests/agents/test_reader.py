@@ -10,6 +10,7 @@ from agents.prompts.reader import reader_prompt
 from agents.reader import ReaderSpec, read_pages
 from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.schemas import Status, Trajectory
+from scanrag.tasks import task_spec
 
 REPLY = 'Page 3 reports 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'
 
@@ -22,7 +23,7 @@ def _run(kit: SimpleNamespace, model, doc, refs, spec=None, options=None, **kw):
         trajectory,
         refs,
         question="What value?",
-        task="qa",
+        task=task_spec("qa"),
         spec=spec or ReaderSpec(),
         options=options or ContextOptions(),
         parse_ctx=parse_context(doc, []),
@@ -40,10 +41,10 @@ async def test_reads_parses_and_records(kit: SimpleNamespace) -> None:
     assert result.parsed.pages == [3] and result.raw == REPLY
     request = model.requests[0]
     assert request.stage == "reader" and request.model == "scripted/reader"
-    assert request.prompt_hash == reader_prompt("citations", "qa").hash
+    assert request.prompt_hash == reader_prompt("citations", task_spec("qa")).hash
     assert "=== Page 2 (printed: 2) ===" in request.messages[1].text
     assert request.messages[1].text.rstrip().endswith("Question: What value?")
-    assert trajectory.prompt_hashes == {"reader": reader_prompt().hash}
+    assert trajectory.prompt_hashes == {"reader": reader_prompt("citations", task_spec("qa")).hash}
     assert trajectory.models == {"reader": "scripted/reader"}
     assert trajectory.usage["reader"].calls == 1
     assert [(s.kind, s.data["pages"]) for s in trajectory.steps] == [("read", [2, 3])]
@@ -134,7 +135,7 @@ async def test_composites_are_recorded_on_the_trajectory(kit: SimpleNamespace, r
         trajectory,
         [PageRef(doc, p) for p in (1, 2, 3, 4)],
         question="Q?",
-        task="qa",
+        task=task_spec("qa"),
         spec=ReaderSpec(),
         options=ContextOptions(modality="image", max_images=2),
         parse_ctx=None,

@@ -10,16 +10,17 @@ from typing import Any
 
 import pytest
 
-from agents.evidence import ParseContext, apply_output
+from agents.evidence import ParseContext
 from agents.reader import parse_reply
-from agents.reply import TRUNCATED_MESSAGE
-from agents.structured import MAX_ITEMS, TASK_FIELDS, parse_structured, schema_for
+from agents.reply import TRUNCATED_MESSAGE, apply_output
+from agents.structured import MAX_ITEMS, parse_structured, schema_for
 from evaluation.docscope.answer import AnswerRulesScorer
 from scanrag.llm import ScriptedModel
 from scanrag.llm.types import ChatRequest, ChatResponse
 from scanrag.registry import STRATEGIES
 from scanrag.runner.engine import RETRYABLE
 from scanrag.schemas import ParseStatus, Status, Trajectory
+from scanrag.tasks import task_names, task_spec
 
 COUNTING = '{"pages": [' + ", ".join(str(i) for i in range(1, 40))
 
@@ -43,9 +44,9 @@ def _arrays(node: Any) -> list[dict[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize("task", sorted(TASK_FIELDS))
+@pytest.mark.parametrize("task", task_names())
 def test_the_answer_comes_before_every_list_and_every_list_is_bounded(task: str) -> None:
-    schema = schema_for(task)
+    schema = schema_for(task_spec(task))
     first = schema["required"][0]
     assert first in ("answer", "verdict") and next(iter(schema["properties"])) == first
     assert schema["properties"][first]["type"] in ("string", "boolean")  # never null
@@ -55,7 +56,7 @@ def test_the_answer_comes_before_every_list_and_every_list_is_bounded(task: str)
 
 def test_the_bound_is_what_a_schema_validator_enforces() -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    schema = schema_for("qa")
+    schema = schema_for(task_spec("qa"))
     reply = {"answer": "x", "pages": list(range(1, MAX_ITEMS["pages"] + 1)), "facts": []}
     jsonschema.validate(reply, schema)
     reply["pages"].append(99)

@@ -11,15 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.citations import parse_citations
-from agents.evidence import ParseContext, ParsedOutput, apply_output, format_citation
+from agents.evidence import ParseContext, ParsedOutput, format_citation
+from agents.reply import apply_output
 from agents.structured import (
-    TASK_FIELDS,
-    extract_json,
     parse_structured,
     schema_for,
     schema_sketch,
 )
+from scanrag.parsing import first_object
 from scanrag.schemas import Status, Trajectory
+from scanrag.tasks import task_names, task_spec
 
 COMPARED = ("pages", "regions", "facts", "answer", "citations")
 
@@ -198,11 +199,11 @@ def test_a_truncated_reply_keeps_its_outer_object_not_a_nested_one() -> None:
     ],
 )
 def test_cut_json_is_closed_keeping_complete_parts(cut: str, closed: dict) -> None:
-    assert extract_json(cut) == (closed, True)
+    assert first_object(cut) == (closed, True)
 
 
-def test_extract_json_drops_a_dangling_key() -> None:
-    data, repaired = extract_json('{"answer": "x", "pag')
+def test_first_object_drops_a_dangling_key() -> None:
+    data, repaired = first_object('{"answer": "x", "pag')
     assert data == {"answer": "x"} and repaired
 
 
@@ -283,10 +284,10 @@ def test_task_fields_issues_chain_verdict() -> None:
     assert parsed.answer == "a, b"
 
 
-@pytest.mark.parametrize("task", sorted(TASK_FIELDS))
+@pytest.mark.parametrize("task", task_names())
 def test_schema_per_task_lists_its_fields(task: str) -> None:
-    schema = schema_for(task)
-    listed, required = TASK_FIELDS[task]
+    schema = schema_for(task_spec(task))
+    listed, required = task_spec(task).fields, task_spec(task).required
     assert list(schema["properties"]) == list(listed)
     assert schema["required"] == list(required)
     # every reference resolves (IssueOut's locations point at RegionOut) and no def is unused
@@ -295,24 +296,20 @@ def test_schema_per_task_lists_its_fields(task: str) -> None:
     assert referenced == set(schema.get("$defs", {}))
 
 
-@pytest.mark.parametrize("task", sorted(TASK_FIELDS))
+@pytest.mark.parametrize("task", task_names())
 def test_schema_per_task_converts_to_a_grammar_in_its_own_order(task: str) -> None:
     gbnf = pytest.importorskip("llama_cpp.llama_grammar").json_schema_to_gbnf
-    schema = schema_for(task)
+    schema = schema_for(task_spec(task))
     root = next(line for line in gbnf(json.dumps(schema)).splitlines() if line.startswith("root"))
     positions = [root.index(f"{name.replace('_', '-')}-kv") for name in schema["required"]]
     assert positions == sorted(positions)  # required fields in the listed order
 
 
 def test_schema_sketch_is_compact_and_marks_optional_keys() -> None:
-    sketch = schema_sketch(schema_for("qa"))
+    sketch = schema_sketch(schema_for(task_spec("qa")))
     assert sketch.startswith('{"answer": str, "pages": [int] (max 10), "facts": [{"page": int')
     assert '"regions"?: [{"page": int, "bbox": [float]' in sketch
-    assert len(sketch) < len(json.dumps(schema_for("qa"))) / 3
-
-
-def test_unknown_task_gets_the_qa_schema() -> None:
-    assert schema_for("nonsense")["properties"].keys() == schema_for("qa")["properties"].keys()
+    assert len(sketch) < len(json.dumps(schema_for(task_spec("qa")))) / 3
 
 
 _KEYS = ["pages", "facts", "regions", "answer", "issues", "page", "bbox", "text"]

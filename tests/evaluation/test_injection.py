@@ -22,10 +22,10 @@ from evaluation.docscope.answer import AnswerScorer
 from evaluation.docscope.fact import FactScorer
 from evaluation.docscope.region import RegionScorer
 from evaluation.documents import DocumentSource
-from evaluation.faithfulness import FaithfulnessScorer
+from evaluation.faithfulness.scorer import FaithfulnessScorer
 from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.scholscan import ScholScanScorer
-from evaluation.sinbench import SinBenchScorer
+from evaluation.scholscan.scorer import ScholScanScorer
+from evaluation.sinbench.scorer import SinBenchScorer
 from scanrag.llm import ScriptedModel
 from scanrag.llm.types import ChatRequest
 from scanrag.schemas import (

@@ -11,11 +11,11 @@ from evaluation.judging import (
     JudgeConfig,
     JudgeContext,
     JudgeParseError,
-    json_candidates,
     judge_json,
     parse_json,
 )
 from scanrag.llm import Message, ModelError, ScriptedModel
+from scanrag.parsing import json_values
 
 
 class Verdict(BaseModel):
@@ -72,8 +72,8 @@ def test_parse_json_applies_the_check() -> None:
         parse_json('{"items": [{"id": "1", "label": "covered"}]}', Items, needs_two)
 
 
-def test_json_candidates_prefers_whole_text_then_fences() -> None:
-    found = json_candidates('```json\n{"a": 1}\n```')
+def test_json_values_prefers_whole_text_then_fences() -> None:
+    found = json_values('```json\n{"a": 1}\n```')
     assert found[0] == {"a": 1}
 
 

@@ -24,6 +24,8 @@ NODES = {
     "oracle_facts": ["prepare", "select", "read"],
 }
 
+OWN_KEY = {name: "refs" for name in NODES} | {"scan": "windows", "agentic_rag": "pending"}
+
 
 def _load(reference: str):
     """Load ``./path.py:name`` the way the LangGraph server does: the file by its path."""
@@ -41,6 +43,20 @@ def test_every_built_in_strategy_is_listed() -> None:
     assert set(CONFIG["graphs"]) == set(NODES) <= set(STRATEGIES.names())
     assert CONFIG["dependencies"] == ["."]
     assert all(ref.startswith("./graphs/studio.py:") for ref in CONFIG["graphs"].values())
+
+
+def test_langgraph_json_is_written_from_the_registered_strategies(tmp_path: Path) -> None:
+    """One source for the names: the entry points; the file and the factories follow them."""
+    from graphs import studio
+
+    assert tuple(sorted(NODES)) == studio.STRATEGY_NAMES
+    assert all(callable(getattr(studio, name)) for name in studio.STRATEGY_NAMES)
+    assert studio.main(["--check", str(REPO / "langgraph.json")]) == 0  # else: rewrite it
+    drifted = tmp_path / "langgraph.json"
+    stale = {**CONFIG, "graphs": {k: v for k, v in CONFIG["graphs"].items() if k != "scan"}}
+    drifted.write_text(json.dumps(stale), encoding="utf-8")
+    assert studio.main(["--check", str(drifted)]) == 1
+    assert studio.main([str(drifted)]) == 0 and json.loads(drifted.read_text()) == CONFIG
 
 
 @pytest.mark.parametrize("name", sorted(NODES))
@@ -77,7 +93,9 @@ def test_each_graph_gives_its_json_schemas(name: str) -> None:
     assert CONFIG["python_version"] == "3.11"
     graph = _load(CONFIG["graphs"][name])()
     for schema in (graph.get_input_jsonschema(), graph.get_output_jsonschema()):
-        assert {"trajectory", "stop", "refs"} <= set(schema["properties"])
+        # the keys every strategy shares, and its own state's (agents.state.StrategyState)
+        assert {"trajectory", "stop", OWN_KEY[name]} <= set(schema["properties"])
+        assert not (set(OWN_KEY.values()) - {OWN_KEY[name]}) & set(schema["properties"])
     context = graph.get_context_jsonschema()
     assert context is not None and context["title"] == "ItemContext"
     assert set(context["required"]) == {"sample", "ctx"}

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from loaders.docscope import NORMALIZED, POINTS, detect_units, load_docscope
+from loaders.docscope import load_docscope
+from loaders.docscope_boxes import NORMALIZED, POINTS, detect_units
 from scanrag.datasets import load_dataset
 
 MakePdf = Callable[[Path, int], Path]  # pages are 300 x 400 points (600 x 800 pixels at 144 DPI)

@@ -2,7 +2,7 @@
 
 The corpus is three real PDFs generated with PyMuPDF and ingested with ``ingest_pdf``, so image
 based retrievers can render their pages too. ``CONTRACT_FACTORIES`` holds the retrievers that
-cannot be built with ``build_retriever(name)`` alone (the oracle needs samples; a retriever
+cannot be built with ``create_retriever(name)`` alone (the oracle needs samples; a retriever
 whose default model cannot be loaded offline adds its test configuration here).
 """
 
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from retrievers.base import Retriever, build_retriever
+from scanrag.protocols import Retriever
+from scanrag.retriever_specs import create_retriever
 from scanrag.schemas import Document, Sample
 
 PAGES: dict[str, list[str]] = {
@@ -66,18 +67,18 @@ def _tiny_colpali() -> Retriever:
     """ColPali with a tiny randomly initialised ColQwen2 built offline (no weights exist here)."""
     from indexes.colpali_tiny import tiny_model_dir
 
-    return build_retriever("colpali", model=str(tiny_model_dir("colqwen2")), device="cpu")
+    return create_retriever("colpali", {"model": str(tiny_model_dir("colqwen2")), "device": "cpu"})
 
 
 CONTRACT_FACTORIES: dict[str, Callable[[], Retriever]] = {
-    "oracle": lambda: build_retriever("oracle", samples=contract_samples()),
+    "oracle": lambda: create_retriever("oracle", {"samples": contract_samples()}),
     "colpali": _tiny_colpali,
 }
 
 
 def make_retriever(name: str) -> Retriever:
     factory = CONTRACT_FACTORIES.get(name)
-    return factory() if factory else build_retriever(name)
+    return factory() if factory else create_retriever(name)
 
 
 @pytest.fixture(scope="session")

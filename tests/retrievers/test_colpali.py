@@ -7,8 +7,9 @@ import pytest
 
 from indexes.colpali import ColPaliIndex
 from indexes.colpali_tiny import tiny_model_dir
-from retrievers.base import UnknownDocumentError, build_retriever
+from indexes.errors import UnknownDocumentError
 from scanrag.registry import RETRIEVERS
+from scanrag.retriever_specs import create_retriever
 
 pytestmark = pytest.mark.model
 QUERY = "What did the telescope observe?"
@@ -21,7 +22,9 @@ def model_dir() -> str:
 
 @pytest.fixture(scope="module")
 def retriever(model_dir, corpus) -> ColPaliIndex:
-    built = build_retriever("colpali", model=model_dir, dpi=36, device="cpu", max_regions=2)
+    built = create_retriever(
+        "colpali", {"model": model_dir, "dpi": 36, "device": "cpu", "max_regions": 2}
+    )
     assert isinstance(built, ColPaliIndex)
     built.add(corpus)
     return built
@@ -71,7 +74,7 @@ def test_unknown_document_and_bad_options(retriever, model_dir):
 
 
 def test_runs_through_the_retrieval_evaluation(model_dir, samples, by_name):
-    from evaluation.retrieval_eval import evaluate_retrievers
+    from evaluation.retrieval.evaluate import evaluate_retrievers
 
     result = evaluate_retrievers(
         samples,

@@ -1,4 +1,5 @@
-"""The search contract, run over every registered retriever (built-ins and plugins)."""
+"""The search contract, run over every registered retriever (built-ins and plugins); an index
+is the retriever."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from itertools import pairwise
 
 import pytest
 
-from retrievers.base import Retriever, UnknownDocumentError
+from indexes.bm25 import BM25Index
+from indexes.errors import UnknownDocumentError
+from scanrag.protocols import Retriever
 from scanrag.registry import RETRIEVERS
 
 QUERIES = [
@@ -128,3 +131,32 @@ def test_unknown_document_id_raises(retriever, corpus):
 def test_non_positive_k_raises(retriever, k):
     with pytest.raises(ValueError):
         retriever.search(QUERIES[0], k)
+
+
+def test_save_open_round_trip(tmp_path, corpus):
+    retriever = BM25Index(b=0.5)
+    retriever.add(corpus)
+    retriever.save(tmp_path / "bm25")
+    opened = BM25Index.open(tmp_path / "bm25")
+    assert opened.b == 0.5 and opened.document_ids == retriever.document_ids
+    assert opened.search("revenue", 3) == retriever.search("revenue", 3)
+    loaded = BM25Index(b=0.5).load(tmp_path / "bm25", documents=corpus)
+    assert loaded.page_count == retriever.page_count
+    assert "pages=9" in repr(loaded)
+
+
+def test_the_index_is_the_retriever(corpus):
+    assert RETRIEVERS.get("bm25") is BM25Index
+    index = BM25Index()
+    index.add(corpus)
+    assert isinstance(index, Retriever) and index.name == "bm25" and index.exhaustive
+    manifest = index.manifest()
+    assert manifest["retriever"] == "bm25" and manifest["kind"] == "bm25"
+    assert manifest["page_count"] == 9
+
+
+def test_text_retrievers_find_the_right_page(indexed, by_name):
+    for name in ("bm25", "example_tfidf"):
+        retriever = indexed(name)
+        hit = retriever.search("telescope galaxy", 1)[0]
+        assert (hit.doc_id, hit.page) == (by_name["space.pdf"].id, 2)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from indexes.bm25 import BM25Index
-from retrievers.fusion import fuse, merge_views, normalised_scores
-from retrievers.hybrid import HybridRetriever, rrf_fuse
+from retrievers.fusion import fuse, merge_views, normalised_scores, rrf_fuse
+from retrievers.hybrid import HybridRetriever
 from retrievers.views import search_views
 from scanrag.schemas import BBox, PageHit, Region
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.retrieval_eval import evaluate_retrievers
+from evaluation.retrieval.evaluate import evaluate_retrievers
 
 pytestmark = pytest.mark.model
 
@@ -84,7 +84,9 @@ def test_a_run_that_uses_one_component_twice_encodes_once(corpus, encodings, tin
         documents={Path(d.name): d for d in corpus},
     )
     (tmp_path / "run").mkdir()
-    errors = LocalExecutor(config).build_retrievers(job, ["dense", "hybrid", "mix"], lambda _: None)
+    errors = LocalExecutor(config.runner).build_retrievers(
+        job, ["dense", "hybrid", "mix"], lambda _: None
+    )
     pages = sum(d.num_pages for d in corpus)
     assert errors == {} and encodings == [pages]
     dense = job.retrievers["dense"]
@@ -101,5 +103,8 @@ def test_a_run_that_uses_one_component_twice_encodes_once(corpus, encodings, tin
         settings={},
         documents=job.documents,
     )
-    assert LocalExecutor(config).build_retrievers(again, ["mix", "hybrid"], lambda _: None) == {}
+    assert (
+        LocalExecutor(config.runner).build_retrievers(again, ["mix", "hybrid"], lambda _: None)
+        == {}
+    )
     assert encodings == [pages]

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from retrievers.base import UnknownDocumentError
+from indexes.errors import UnknownDocumentError
 from retrievers.oracle import OracleRetriever
 from scanrag.schemas import Sample
 

@@ -7,10 +7,10 @@ from importlib import metadata
 
 import pytest
 
-from evaluation.retrieval_eval import evaluate_retrievers
+from evaluation.retrieval.evaluate import evaluate_retrievers
 from indexes.base import PageIndex
-from retrievers.base import build_retriever
 from scanrag.registry import RETRIEVERS
+from scanrag.retriever_specs import create_retriever
 
 INSTALL = "pip install -e tests/plugins/scanrag_example_plugin --no-deps"
 
@@ -24,7 +24,7 @@ def test_entry_point_is_installed():
 
 def test_discovered_by_the_registry():
     assert "example_tfidf" in RETRIEVERS.names()
-    retriever = build_retriever("example_tfidf", sublinear_tf=False)
+    retriever = create_retriever("example_tfidf", {"sublinear_tf": False})
     assert isinstance(retriever, PageIndex) and retriever.name == "example_tfidf"
 
 
@@ -37,7 +37,7 @@ def test_evaluated_like_the_builtins(samples, by_name):
 
 
 def test_save_load_through_the_base(tmp_path, corpus):
-    retriever = build_retriever("example_tfidf")
+    retriever = create_retriever("example_tfidf")
     retriever.add(corpus)
     retriever.save(tmp_path / "tfidf")
     opened = type(retriever).open(tmp_path / "tfidf")

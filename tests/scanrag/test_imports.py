@@ -4,6 +4,7 @@ scanrag → indexes → retrievers → agents → graphs, with evaluation depend
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -12,17 +13,21 @@ import pytest
 
 HEAVY = ("torch", "faiss", "litellm", "langgraph", "transformers", "sentence_transformers")
 REPO = Path(__file__).resolve().parents[2]
-# What each package may import from the project (besides itself), at any depth, lazily too.
-ALLOWED = {
-    "scanrag": set(),
-    "loaders": {"scanrag"},
-    "synth": {"scanrag"},
-    "evaluation": {"scanrag"},
-    "indexes": {"scanrag"},
-    "retrievers": {"scanrag", "indexes"},
-    "agents": {"scanrag", "indexes", "retrievers"},
-    "graphs": {"scanrag", "indexes", "retrievers", "agents"},
-}
+# The layer diagram as the README draws it: each layer imports the kernel and the layer just
+# below it, nothing else; the packages beside the layers import the kernel only.
+LAYERS = ("scanrag", "indexes", "retrievers", "agents", "graphs")
+BESIDE = ("evaluation", "loaders", "synth")
+PACKAGES = (*LAYERS, *BESIDE)
+
+
+def arrows() -> dict[str, set[str]]:
+    """Package → the project packages it may import (besides itself), at any depth, lazily
+    too: exactly the arrows of the diagram."""
+    allowed: dict[str, set[str]] = {"scanrag": set()}
+    for below, package in itertools.pairwise(LAYERS):
+        allowed[package] = {"scanrag", below}
+    allowed.update({package: {"scanrag"} for package in BESIDE})
+    return allowed
 
 
 @pytest.mark.parametrize("module", ["scanrag", "scanrag.llm", "scanrag.cli", "evaluation"])
@@ -68,36 +73,48 @@ def _project_imports(path: Path) -> set[str]:
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module.split(".")[0])
-    return found & set(ALLOWED)
+    return found & set(PACKAGES)
 
 
-@pytest.mark.parametrize("package", sorted(ALLOWED))
-def test_imports_flow_one_way(package: str) -> None:
-    bad = {}
-    for path in sorted((REPO / package).rglob("*.py")):
-        wrong = _project_imports(path) - ALLOWED[package] - {package}
-        if wrong:
-            bad[str(path.relative_to(REPO))] = sorted(wrong)
-    assert not bad, f"{package} imports packages above it: {bad}"
+def _package_edges() -> dict[str, dict[str, list[str]]]:
+    """Package → imported package → the files that import it."""
+    edges: dict[str, dict[str, list[str]]] = {p: {} for p in PACKAGES}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            for other in _project_imports(path) - {package}:
+                edges[package].setdefault(other, []).append(str(path.relative_to(REPO)))
+    return edges
 
 
-def test_moved_modules_keep_an_alias_without_importing_upward() -> None:
-    code = (
-        "import sys, warnings\n"
-        "import scanrag, scanrag.datasets, scanrag.runner, scanrag.datasets.docscope\n"
-        "import scanrag.synth, scanrag.synth.corpus\n"
-        "early = [m for m in ('loaders', 'synth') if m in sys.modules]\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        "    warnings.simplefilter('always')\n"
-        "    from scanrag.datasets.docscope import load_docscope\n"
-        "    from scanrag.synth import generate_corpus\n"
-        "    from scanrag.synth.corpus import DEFAULTS\n"
-        "import loaders.docscope, synth\n"
-        "assert load_docscope is loaders.docscope.load_docscope\n"
-        "assert generate_corpus is synth.generate_corpus and DEFAULTS['n_docs'] == 4\n"
-        "print(','.join(early), len([w for w in caught if 'moved to' in str(w.message)]))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
-    ).stdout.strip("\n")
-    assert out == " 3", f"aliases imported {out!r} early, or did not warn once per name"
+def test_the_readme_draws_the_same_diagram() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"`{' → '.join(LAYERS)}`" in readme
+    for package in BESIDE:
+        assert f"`{package}`" in readme
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_imports_follow_the_arrows_exactly(package: str) -> None:
+    wrong = {
+        other: files
+        for other, files in _package_edges()[package].items()
+        if other not in arrows()[package]
+    }
+    assert not wrong, f"{package} imports packages no arrow allows: {wrong}"
+
+
+def test_every_project_package_is_on_the_diagram() -> None:
+    on_disk = {
+        path.parent.name
+        for path in REPO.glob("*/__init__.py")
+        if path.parent.name not in {"tests", "benchmarks", "scripts"}
+    }
+    assert on_disk == set(PACKAGES)
+
+
+def test_the_arrows_are_one_chain() -> None:
+    allowed = arrows()
+    assert allowed["indexes"] == {"scanrag"}
+    assert allowed["agents"] == {"scanrag", "retrievers"}
+    assert allowed["graphs"] == {"scanrag", "agents"}
+    assert all(allowed[p] == {"scanrag"} for p in BESIDE)

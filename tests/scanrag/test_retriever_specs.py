@@ -11,8 +11,14 @@ from typing import Any
 import pytest
 
 from scanrag.config.sections import RetrieverSpec
-from scanrag.registry import Registry
-from scanrag.retriever_specs import RetrieverSpecError, RetrieverSpecs, component_entry
+from scanrag.protocols import Retriever
+from scanrag.registry import RETRIEVERS, Registry, UnknownNameError
+from scanrag.retriever_specs import (
+    RetrieverSpecError,
+    RetrieverSpecs,
+    component_entry,
+    create_retriever,
+)
 
 
 class Leaf:
@@ -159,3 +165,30 @@ def test_component_entry_forms() -> None:
         component_entry({"name": "x", "type": "y"})
     with pytest.raises(RetrieverSpecError, match="must be a string"):
         component_entry({"name": 3})
+
+
+# -- create_retriever over the real registry ---------------------------------------------------
+
+
+def test_create_retriever_unknown_name_lists_known_ones() -> None:
+    with pytest.raises(UnknownNameError, match="known retrievers: .*bm25.*oracle"):
+        create_retriever("no-such-retriever")
+
+
+def test_create_retriever_rejects_a_factory_that_builds_no_retriever() -> None:
+    RETRIEVERS.register("not_a_retriever")(lambda: object())
+    try:
+        with pytest.raises(TypeError, match="lacks the Retriever protocol"):
+            create_retriever("not_a_retriever")
+    finally:
+        RETRIEVERS.unregister("not_a_retriever")
+
+
+def test_create_retriever_params_are_the_constructor_arguments() -> None:
+    from indexes.bm25 import BM25Index
+
+    retriever = create_retriever("bm25", {"k1": 1.1, "tokenizer": {"stopwords": "english"}})
+    assert isinstance(retriever, BM25Index) and isinstance(retriever, Retriever)
+    assert retriever.manifest()["params"]["k1"] == 1.1
+    with pytest.raises(TypeError):
+        create_retriever("bm25", {"no_such_param": 1})

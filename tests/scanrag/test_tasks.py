@@ -11,7 +11,14 @@ from pydantic import ValidationError
 from scanrag.config import config_from_dict
 from scanrag.registry import TASKS, UnknownNameError
 from scanrag.schemas import Sample, TaskType
-from scanrag.tasks import BUILTIN_TASKS, TaskSpec, default_scorers, task_names, task_spec
+from scanrag.tasks import (
+    BUILTIN_TASKS,
+    TaskSpec,
+    default_scorers,
+    task_names,
+    task_spec,
+    task_spec_or_default,
+)
 
 # Instructions of the plugin task below, named by "module:attr" in its entry.
 TABLE_CHECK_PROMPT = {
@@ -76,21 +83,33 @@ def test_a_new_task_type_is_one_table_entry(table_check: TaskSpec) -> None:
         id="t1", doc_ids=["a.pdf"], question="Are the totals right?", task="table_check"
     )
     assert sample.task == "table_check"
-    schema = schema_for("table_check")
+    schema = schema_for(task_spec("table_check"))
     assert list(schema["properties"]) == ["answer", "pages"] and schema["required"] == ["answer"]
-    citations = reader_prompt("citations", "table_check")
+    citations = reader_prompt("citations", task_spec("table_check"))
     assert citations.name == "reader.citations.table_check"
     assert TABLE_CHECK_PROMPT["citations"] in citations.system
-    assert TABLE_CHECK_PROMPT["json"] in reader_prompt("json", "table_check").system
+    assert TABLE_CHECK_PROMPT["json"] in reader_prompt("json", task_spec("table_check")).system
     assert default_scorer_names(["table_check"]) == ["answer_rules"]
     assert (
         not task_spec("table_check").reports_issues and task_spec("error_detection").reports_issues
     )
 
 
-def test_unknown_tasks_read_as_qa_in_agents() -> None:
-    from agents.prompts.reader import reader_prompt
-    from agents.structured import schema_for
+def test_an_item_resolves_its_task_once_and_unknown_tasks_read_as_qa() -> None:
+    from unittest import mock
 
-    assert reader_prompt("json", "nonsense").name == "reader.json.qa"
-    assert schema_for("nonsense")["required"] == list(task_spec("qa").required)
+    from agents.prompts.reader import reader_prompt
+    from agents.scope import ItemContext
+    from scanrag.llm import ScriptedModel
+    from scanrag.protocols import StrategyContext
+
+    # a task type registered where the run was made but not here (its plugin is missing)
+    sample = Sample(id="t1", doc_ids=["a.pdf"], question="?").model_copy(
+        update={"task": "nonsense"}
+    )
+    ctx = StrategyContext(llm=ScriptedModel([]), documents={}, models={})
+    with mock.patch("agents.scope.task_spec_or_default", wraps=task_spec_or_default) as look:
+        item = ItemContext.resolve(sample, ctx)
+        assert item.task is task_spec("qa") and item.task is item.task
+    assert look.call_count == 1
+    assert reader_prompt("json", item.task).name == "reader.json.qa"

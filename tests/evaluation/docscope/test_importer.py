@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.docscope.importer import (
+from evaluation.docscope.importer import ImportReport, read_infer
+from evaluation.docscope.infer_record import (
     STRATEGY,
-    ImportReport,
     _answer,
     _span,
     _usage,
-    read_infer,
     trajectory_from_record,
 )
 from evaluation.docscope.official import INFER_KEY

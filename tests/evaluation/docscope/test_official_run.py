@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli import score_dir
+from evaluation.cli.score import score_dir
 from evaluation.docscope.importer import InferImportError, import_infer, read_infer
 from evaluation.docscope.official_parser import parse_official
 from evaluation.docscope.official_summary import official_summary

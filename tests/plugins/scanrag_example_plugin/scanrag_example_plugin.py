@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Candidates, IndexManifest, PageIndex
+from indexes.base import Candidates, PageIndex
+from indexes.manifest import IndexManifest
 from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from scanrag.datasets import (
-    LOADERS,
     DatasetError,
     load_dataset,
     load_generic,
@@ -18,7 +17,7 @@ from scanrag.datasets import (
     sample_to_row,
     write_generic,
 )
-from scanrag.registry import UnknownNameError
+from scanrag.registry import LOADERS, UnknownNameError
 from scanrag.schemas import BBox, EvidencePair, Fact, GoldError, Region, Sample
 
 WriteRows = Callable[..., Path]

@@ -135,7 +135,7 @@ def test_ingestion_cleans_up_after_a_killed_writer(simple_pdf: Path, tmp_path: P
     folder.mkdir()
     script = (
         "import os, sys\n"
-        "from scanrag.documents.pagestore import PageWriter\n"
+        "from scanrag.documents.pagewriter import PageWriter\n"
         "w = PageWriter(sys.argv[1])\n"
         "print(w.tmp, flush=True)\n"
         "os.kill(os.getpid(), 9)\n"

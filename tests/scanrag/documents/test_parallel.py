@@ -120,7 +120,7 @@ def test_a_broken_pool_falls_back_without_losing_pages(
     from concurrent.futures import Future
 
     from scanrag.documents.pages import read_document_page
-    from scanrag.documents.pagestore import encode_page
+    from scanrag.documents.records import encode_page
 
     path = long_pdf(tmp_path / "a.pdf", 40, "alpha")
     expected = _dump(path)

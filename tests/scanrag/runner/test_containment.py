@@ -12,7 +12,8 @@ import runner_fakes as rf
 
 from scanrag.config import config_from_dict
 from scanrag.datasets.paths import RULE
-from scanrag.runner import JsonlLog, start_run
+from scanrag.rundir import JsonlLog
+from scanrag.runner import start_run
 from scanrag.runner.components import LoadedDataset, documents_for
 from scanrag.schemas import Document, Sample
 

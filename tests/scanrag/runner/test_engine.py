@@ -12,8 +12,8 @@ import runner_fakes as rf
 
 from scanrag.config import config_from_dict
 from scanrag.datasets import load_generic
-from scanrag.rundir import DiskFullError
-from scanrag.runner import JsonlLog, resume_run, start_run
+from scanrag.rundir import DiskFullError, JsonlLog
+from scanrag.runner import resume_run, start_run
 from scanrag.schemas import Trajectory
 
 

@@ -8,7 +8,8 @@ import runner_fakes as rf
 
 from scanrag.config import config_from_dict
 from scanrag.documents.ingest import REPAIRED_WARNING
-from scanrag.runner import JsonlLog, start_run
+from scanrag.rundir import JsonlLog
+from scanrag.runner import start_run
 from scanrag.runner.items import document_warnings
 from scanrag.schemas import Document, Page, Trajectory
 

@@ -6,10 +6,11 @@ import asyncio
 
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest, ChatResponse, Message
-from scanrag.runner.manifest import MASK, Scrubber, environment, is_secret_name
+from scanrag.runner.manifest import environment
 from scanrag.runner.progress import RunProgress
 from scanrag.runner.usage import Budget, MeteredModel, UsageTally
 from scanrag.schemas import Usage
+from scanrag.scrub import MASK, Scrubber, is_secret_name
 
 
 def test_secret_names() -> None:
@@ -64,7 +65,7 @@ def test_budget_limits() -> None:
     assert Budget().exceeded(Usage(prompt_tokens=10**9)) is None
     assert Budget(tokens=100).exceeded(Usage(prompt_tokens=60, completion_tokens=40))
     assert Budget(usd=1.0).exceeded(Usage(cost_usd=0.5)) is None
-    assert "spent $1.5000 of $1.0000" in (Budget(usd=1.0).exceeded(Usage(cost_usd=1.5)) or "")
+    assert "spent $1.5000 of $1.0000" in str(Budget(usd=1.0).exceeded(Usage(cost_usd=1.5)))
 
 
 def test_progress_without_a_terminal_logs_one_line_per_stage() -> None:

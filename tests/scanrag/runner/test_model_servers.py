@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from scanrag.config import config_from_dict
-from scanrag.runner import JsonlLog, start_run
+from scanrag.rundir import JsonlLog
+from scanrag.runner import start_run
 from scanrag.runner.outcome import ALL_FAILED_EXIT, THRESHOLD_EXIT
 
 LLM_TESTS = Path(__file__).resolve().parents[1] / "llm"

@@ -9,7 +9,8 @@ import pytest
 import runner_fakes as rf
 
 from scanrag.config import config_from_dict
-from scanrag.runner import JsonlLog, resume_run, start_run
+from scanrag.rundir import JsonlLog
+from scanrag.runner import resume_run, start_run
 
 ray = pytest.importorskip("ray")
 
@@ -61,7 +62,7 @@ def test_dead_retriever_actor_is_replaced_and_items_rerun(
 
 
 def test_ray_errors_are_cut_to_their_cause() -> None:
-    from scanrag.runner.ray_executor import ray_cause
+    from scanrag.runner.ray_workers import ray_cause
 
     class ActorDiedError(Exception):
         pass
@@ -94,6 +95,7 @@ def test_actor_loss_past_the_retries_is_one_short_error(
     tmp_path: Path, local_ray: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import scanrag.runner.ray_executor as ray_executor
+    from scanrag.runner.ray_workers import ACTOR_GONE
 
     monkeypatch.setattr(ray_executor, "ITEM_RETRIES_AFTER_ACTOR_LOSS", 0)
     config = rf.make_config(
@@ -108,7 +110,7 @@ def test_actor_loss_past_the_retries_is_one_short_error(
     assert failed, "the actor's death went unnoticed"
     for row in failed:
         (message,) = row["errors"]
-        assert ray_executor.ACTOR_GONE in message and "\n" not in message
+        assert ACTOR_GONE in message and "\n" not in message
         assert "Some common causes" not in message and len(message) < 300
 
 

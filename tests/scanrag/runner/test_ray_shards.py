@@ -80,7 +80,8 @@ def test_a_ray_run_builds_bm25_in_parts_with_the_local_rows(
     import runner_fakes as rf
 
     from scanrag.config import config_from_dict
-    from scanrag.runner import JsonlLog, ray_shards, start_run
+    from scanrag.rundir import JsonlLog
+    from scanrag.runner import ray_shards, start_run
 
     sharded_builds: list[int] = []
     real = ray_shards.build_with_ray

@@ -11,7 +11,7 @@ import pytest
 import runner_fakes as rf
 
 from evaluation.backend import EvaluationBackend
-from evaluation.cli import score_dir
+from evaluation.cli.score import score_dir
 from scanrag.config import config_from_dict
 from scanrag.registry import BACKENDS
 from scanrag.rundir import JsonlLog, RunDir
@@ -91,7 +91,8 @@ def test_judge_overrides_replace_the_recorded_judges(tmp_path: Path) -> None:
     config = config_from_dict(
         rf.make_config(tmp_path, models={"judges": {"default": "a/x", "region": "b/y"}})
     )
-    assert judge_models(config, ScoreRequest()) == {"default": "a/x", "region": "b/y"}
+    recorded = config.judge_models()
+    assert judge_models(recorded, ScoreRequest()) == {"default": "a/x", "region": "b/y"}
     every = ScoreRequest(judge_model="c/z", role_models={"fact": "d/w"})
-    assert judge_models(config, every) == {"default": "c/z", "fact": "d/w"}
-    assert judge_models(None, ScoreRequest(role_models={"answer": "e/v"})) == {"answer": "e/v"}
+    assert judge_models(recorded, every) == {"default": "c/z", "fact": "d/w"}
+    assert judge_models({}, ScoreRequest(role_models={"answer": "e/v"})) == {"answer": "e/v"}

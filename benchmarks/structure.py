@@ -1,0 +1,134 @@
+"""Print the shape of the source tree: modules per package, import cycles, alias points.
+
+Run from a checkout's root: ``python benchmarks/structure.py [ROOT]`` (default: the current
+folder). The import graph is read statically (``ast``), with imports inside functions counted:
+``import a.b`` and ``from a.b import c`` point at the most specific project module they name
+(``a.b.c`` when that is a module, else ``a.b``). A cycle is a strongly connected component of
+more than one module. Alias points are the module ``__getattr__`` forwarders and the names a
+module binds only to hand on another module's object under an old name, found by the markers
+the old code used (``forward(``, ``moved_names(``, "kept for one release" and the like).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+PACKAGES = (
+    "scanrag",
+    "loaders",
+    "synth",
+    "indexes",
+    "retrievers",
+    "agents",
+    "graphs",
+    "evaluation",
+)
+ALIAS_MARKERS = re.compile(
+    r"forward\(__name__|moved_names\(|for one release|stay importable|still importable|"
+    r"^Moved to|# Moved to|# moved;|# Names before this release"
+)
+
+
+def module_files(root: Path) -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            name = ".".join(path.relative_to(root).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module → the project modules it imports (at any depth of the file)."""
+    files = module_files(root)
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    targets.append(sub if sub in files else node.module)
+            graph[name] |= {t for t in targets if t in files and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def alias_lines(root: Path) -> list[str]:
+    hits = []
+    for name, path in module_files(root).items():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if ALIAS_MARKERS.search(line.strip()):
+                hits.append(f"{name}:{number}: {line.strip()[:90]}")
+    return hits
+
+
+def main() -> None:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    files = module_files(root)
+    graph = import_graph(root)
+    print(f"modules: {len(files)}")
+    for package in PACKAGES:
+        count = sum(1 for name in files if name.split(".")[0] == package)
+        print(f"  {package}: {count}")
+    found = cycles(graph)
+    print(f"import cycles: {len(found)} ({sum(len(c) for c in found)} modules)")
+    for component in found:
+        print("  " + " <-> ".join(component))
+    hits = alias_lines(root)
+    print(f"alias marker lines: {len(hits)}")
+    for hit in hits:
+        print("  " + hit)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,0 @@
-"""Moved to :mod:`synth.corpus`; this alias goes away in the next release."""
-
-from scanrag._moved import forward
-
-__getattr__ = forward(__name__)
