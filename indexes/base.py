@@ -113,13 +113,21 @@ def top_candidates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """At most ``k`` of ``(rows, scores)`` that hold the exact best ``k`` by
     :func:`rank_candidates`'s rule (nan ranks last), found in linear time: what an index that
-    scores a whole corpus hands the base instead of every row."""
+    scores a whole corpus hands the base instead of every row.
+
+    When at least ``k`` scores are positive the best ``k`` are all positive, so the selection
+    runs over those alone: a corpus-wide BM25 query leaves most pages at exactly 0, and
+    ``np.partition`` slows down several times over that many equal values."""
     if rows.size <= k:
         return rows, scores
     keyed = np.where(np.isnan(scores), -np.inf, scores)
-    kth = np.partition(keyed, rows.size - k)[rows.size - k]
-    above = np.flatnonzero(keyed > kth)
-    tied = np.flatnonzero(keyed == kth)
+    positive = np.flatnonzero(keyed > 0)
+    among = keyed[positive] if positive.size >= k else keyed
+    kth = np.partition(among, among.size - k)[among.size - k]
+    above = np.flatnonzero(among > kth)
+    tied = np.flatnonzero(among == kth)
+    if positive.size >= k:  # positions in ``among`` back to positions in ``rows``
+        above, tied = positive[above], positive[tied]
     need = k - above.size
     if tied.size > need:
         tied = tied[np.argpartition(tie_rank[rows[tied]], need - 1)[:need]]
