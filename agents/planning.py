@@ -26,20 +26,15 @@ from agents.context import (
     page_block,
     page_text,
 )
-from scanrag.llm.context import CHARS_PER_TOKEN as ESTIMATE_CHARS
-from scanrag.llm.context import ContextWindow, TokenCount, estimate_request
-from scanrag.llm.types import ChatRequest, ContextOverflowError, TextPart
+from scanrag.llm.context import ContextWindow, TokenCount
+from scanrag.llm.fit import SAFETY, check_request_fits, client_count, client_window
+from scanrag.llm.types import ChatRequest, TextPart
 from scanrag.protocols import StrategyContext
 from scanrag.untrusted import ID_LENGTH
 
 Fallback = Literal["truncate", "drop"]
 MIN_CHARS_PER_PAGE = 200
 PLAN_ROUNDS = 6
-SAFETY = 0.97  # headroom left when a count is not exact
-
-
-class PlannedOverflowError(ContextOverflowError):
-    """A request that does not fit the model's window, found before sending it."""
 
 
 @dataclass(frozen=True)
@@ -58,53 +53,21 @@ async def window_for(
     model client knows about the role's model (``None``: unknown)."""
     if explicit is not None:
         return ContextWindow(tokens=explicit, source=source or "context_tokens")
-    probe = getattr(ctx.llm, "context_window_of", None)
-    if probe is None:
-        return None
-    try:
-        found = await probe(ctx.model_for(role))
-    except Exception:  # a client that cannot tell: plan nothing, the call decides
-        return None
-    return found if isinstance(found, ContextWindow) else None
+    return await client_window(ctx.llm, ctx.model_for(role))
 
 
 async def count_request(ctx: StrategyContext, request: ChatRequest) -> TokenCount:
     """Tokens of ``request`` as the model client counts them (else the character estimate)."""
-    counter = getattr(ctx.llm, "count_prompt_tokens", None)
-    if counter is not None:
-        try:
-            counted = await counter(request)
-            if isinstance(counted, TokenCount):
-                return counted
-        except Exception:  # fall back on the estimate
-            pass
-    method = f"estimate (characters / {ESTIMATE_CHARS})"
-    return TokenCount(tokens=estimate_request(request), method=method)
+    return await client_count(ctx.llm, request)
 
 
 async def check_fits(
     ctx: StrategyContext, request: ChatRequest, role: str, window: ContextWindow | None = None
 ) -> None:
-    """Raise :class:`PlannedOverflowError` when ``request`` plus its ``max_tokens`` cannot
-    fit the role's window (nothing happens when the window is unknown)."""
+    """Raise :class:`~scanrag.llm.fit.PlannedOverflowError` when ``request`` plus its
+    ``max_tokens`` cannot fit the role's window (nothing happens when the window is unknown)."""
     window = window or await window_for(ctx, role)
-    if window is None:
-        return
-    count = await count_request(ctx, request)
-    need = count.tokens + request.max_tokens
-    if need > window.tokens * (1.0 if count.exact else SAFETY):
-        raise PlannedOverflowError(
-            request.model, overflow_text(count, request.max_tokens, window), retryable=False
-        )
-
-
-def overflow_text(count: TokenCount, max_tokens: int, window: ContextWindow) -> str:
-    """``prompt of 3100 tokens (counted by ...) plus max_tokens=256 exceeds the context
-    window of 2048 tokens (...)``: how a planned overflow reads."""
-    return (
-        f"prompt of {count.tokens} tokens ({count.method}) plus max_tokens={max_tokens} exceeds "
-        f"the context window of {window.tokens} tokens ({window.source})"
-    )
+    await check_request_fits(ctx.llm, request, window)
 
 
 # --------------------------------------------------------------------------- fitting
@@ -261,13 +224,11 @@ def describe_plan(
 __all__ = [
     "MIN_CHARS_PER_PAGE",
     "Fit",
-    "PlannedOverflowError",
     "check_fits",
     "count_request",
     "describe_plan",
     "estimate_units",
     "fit",
-    "overflow_text",
     "page_budget",
     "window_for",
 ]

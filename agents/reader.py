@@ -31,14 +31,11 @@ from agents.context import ContextOptions, PageRef, ReaderInput, build_input
 from agents.evidence import ParseContext, ParsedOutput
 from agents.planning import (
     PLAN_ROUNDS,
-    SAFETY,
     Fit,
-    PlannedOverflowError,
     count_request,
     describe_plan,
     estimate_units,
     fit,
-    overflow_text,
     page_budget,
     same_fit,
     window_for,
@@ -56,6 +53,7 @@ from agents.reductions import (
 from agents.reply import note_finish
 from agents.structured import parse_structured, schema_for
 from scanrag.llm.context import ContextWindow, TokenCount, window_in_error
+from scanrag.llm.fit import SAFETY, PlannedOverflowError, overflow_text
 from scanrag.llm.types import ChatRequest, ContentPart, ContextOverflowError, ModelError, TextPart
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory

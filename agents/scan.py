@@ -100,6 +100,7 @@ def merge_records(trajectory: Trajectory, records: Sequence[Trajectory]) -> None
     (renumbered later by ``order_map_steps``), usage and seconds per stage, models, prompt
     hashes, metadata (lists extended, mappings merged) and failures."""
     for part in records:
+        _merge_calls(trajectory, part)
         trajectory.steps.extend(part.steps)
         for stage, usage in part.usage.items():
             trajectory.add_usage(stage, usage)
@@ -113,6 +114,25 @@ def merge_records(trajectory: Trajectory, records: Sequence[Trajectory]) -> None
         if part.status != Status.OK:
             trajectory.status = part.status
             trajectory.errors.extend(part.errors)
+
+
+def _merge_calls(trajectory: Trajectory, part: Trajectory) -> None:
+    """Append a window's call records (what was sent, cost, whether and from which run a
+    reply was replayed) with their indices moved past the calls already there; a call's
+    ``step`` becomes the position its step takes in ``trajectory.steps`` (renumbered with the
+    steps by ``order_map_steps``), ``None`` when the window added no step for it."""
+    calls, steps = len(trajectory.calls), len(trajectory.steps)
+    for call in part.calls:
+        step = call.step
+        trajectory.calls.append(
+            call.model_copy(
+                update={
+                    "index": call.index + calls,
+                    "system_of": None if call.system_of is None else call.system_of + calls,
+                    "step": steps + step if step is not None and step < len(part.steps) else None,
+                }
+            )
+        )
 
 
 def _merge_metadata(into: dict[str, Any], part: dict[str, Any]) -> None:
@@ -235,9 +255,14 @@ def order_map_steps(scope: Scope) -> None:
         (s for s in steps if "window" in s.data), key=lambda s: (s.data["window"], s.index)
     )
     ordered = fixed[:2] + mapped + fixed[2:] if len(fixed) >= 2 else fixed + mapped
+    new_index = {id(step): i for i, step in enumerate(ordered)}
+    moved = {position: new_index[id(step)] for position, step in enumerate(steps)}
     for i, step in enumerate(ordered):
         step.index = i
     scope.trajectory.steps = ordered
+    for call in scope.trajectory.calls:
+        if call.step is not None:
+            call.step = moved.get(call.step, call.step)
 
 
 async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> None:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from evaluation.schemas import JudgeRecord
+from scanrag.llm.fit import PlannedOverflowError, check_request_fits
 from scanrag.llm.types import ChatModel, ChatRequest, Message
 from scanrag.parsing import json_values
 from scanrag.schemas import Usage
@@ -288,6 +289,19 @@ class JudgeContext:
             error=self.why_not(role),
         )
 
+    async def _refused(self, request: ChatRequest, record: JudgeRecord) -> bool:
+        """Mark ``record`` a ``judge_error`` without a call when ``request`` cannot fit the
+        judge model's context window (:func:`scanrag.llm.fit.check_request_fits`): a judge's
+        input is never cut, so an oversized prompt is a judge failure, found before sending."""
+        try:
+            await check_request_fits(self.llm, request)
+        except PlannedOverflowError as exc:
+            record.status = "judge_error"
+            record.error = f"not sent: {exc.message}"
+            record.attempts = 0
+            return True
+        return False
+
     def _slots(self) -> asyncio.Semaphore:
         """The semaphore of the running event loop (a context may outlive one loop)."""
         loop = asyncio.get_running_loop()
@@ -322,6 +336,8 @@ class JudgeContext:
             prompt_hash=prompt_hash,
             seed=self.config.seed,
         )
+        if await self._refused(request, record):
+            return record
         async with self._slots():
             try:
                 response = await self.llm.chat(request)
@@ -352,6 +368,20 @@ class JudgeContext:
         model = self.model_for(role)
         if model is None or self.llm is None:
             return self.skipped(role, key, prompt_hash), None
+        limit = max_tokens if max_tokens is not None else self.config.max_tokens
+        planned = ChatRequest(
+            model=model,
+            messages=list(messages),
+            temperature=self.config.temperature,
+            max_tokens=limit,
+            json_schema=schema.model_json_schema(),
+            stage=f"judge.{role}",
+            prompt_hash=prompt_hash,
+            seed=self.config.seed,
+        )
+        record = JudgeRecord(role=role, model=model, prompt_hash=prompt_hash, key=key)
+        if await self._refused(planned, record):
+            return record, None
         async with self._slots():
             return await judge_json(
                 self.llm,
@@ -363,7 +393,7 @@ class JudgeContext:
                 key=key,
                 check=check,
                 temperature=self.config.temperature,
-                max_tokens=max_tokens if max_tokens is not None else self.config.max_tokens,
+                max_tokens=limit,
                 seed=self.config.seed,
                 parse_retry=parse_retry,
             )

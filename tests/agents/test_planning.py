@@ -9,12 +9,12 @@ import pytest
 
 from agents.common import call_model, parse_context
 from agents.context import ContextOptions, PageRef
-from agents.planning import PlannedOverflowError
 from agents.prompts.reader import reader_prompt
 from agents.reader import ReaderSpec, read_pages
 from graphs.full_doc import FullDocStrategy
 from graphs.topk_rag import TopKRagStrategy
 from scanrag.llm import ContextOverflowError
+from scanrag.llm.fit import PlannedOverflowError
 from scanrag.schemas import Status, Trajectory
 
 REPLY = 'Page 3 says 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'

@@ -200,3 +200,28 @@ async def test_a_window_planned_too_long_is_split_before_any_call(kit: SimpleNam
     assert chunks and chunks[0]["split"] == [[1, 2], [3, 4]]
     assert all(model.prompt_tokens(r) + r.max_tokens <= 1500 for r in model.requests)
     assert not any(r.kind == "context" and r.pages_dropped for r in trajectory.reductions)
+
+
+async def test_map_calls_are_recorded_with_their_steps_and_replay_sources(
+    kit: SimpleNamespace,
+) -> None:
+    class Replaying(kit.ScriptedModel):  # type: ignore[name-defined, misc]
+        async def chat(self, request: ChatRequest):  # type: ignore[no-untyped-def]
+            response = await super().chat(request)
+            if request.stage != "map":
+                return response
+            return response.model_copy(update={"cached": True, "cached_from": "run-A"})
+
+    doc = kit.make_document(num_pages=5)
+    model = Replaying(responder=responder({3: NOTE_3}))
+    trajectory = await ScanStrategy(window=2).run(kit.make_sample(), kit.make_context(model, [doc]))
+    calls = trajectory.calls
+    assert [c.index for c in calls] == list(range(4))
+    assert [c.stage for c in calls] == ["map", "map", "map", "reduce"]
+    for call in calls[:3]:  # each map call points at its own window's step
+        step = trajectory.steps[call.step]
+        assert step.kind == "map" and f"Page {step.data['pages'][0]} " in call.user[0].text
+    assert trajectory.steps[calls[3].step].kind == "reduce"
+    assert all(c.system_of in (None, *range(c.index)) for c in calls)
+    assert [c.cached_from for c in calls] == ["run-A", "run-A", "run-A", None]
+    assert trajectory.replayed_from == ["run-A"]
