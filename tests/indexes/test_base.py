@@ -257,7 +257,8 @@ def test_interrupted_save_leaves_no_manifest(corpus, tmp_path):
 @pytest.mark.parametrize("k", [1, 3, 10, 40])
 def test_top_candidates_hold_the_exact_best_k(seed, k):
     """Mostly zeros (a corpus-wide BM25 query), a few or no positives, negatives, nan and
-    ties at the cut, small and large arrays: ranking the candidates gives what ranking every row gives."""
+    ties at the cut, small and large arrays: ranking the candidates gives what ranking every
+    row gives."""
     rng = np.random.default_rng(seed)
     n = 5000  # past the sampled cut for every k here
     scores = np.zeros(n)
