@@ -1,7 +1,7 @@
 """ScanRAG's BM25 next to the libraries a user would pick instead, on the same page texts.
 
     python benchmarks/bm25_peers.py [--corpora financebench-dev,18000,60000] [--rounds 3]
-                                    [--work DIR] [--recall] [--check]
+                                    [--contenders scanrag,bm25s] [--work DIR] [--recall] [--check]
 
 Contenders, each measured in its own subprocess (so peak RSS is its own):
 
@@ -16,13 +16,13 @@ Texts are each page's ``heading+text+tables`` composition (the ``bm25`` default)
 financebench-dev's filings and from corpora ``benchmarks/scale_corpus.py`` generates (a number
 means that many generated pages). Figures per contender: build seconds (texts in memory to a
 searchable index), corpus query p50 (the corpus's first 200 questions, each against every page,
-top 10)
-and the subprocess's peak RSS; best of ``--rounds`` rounds, contenders interleaved (the order
-rotating per round). ``--recall`` adds R@5 on mmlb-dev and financebench-dev (each question
-scoped to its own document, as ``scanrag retrieve eval`` does), ScanRAG also with a tokenizer
-like bm25s's (stopwords and stems only). ``--check`` compares every ScanRAG score with the
-reference (rank-bm25, ``indexes.bm25_reference``) on both dev sets. A contender whose library
-is not installed is skipped. The last lines are ``key=value`` figures.
+top 10) and the subprocess's peak RSS; best of ``--rounds`` rounds, contenders interleaved (the
+order rotating per round); ``--contenders`` keeps some of them. ``--recall`` adds R@5 on
+mmlb-dev and financebench-dev (each question scoped to its own document, as ``scanrag retrieve
+eval`` does), ScanRAG also with a tokenizer like bm25s's (stopwords and stems only).
+``--check`` compares every ScanRAG score with the reference (rank-bm25,
+``indexes.bm25_reference``) on both dev sets. A contender whose library is not installed is
+skipped. The last lines are ``key=value`` figures.
 """
 
 from __future__ import annotations
@@ -278,8 +278,10 @@ def run_child(name: str, data_path: Path, mode: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- driver
 
 
-def speed(corpora: list[str], work: Path, rounds: int) -> dict[str, dict[str, dict[str, float]]]:
-    names = [n for n in CONTENDERS if available(n)]
+def speed(
+    corpora: list[str], work: Path, rounds: int, contenders: list[str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
+    names = [n for n in contenders or CONTENDERS if available(n)]
     table: dict[str, dict[str, dict[str, float]]] = {}
     for corpus in corpora:
         data_path = prepare(corpus, work)
@@ -349,6 +351,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", default="financebench-dev,18000,60000")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--contenders",
+        default=",".join(CONTENDERS),
+        help="comma-separated, of " + ", ".join(CONTENDERS),
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/scanrag-bm25-peers"))
     parser.add_argument("--recall", action="store_true")
     parser.add_argument("--check", action="store_true")
@@ -359,10 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(child(args.child, args.data, args.mode)))
         return 0
+    contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    unknown = sorted(set(contenders) - set(CONTENDERS))
+    if unknown:
+        parser.error(f"unknown contenders {unknown}; known: {', '.join(CONTENDERS)}")
     args.work.mkdir(parents=True, exist_ok=True)
     print(f"load {os.getloadavg()[0]:.2f}, cpu {_cpu_flags()}")
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
-    table = speed(corpora, args.work, args.rounds)
+    table = speed(corpora, args.work, args.rounds, contenders)
     recalls = recall(args.work) if args.recall else {}
     checked = check(args.work) if args.check else {}
     print(f"\nload after {os.getloadavg()[0]:.2f}")

@@ -105,18 +105,34 @@ def rank_candidates(
     return rows[order], scores[order]
 
 
+_SAMPLE_STRIDE = 16
+
+
 def top_candidates(
     rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """At most ``k`` of ``(rows, scores)`` that hold the exact best ``k`` by
     :func:`rank_candidates`'s rule (nan ranks last), found in linear time: what an index that
-    scores a whole corpus hands the base instead of every row."""
+    scores a whole corpus hands the base instead of every row.
+
+    A large array is first cut to the values at least the ``k``-th best of every 16th value:
+    at least ``k`` values pass that cut, so the best ``k`` (ties at the ``k``-th included) are
+    among them, and ``np.partition`` runs over a few hundred values instead of a corpus whose
+    scores share many equal values (which slows it down several times)."""
     if rows.size <= k:
         return rows, scores
     keyed = np.where(np.isnan(scores), -np.inf, scores)
-    kth = np.partition(keyed, rows.size - k)[rows.size - k]
-    above = np.flatnonzero(keyed > kth)
-    tied = np.flatnonzero(keyed == kth)
+    among, where = keyed, None
+    if rows.size >= _SAMPLE_STRIDE * k * 4:
+        sample = keyed[::_SAMPLE_STRIDE]
+        cut = np.partition(sample, sample.size - k)[sample.size - k]
+        where = np.flatnonzero(keyed >= cut)
+        among = keyed[where]
+    kth = np.partition(among, among.size - k)[among.size - k]
+    above = np.flatnonzero(among > kth)
+    tied = np.flatnonzero(among == kth)
+    if where is not None:  # positions in ``among`` back to positions in ``rows``
+        above, tied = where[above], where[tied]
     need = k - above.size
     if tied.size > need:
         tied = tied[np.argpartition(tie_rank[rows[tied]], need - 1)[:need]]

@@ -134,6 +134,10 @@ def run_eval(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    problem = _report_dropped(dataset, args.dataset)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     from scanrag.runner.progress import RunProgress
 
     samples = dataset.samples[: args.limit] if args.limit else dataset.samples
@@ -181,6 +185,29 @@ def run_eval(args: argparse.Namespace) -> int:
     return 1 if result.retrievers else 2
 
 
+def _report_dropped(dataset: Any, path: Path) -> str | None:
+    """Warn on stderr about the rows the loader dropped (a missing PDF, a bad field: their
+    questions are never scored); the error message when no row is left to evaluate."""
+    report = dataset.report
+    if report.rows_read == 0:
+        return f"{path} holds no rows (the file is empty or blank)"
+    if not report.dropped:
+        return None
+    reasons = "; ".join(f"row {d.row}: {d.reason}" for d in report.dropped[:3])
+    more = f"; and {len(report.dropped) - 3} more" if len(report.dropped) > 3 else ""
+    if not dataset.samples:
+        return (
+            f"the loader dropped every one of the {report.rows_read} rows of {path} "
+            f"({reasons}{more}); nothing to evaluate (is --pdf-dir right?)"
+        )
+    print(
+        f"warning: {len(report.dropped)} of the {report.rows_read} rows were dropped and are "
+        f"not scored ({reasons}{more})",
+        file=sys.stderr,
+    )
+    return None
+
+
 def _ingest(
     samples: list[Any],
     pdf_dir: Path,
@@ -215,6 +242,7 @@ def _print_table(payload: dict[str, Any]) -> None:
     table = Table(
         title=f"{payload['dataset']}: {payload['n_scored']} questions scored, "
         f"{payload['n_without_gold']} without gold pages, {payload['n_skipped']} skipped"
+        + (f", {payload['dropped_rows']} rows dropped" if payload.get("dropped_rows") else "")
     )
     table.add_column("retriever")
     for _, short in _METRICS:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexes.base import PageIndex, check_search_args
+from indexes.base import PageIndex, check_search_args, rank_candidates, top_candidates
 from indexes.bm25 import BM25Index
 from indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
 from indexes.manifest import SCHEMA_VERSION, IndexManifest
@@ -251,3 +251,28 @@ def test_interrupted_save_leaves_no_manifest(corpus, tmp_path):
         index.save(tmp_path / "i")
     with pytest.raises(CorruptIndexError, match="did not finish"):
         ConstantIndex().load(tmp_path / "i")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("k", [1, 3, 10, 40])
+def test_top_candidates_hold_the_exact_best_k(seed, k):
+    """Mostly zeros (a corpus-wide BM25 query), a few or no positives, negatives, nan and
+    ties at the cut, small and large arrays: ranking the candidates gives what ranking every
+    row gives."""
+    rng = np.random.default_rng(seed)
+    n = 5000  # past the sampled cut for every k here
+    scores = np.zeros(n)
+    positives = int(rng.choice([0, 2, 9, 10, 11, 60, 400, 4000]))
+    scores[rng.choice(n, positives, replace=False)] = rng.choice([0.5, 1.0, 2.0, 3.5], positives)
+    scores[rng.choice(n, 30, replace=False)] = -rng.random(30)
+    scores[rng.choice(n, 5, replace=False)] = np.nan
+    rows = rng.permutation(n + 100)[:n].astype(np.int64)  # a scope: rows, not positions
+    tie_rank = rng.permutation(n + 100).astype(np.int64)
+    if seed % 2:  # below the size where the cut is sampled
+        rows, scores = rows[:300], scores[:300]
+    cand_rows, cand_scores = top_candidates(rows, scores, tie_rank, k)
+    assert cand_rows.size == min(k, rows.size)
+    best_rows, best_scores = rank_candidates(rows, scores, tie_rank, k)
+    got_rows, got_scores = rank_candidates(cand_rows, cand_scores, tie_rank, k)
+    assert got_rows.tolist() == best_rows.tolist()
+    assert np.array_equal(got_scores, best_scores)

@@ -86,13 +86,30 @@ def test_missing_pdf_skips_its_questions(capsys, dataset, pdf_dir, tmp_path):
     for name in ("energy.pdf", "finance.pdf"):
         (tmp_path / "pdfs" / name).write_bytes((pdf_dir / name).read_bytes())
     (tmp_path / "q.jsonl").write_text(rows)
-    code, out, _ = _run(
-        capsys, "--dataset", str(tmp_path / "q.jsonl"), "--pdf-dir", str(tmp_path / "pdfs"),
-        "--retrievers", "bm25", "--json",
-    )  # fmt: skip
+    base = ["--dataset", str(tmp_path / "q.jsonl"), "--pdf-dir", str(tmp_path / "pdfs"),
+            "--retrievers", "bm25"]  # fmt: skip
+    code, out, err = _run(capsys, *base, "--json")
     assert code == 0
     data = json.loads(out)
     assert data["n_scored"] == 2 and data["dropped_rows"] == 2
+    assert "warning: 2 of the 4 rows were dropped and are not scored" in err
+    assert "missing PDF 'space.pdf'" in err
+    code, out, _ = _run(capsys, *base)
+    assert code == 0 and "2 rows dropped" in out
+
+
+def test_every_row_dropped_is_an_error_before_any_index_is_built(capsys, dataset, tmp_path):
+    # a --pdf-dir without the dataset's PDFs (an empty folder, or one still being filled)
+    # used to print an all-zero table after loading every model, and exit 0
+    (tmp_path / "empty").mkdir()
+    code, out, err = _run(
+        capsys, "--dataset", str(dataset), "--pdf-dir", str(tmp_path / "empty"),
+        "--retrievers", "bm25,hybrid",
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert "the loader dropped every one of the 4 rows" in err
+    assert "missing PDF 'energy.pdf'" in err and "and 1 more" in err and "--pdf-dir" in err
+    assert "index bm25" not in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
