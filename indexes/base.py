@@ -51,6 +51,7 @@ from indexes.manifest import (
     read_manifest,
     verify_files,
 )
+from indexes.ranking import rank_candidates
 from scanrag.hashing import file_sha256
 from scanrag.schemas import Document, PageHit, Region
 
@@ -59,8 +60,6 @@ __all__ = [
     "IndexPart",
     "PageIndex",
     "check_search_args",
-    "rank_candidates",
-    "top_candidates",
 ]
 
 log = logging.getLogger(__name__)
@@ -91,53 +90,6 @@ def check_search_args(
     if missing:
         raise UnknownDocumentError(missing, sorted(known))
     return scope
-
-
-def rank_candidates(
-    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` rows: score descending, ties by ``tie_rank`` (doc id, page) ascending."""
-    scores = np.asarray(scores, dtype=np.float64)
-    if np.isnan(scores).any():
-        scores = np.where(np.isnan(scores), -np.inf, scores)
-    rows = np.asarray(rows, dtype=np.int64)
-    order = np.lexsort((tie_rank[rows], -scores))[:k]
-    return rows[order], scores[order]
-
-
-_SAMPLE_STRIDE = 16
-
-
-def top_candidates(
-    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``k`` of ``(rows, scores)`` that hold the exact best ``k`` by
-    :func:`rank_candidates`'s rule (nan ranks last), found in linear time: what an index that
-    scores a whole corpus hands the base instead of every row.
-
-    A large array is first cut to the values at least the ``k``-th best of every 16th value:
-    at least ``k`` values pass that cut, so the best ``k`` (ties at the ``k``-th included) are
-    among them, and ``np.partition`` runs over a few hundred values instead of a corpus whose
-    scores share many equal values (which slows it down several times)."""
-    if rows.size <= k:
-        return rows, scores
-    keyed = np.where(np.isnan(scores), -np.inf, scores)
-    among, where = keyed, None
-    if rows.size >= _SAMPLE_STRIDE * k * 4:
-        sample = keyed[::_SAMPLE_STRIDE]
-        cut = np.partition(sample, sample.size - k)[sample.size - k]
-        where = np.flatnonzero(keyed >= cut)
-        among = keyed[where]
-    kth = np.partition(among, among.size - k)[among.size - k]
-    above = np.flatnonzero(among > kth)
-    tied = np.flatnonzero(among == kth)
-    if where is not None:  # positions in ``among`` back to positions in ``rows``
-        above, tied = where[above], where[tied]
-    need = k - above.size
-    if tied.size > need:
-        tied = tied[np.argpartition(tie_rank[rows[tied]], need - 1)[:need]]
-    chosen = np.concatenate([above, tied])
-    return rows[chosen], scores[chosen]
 
 
 class PageIndex(ABC):

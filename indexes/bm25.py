@@ -41,21 +41,16 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from indexes.base import (
-    Candidates,
-    IndexedDocument,
-    IndexManifest,
-    PageIndex,
-    library_versions,
-    top_candidates,
-)
+from indexes.base import Candidates, PageIndex
 from indexes.bm25_counts import Counts, count_chunks, count_texts, page_text_stream
 from indexes.bm25_disk import Spill
 from indexes.bm25_sparse import BYTES_PER_ENTRY, SparseBM25
 from indexes.bm25_store import load_engine, save_engine
 from indexes.bm25_vocab import Vocabulary
+from indexes.manifest import IndexedDocument, IndexManifest, library_versions
 from indexes.pagetext import PageText, check_page_text, page_texts
 from indexes.queries import QueryMode, apply_query_mode, check_query_mode
+from indexes.ranking import top_candidates
 from indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 

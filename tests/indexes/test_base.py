@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from indexes.base import PageIndex, check_search_args, rank_candidates, top_candidates
+from indexes.base import PageIndex, check_search_args
 from indexes.bm25 import BM25Index
 from indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
 from indexes.manifest import SCHEMA_VERSION, IndexManifest
+from indexes.ranking import rank_candidates, top_candidates
 from scanrag.schemas import BBox, Document, Region
 
 
