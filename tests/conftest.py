@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,6 +19,25 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+
+def load_bench_script(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module named ``bench_<name>`` (the scripts are not a
+    package; registered in ``sys.modules`` because dataclasses look their module up)."""
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}", REPO / "benchmarks" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def bench_script() -> Callable[[str], ModuleType]:
+    """Loads a benchmark script by name (:func:`load_bench_script`)."""
+    return load_bench_script
 
 
 @pytest.fixture(autouse=True)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "mutation.py"
 
 TINY = '''"""A docstring is left alone."""
 
@@ -33,13 +30,8 @@ def test_step() -> None:
 
 
 @pytest.fixture
-def mutation(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_mutation", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+def mutation(bench_script: Callable[[str], ModuleType]) -> ModuleType:
+    return bench_script("mutation")
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ the in-process model's replies, call by call and through a whole run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,6 @@ from scanrag.llm.gateway import LLMClient
 pytestmark = [pytest.mark.llamaserver, pytest.mark.model]
 pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
 
-REPO = Path(__file__).resolve().parents[3]
 MODEL = "smollm2-135m"
 SCHEMA = {
     "type": "object",
@@ -41,20 +38,9 @@ PASSAGE = (
 )
 
 
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_server_parity", REPO / "benchmarks" / "server_parity.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def bench() -> Any:
-    return _bench()
+def bench(bench_script: Any) -> Any:
+    return bench_script("server_parity")
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,7 @@ is refused.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,32 +25,20 @@ from scanrag.runner import start_run
 pytestmark = [pytest.mark.llamaserver, pytest.mark.model]
 pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
 
-REPO = Path(__file__).resolve().parents[3]
 MODEL = "smollm2-135m"
 WINDOW = 2048
 PAGES = 80  # beyond the default page cap of 60
 
 
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_server_parity", REPO / "benchmarks" / "server_parity.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def api_base() -> Iterator[str]:
+def api_base(bench_script: Any) -> Iterator[str]:
     from scanrag.llm.local_models import get_local_spec
 
     try:
         get_local_spec(MODEL).locate()
     except Exception as exc:  # the weights package is not installed
         pytest.skip(f"no {MODEL} weights: {exc}")
-    with _bench().llama_server(MODEL, n_ctx=WINDOW) as base:
+    with bench_script("server_parity").llama_server(MODEL, n_ctx=WINDOW) as base:
         yield base
 
 
