@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from scanrag.config import ExperimentConfig, RunCell, ScoringSpec
@@ -381,11 +382,19 @@ def condition_notes(summary: Mapping[str, Any]) -> list[str]:
             parts.append(f"{cell['gold_pages_dropped']} degraded item(s) lost gold pages")
         replays = cell.get("replays") or {}
         if replays.get("calls"):
-            runs = ", ".join(replays.get("from") or {}) or "an earlier run"
+            runs = ", ".join(_run_label(r, summary) for r in replays.get("from") or {})
+            runs = runs or "an earlier run"
             parts.append(f"{replays['calls']} call(s) replayed from the cache ({runs})")
         if parts:
             notes.append(f"{key}: {'; '.join(parts)}")
     return notes
+
+
+def _run_label(name: str, summary: Mapping[str, Any]) -> str:
+    """A replay source as the notes name it: ``this run`` for calls an earlier cell of the
+    same run made (identical prompts across cells), else the source run's folder name."""
+    own = Path(str(summary.get("run_dir") or "")).name
+    return f"this run ({name})" if name and name == own else name
 
 
 def _wait_note(summary: Mapping[str, Any]) -> list[str]:

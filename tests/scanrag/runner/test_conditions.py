@@ -15,6 +15,7 @@ from scanrag.config import config_from_dict
 from scanrag.rundir import JsonlLog
 from scanrag.runner import start_run
 from scanrag.runner.conditions import deciders
+from scanrag.runner.summary import condition_notes
 
 FULL_DOC = {"name": "full_doc", "params": {"max_tokens": 32}}
 
@@ -81,6 +82,20 @@ def test_replays_name_the_run_they_came_from(tmp_path: Path) -> None:
     row = next(iter(_rows(again.run_dir).values()))
     assert row["usage"]["reader"]["cached_calls"] == 1
     assert row["calls"][0]["cached_from"] == first.run_dir.name
+
+
+def test_replay_notes_name_this_run_apart_from_earlier_ones() -> None:
+    summary = {
+        "run_dir": "/runs/20261126-1200_demo",
+        "cells": {
+            "a": {"replays": {"calls": 2, "items": 1, "from": {"20261126-1200_demo": 2}}},
+            "b": {"replays": {"calls": 1, "items": 1, "from": {"20261125-0900_demo": 1}}},
+        },
+    }
+    assert condition_notes(summary) == [
+        "a: 2 call(s) replayed from the cache (this run (20261126-1200_demo))",
+        "b: 1 call(s) replayed from the cache (20261125-0900_demo)",
+    ]
 
 
 def test_limit_does_not_change_retrieval(tmp_path: Path) -> None:
