@@ -33,17 +33,17 @@ demo: install system-deps $(QWEN_STAMP)
 test: install system-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(PY) scripts/typecheck.py
 	$(PY) -m pytest -m "not slow"
 
 lint:
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 typecheck:
-	$(VENV)/bin/mypy
+	$(PY) scripts/typecheck.py
 
 bench: install
 	$(PY) benchmarks/ingest.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
+	rm -rf $(VENV) build .pytest_cache .ruff_cache .mypy_cache *.egg-info

@@ -9,7 +9,7 @@ Each node is a function ``(scope, state, params) -> update``: it reads the loop 
 from its graph state (:class:`AgenticState`, plain JSON, because the
 graph is checkpointed after each node so an interrupted question resumes where it stopped),
 records its step on ``scope.trajectory`` and returns the keys it changes; the graph wiring
-(``graphs.agentic_rag``) stores the trajectory back into the state. A model error propagates
+(``scanrag.graphs.agentic_rag``) stores the trajectory back into the state. A model error propagates
 out of the node so the failed step is not committed and reruns on resume.
 """
 
@@ -20,18 +20,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agents import baseline, routing
-from agents.common import add_step, call_model, task_input
-from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
-from agents.notes import next_limit, notes_section, render_notes, trim_blocks
-from agents.prompts.agentic import ASSESSOR, PLANNER
-from agents.prompts.base import Prompt
-from agents.prompts.reader import reader_prompt
-from agents.reader import read_pages
-from agents.reductions import notes_trimmed
-from agents.reply import apply_output
-from agents.scope import Scope
-from agents.state import StrategyState
+from scanrag.agents import baseline, routing
+from scanrag.agents.common import add_step, call_model, task_input
+from scanrag.agents.evidence import ParsedOutput, adopt_evidence, merge_citations
+from scanrag.agents.notes import next_limit, notes_section, render_notes, trim_blocks
+from scanrag.agents.prompts.agentic import ASSESSOR, PLANNER
+from scanrag.agents.prompts.base import Prompt
+from scanrag.agents.prompts.reader import reader_prompt
+from scanrag.agents.reader import read_pages
+from scanrag.agents.reductions import notes_trimmed
+from scanrag.agents.reply import apply_output
+from scanrag.agents.scope import Scope
+from scanrag.agents.state import StrategyState
 from scanrag.llm.types import ChatResponse, ContextOverflowError
 from scanrag.parsing import first_object
 from scanrag.schemas import Citation, Document, Trajectory

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from agents import reductions
-from agents.common import add_step
-from agents.context import PageRef
-from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
-from agents.scope import Scope
-from agents.state import PageKey, StrategyState
+from scanrag.agents import reductions
+from scanrag.agents.common import add_step
+from scanrag.agents.context import PageRef
+from scanrag.agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
+from scanrag.agents.scope import Scope
+from scanrag.agents.state import PageKey, StrategyState
 from scanrag.schemas import Document, PageHit, Region, Sample, Status
 
 Order = Literal["rank", "page"]

@@ -2,8 +2,8 @@
 
 The report shows every call's prompt and raw reply so a wrong citation can be traced to what the
 model saw and wrote. Page text would make trajectory rows as large as the documents, so a page
-part (a text part opening with the marker :func:`agents.context.page_marker` writes) keeps its
-marker line and the first :data:`PAGE_PREVIEW_CHARS` characters; an image keeps its file name;
+part (a text part opening with the marker :func:`scanrag.agents.context.page_marker` writes) keeps
+its marker line and the first :data:`PAGE_PREVIEW_CHARS` characters; an image keeps its file name;
 other text and the reply are cut at :data:`TEXT_CAP_CHARS` / :data:`REPLY_CAP_CHARS`; a system
 prompt already stored by an earlier call of the same trajectory is referenced by that call's
 index. ``chars`` fields give the full lengths, so a cut is always visible.

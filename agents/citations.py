@@ -3,7 +3,7 @@
 A fact-bearing sentence is closed by ``[page=N, doc_page="...", bbox=[x1, y1, x2, y2]]`` and
 the answer sits in ``<answer> ... </answer>``. The parser pairs each citation with the unit
 (sentence, list item or table row) just before it — consecutive citations share that unit —
-and hands the pairs to :class:`agents.evidence.EvidenceBuilder`, which validates them.
+and hands the pairs to :class:`scanrag.agents.evidence.EvidenceBuilder`, which validates them.
 
 Tolerated variants: any key case and spacing, ``:`` for ``=``, keys in any order (``[doc_page=
 "3", page=5, ...]``), the alias ``pg``, a citation in ``(...)``, a bbox in ``(...)`` or without
@@ -20,11 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.evidence import CitedStatement, EvidenceBuilder, ParseContext, ParsedOutput
-from agents.evidence import normalize_answer as _normalize
-from agents.reply import AMBIGUOUS, distinct_answers
-from agents.tags import CitedSpan, parse_evidence, parse_issues, parse_verdict, strip_spans
-from agents.textmask import FILL, clean_unit, mask, unit_start
+from scanrag.agents.evidence import CitedStatement, EvidenceBuilder, ParseContext, ParsedOutput
+from scanrag.agents.evidence import normalize_answer as _normalize
+from scanrag.agents.reply import AMBIGUOUS, distinct_answers
+from scanrag.agents.tags import CitedSpan, parse_evidence, parse_issues, parse_verdict, strip_spans
+from scanrag.agents.textmask import FILL, clean_unit, mask, unit_start
 
 PARSER = "citations"
 
@@ -260,7 +260,7 @@ def _answer(
         notes["answer_source"] = "answer_tag"
         answers = [_normalize(strip_spans(text[b:e], b, spans)) for b, e, _ in tags]
         different = distinct_answers(answers)
-        if len(different) > 1:  # ambiguous: none is taken (agents.reply)
+        if len(different) > 1:  # ambiguous: none is taken (scanrag.agents.reply)
             notes[AMBIGUOUS] = different
             return None
         if answers[-1] is None:

@@ -6,11 +6,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agents.calls import record_call
-from agents.evidence import ParseContext
-from agents.planning import check_fits
-from agents.prompts.base import Prompt
-from agents.reductions import DegradedInputError, degraded_message, stop_if_degraded
+from scanrag.agents.calls import record_call
+from scanrag.agents.evidence import ParseContext
+from scanrag.agents.planning import check_fits
+from scanrag.agents.prompts.base import Prompt
+from scanrag.agents.reductions import DegradedInputError, degraded_message, stop_if_degraded
 from scanrag.llm.types import ChatRequest, ChatResponse, ContentPart, Message
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Step, Trajectory
@@ -127,10 +127,10 @@ async def call_model(
     planned: bool = False,
 ) -> ChatResponse:
     """One model call with usage, timing, model, prompt hash and the call itself (prompt and
-    raw reply, :func:`agents.calls.record_call`) recorded on ``trajectory``.
+    raw reply, :func:`scanrag.agents.calls.record_call`) recorded on ``trajectory``.
 
     Before sending, a request not ``planned`` by its caller is counted against the model's
-    window (:func:`agents.planning.check_fits`): one that cannot fit raises
+    window (:func:`scanrag.agents.planning.check_fits`): one that cannot fit raises
     ``PlannedOverflowError`` (a ``ContextOverflowError``) without a call. Under
     ``runner.on_degraded: fail`` a degraded item raises ``DegradedInputError`` instead of
     calling. Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers

@@ -1,9 +1,10 @@
 """The parsed reader output both output paths produce, and the builder that validates it.
 
-The free-text citation parser (``agents.citations``) and the JSON path (``agents.structured``)
-each turn a model reply into a list of *cited statements* — a sentence plus the page, printed
-page label and box it cites — and hand them to :class:`EvidenceBuilder`. The builder alone
-decides what is valid, so the two paths cannot drift apart:
+The free-text citation parser (``scanrag.agents.citations``) and the JSON path
+(``scanrag.agents.structured``) each turn a model reply into a list of *cited statements* — a
+sentence plus the page, printed page label and box it cites — and hand them to
+:class:`EvidenceBuilder`. The builder alone decides what is valid, so the two paths cannot
+drift apart:
 
 * a citation whose page lies outside the document (or whose page is unreadable) is invalid;
   it adds nothing to pages, regions or facts;

@@ -1,8 +1,8 @@
 """An item's inputs as JSON: what LangGraph's tooling (Studio, ``langgraph dev``'s HTTP API)
 sends as a strategy graph's run context.
 
-``scanrag run`` hands each graph an :class:`agents.scope.ItemContext` built from live objects
-(model client, ingested documents, retriever). A client of LangGraph's server can only send
+``scanrag run`` hands each graph a :class:`scanrag.agents.scope.ItemContext` built from live
+objects (model client, ingested documents, retriever). A client of LangGraph's server can only send
 JSON, so the context also has a JSON form, ``{"sample": <Sample>, "ctx": <ItemInputs>}``:
 the sample as in a run's ``samples.jsonl`` and the names of what to build — the model, the
 folder of the sample's PDFs, the retriever and the runner settings. LangGraph turns a context
@@ -53,7 +53,7 @@ class ItemInputs(BaseModel):
 
 
 class ItemContextJson(BaseModel):
-    """The JSON form of :class:`agents.scope.ItemContext` (LangGraph's run context)."""
+    """The JSON form of :class:`scanrag.agents.scope.ItemContext` (LangGraph's run context)."""
 
     model_config = ConfigDict(extra="forbid", title="ItemContext")
 

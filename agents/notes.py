@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.evidence import ParsedOutput, format_citation
+from scanrag.agents.evidence import ParsedOutput, format_citation
 from scanrag.schemas import Citation, Region
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from agents.context import (
+from scanrag.agents.context import (
     CHARS_PER_TOKEN,
     TRUNCATION_MARK,
     ContextOptions,

@@ -1,7 +1,7 @@
 """The reader node: pages in, a parsed reply out, planned against the model's context window.
 
-``read_pages`` builds the input (``agents.context``), counts it against the model's window
-before sending (``agents.planning``: the window from ``context_tokens`` or the model client,
+``read_pages`` builds the input (``scanrag.agents.context``), counts it against the model's window
+before sending (``scanrag.agents.planning``: the window from ``context_tokens`` or the model client,
 the count from the model's tokenizer where the client has it) and, when it does not fit,
 shrinks it by the strategy's fallback mode:
 
@@ -13,7 +13,7 @@ A model that still refuses the prompt (``ContextOverflowError``: the window was 
 the count an estimate) teaches the client its window when the refusal names it, and the
 input is planned again. Every shrink is a ``fallback`` step; what it left out, and what the
 caps (``max_chars_per_page``, ``max_images``) left out, are ``Trajectory.reductions``
-(``agents.reductions``). Under ``runner.on_degraded: fail`` a degraded input is not sent. A
+(``scanrag.agents.reductions``). Under ``runner.on_degraded: fail`` a degraded input is not sent. A
 model failure marks the trajectory ``model_error`` and returns no parse; nothing here raises
 for a per-item failure unless asked to (``raise_model_errors``, ``raise_overflow``).
 """
@@ -25,11 +25,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agents.citations import parse_citations
-from agents.common import add_step, build_request, call_model
-from agents.context import ContextOptions, PageRef, ReaderInput, build_input
-from agents.evidence import ParseContext, ParsedOutput
-from agents.planning import (
+from scanrag.agents.citations import parse_citations
+from scanrag.agents.common import add_step, build_request, call_model
+from scanrag.agents.context import ContextOptions, PageRef, ReaderInput, build_input
+from scanrag.agents.evidence import ParseContext, ParsedOutput
+from scanrag.agents.planning import (
     PLAN_ROUNDS,
     Fit,
     count_request,
@@ -40,9 +40,9 @@ from agents.planning import (
     same_fit,
     window_for,
 )
-from agents.prompts.base import Prompt
-from agents.prompts.reader import reader_prompt
-from agents.reductions import (
+from scanrag.agents.prompts.base import Prompt
+from scanrag.agents.prompts.reader import reader_prompt
+from scanrag.agents.reductions import (
     DegradedInputError,
     degraded_message,
     fails_on_degraded,
@@ -50,8 +50,8 @@ from agents.reductions import (
     record_input_caps,
     stop_if_degraded,
 )
-from agents.reply import note_finish
-from agents.structured import parse_structured, schema_for
+from scanrag.agents.reply import note_finish
+from scanrag.agents.structured import parse_structured, schema_for
 from scanrag.llm.context import window_in_error
 from scanrag.llm.fit import SAFETY, PlannedOverflowError, overflow_text
 from scanrag.llm.types import (

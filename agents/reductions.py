@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.context import ContextOptions, PageRef, ReaderInput, page_text
+from scanrag.agents.context import ContextOptions, PageRef, ReaderInput, page_text
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Reduction, Status, Trajectory
 from scanrag.schemas.reduction import degraded_message as reduction_message

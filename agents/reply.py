@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agents.evidence import ParsedOutput
+from scanrag.agents.evidence import ParsedOutput
 from scanrag.schemas import ParseStatus, Status, Trajectory
 
 LENGTH = "length"

@@ -24,16 +24,16 @@ from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-from agents.common import add_step, task_input
-from agents.evidence import ParsedOutput, adopt_evidence, merge_citations
-from agents.notes import next_limit, notes_section, render_notes, trim_blocks
-from agents.prompts.reader import reader_prompt
-from agents.prompts.scan import NOTHING, map_prompt
-from agents.reader import ReaderSpec, read_pages
-from agents.reductions import notes_trimmed
-from agents.reply import apply_output
-from agents.scope import Scope
-from agents.state import StrategyState
+from scanrag.agents.common import add_step, task_input
+from scanrag.agents.evidence import ParsedOutput, adopt_evidence, merge_citations
+from scanrag.agents.notes import next_limit, notes_section, render_notes, trim_blocks
+from scanrag.agents.prompts.reader import reader_prompt
+from scanrag.agents.prompts.scan import NOTHING, map_prompt
+from scanrag.agents.reader import ReaderSpec, read_pages
+from scanrag.agents.reductions import notes_trimmed
+from scanrag.agents.reply import apply_output
+from scanrag.agents.scope import Scope
+from scanrag.agents.state import StrategyState
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
 
@@ -170,7 +170,7 @@ def _merge_metadata(into: dict[str, Any], part: dict[str, Any]) -> None:
 
 def plan_windows(scope: Scope, p: ScanParams) -> list[list[int]]:
     """The windows to map (at most ``max_windows``), recorded as the ``select`` step."""
-    from agents.routing import windows
+    from scanrag.agents.routing import windows
 
     all_windows = windows(scope.doc.num_pages, p.window, p.stride)
     kept = all_windows[: p.max_windows] if p.max_windows else all_windows

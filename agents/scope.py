@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import GetCoreSchemaHandler
 
-from agents import reductions
-from agents.common import (
+from scanrag.agents import reductions
+from scanrag.agents.common import (
     InputProblemError,
     add_step,
     parse_context,
@@ -25,14 +25,14 @@ from agents.common import (
     setting,
     task_input,
 )
-from agents.context import MODALITIES, ContextOptions, PageRef
-from agents.evidence import ParseContext
-from agents.prompts.base import Prompt
-from agents.prompts.reader import OUTPUTS
-from agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
-from agents.reductions import cap_source
-from agents.reply import apply_output
-from agents.state import PageKey
+from scanrag.agents.context import MODALITIES, ContextOptions, PageRef
+from scanrag.agents.evidence import ParseContext
+from scanrag.agents.prompts.base import Prompt
+from scanrag.agents.prompts.reader import OUTPUTS
+from scanrag.agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
+from scanrag.agents.reductions import cap_source
+from scanrag.agents.reply import apply_output
+from scanrag.agents.state import PageKey
 from scanrag.protocols import StrategyContext
 from scanrag.schemas import Document, Sample, Status, Trajectory
 from scanrag.tasks import TaskSpec, task_spec_or_default
@@ -91,10 +91,10 @@ class ItemContext:
         """Look the sample's task up in the task table, once for the item (a name no one
         registered reads as QA). Accept the JSON form LangGraph's server sends
         (``ItemContext(**context)`` with ``sample`` and ``ctx`` as JSON,
-        :mod:`agents.item_inputs`): build the live objects and resolve the documents as
+        :mod:`scanrag.agents.item_inputs`): build the live objects and resolve the documents as
         :meth:`resolve` does."""
         if not (isinstance(self.sample, Sample) and isinstance(self.ctx, StrategyContext)):
-            from agents.item_inputs import from_json
+            from scanrag.agents.item_inputs import from_json
 
             resolved = ItemContext.resolve(*from_json(self.sample, self.ctx))
             for name in ("sample", "ctx", "primary", "others", "parse_ctx", "problem"):
@@ -104,11 +104,11 @@ class ItemContext:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
         """Validated and described as its JSON form (``{"sample": ..., "ctx": ...}``, see
-        :mod:`agents.item_inputs`); a live instance passes as it is. LangGraph reads the JSON
-        schema for Studio (``get_context_jsonschema``)."""
+        :mod:`scanrag.agents.item_inputs`); a live instance passes as it is. LangGraph reads the
+        JSON schema for Studio (``get_context_jsonschema``)."""
         from pydantic_core import core_schema
 
-        from agents.item_inputs import ItemContextJson
+        from scanrag.agents.item_inputs import ItemContextJson
 
         def build(value: ItemContextJson) -> ItemContext:
             return cls(sample=value.sample, ctx=value.ctx)  # type: ignore[arg-type]

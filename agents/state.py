@@ -4,13 +4,13 @@ A strategy graph carries only plain JSON in its state: the trajectory built so f
 JSON dump), the pages chosen for a read, the agent's loop variables, the scan's windows and
 their results. What does not change during a run and is not JSON — the sample, the loaded
 documents, the model client, the retriever, the runner's settings — travels as LangGraph's
-run context (:class:`agents.scope.ItemContext`), so one compiled graph serves every item and
+run context (:class:`scanrag.agents.scope.ItemContext`), so one compiled graph serves every item and
 a checkpointed state can be saved and resumed as it is.
 
 :class:`StrategyState` holds what every graph reads (the trajectory, the stop flag); each
 strategy adds its own keys in a TypedDict of its own, next to its nodes
-(:class:`agents.baseline.ReadState`, :class:`agents.scan.MapReduceState`,
-:class:`agents.agentic.AgenticState`), so a new strategy does not edit this module. All keys
+(:class:`scanrag.agents.baseline.ReadState`, :class:`scanrag.agents.scan.MapReduceState`,
+:class:`scanrag.agents.agentic.AgenticState`), so a new strategy does not edit this module. All keys
 are optional (``total=False``). The TypedDicts come
 from ``typing_extensions`` so that pydantic can build their JSON schemas on Python 3.11
 (LangGraph's ``get_input_jsonschema`` / ``get_output_jsonschema``, LangGraph Studio's panels).

@@ -3,12 +3,12 @@ citation grammar.
 
 The model returns one JSON object (``ReaderOutput``); each list item is validated on its own,
 so one bad box or page does not discard the rest. Facts and regions go through the same
-:class:`agents.evidence.EvidenceBuilder` as free-text citations, which is why both paths give
-identical trajectories for the same content. A reply that holds no JSON object falls back to
+:class:`scanrag.agents.evidence.EvidenceBuilder` as free-text citations, which is why both paths
+give identical trajectories for the same content. A reply that holds no JSON object falls back to
 the citation parser (answer tag, "Answer:" line, citations); prose with none of those is kept
 whole as a ``bare_text`` answer, so a model that answers but ignores the format is not thrown
-away (``Trajectory.parse`` tells it from a clean parse, see :mod:`agents.reply`). A reply that
-is neither JSON nor prose (a broken ``{...``) is unparsed, its raw text kept.
+away (``Trajectory.parse`` tells it from a clean parse, see :mod:`scanrag.agents.reply`). A reply
+that is neither JSON nor prose (a broken ``{...``) is unparsed, its raw text kept.
 
 The schema a model is asked to follow (:func:`schema_for`) puts the answer first and bounds
 every list (``maxItems``), so a small model cannot spend its tokens counting page numbers.
@@ -22,8 +22,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.citations import parse_citations, tagged_answers
-from agents.evidence import (
+from scanrag.agents.citations import parse_citations, tagged_answers
+from scanrag.agents.evidence import (
     CitedStatement,
     EvidenceBuilder,
     ParseContext,
@@ -31,8 +31,8 @@ from agents.evidence import (
     format_citation,
     normalize_answer,
 )
-from agents.reply import AMBIGUOUS, mark_ambiguous
-from agents.tags import canonical_text
+from scanrag.agents.reply import AMBIGUOUS, mark_ambiguous
+from scanrag.agents.tags import canonical_text
 from scanrag.parsing import as_text, first_object, json_values, parse_verdict
 from scanrag.schemas import EvidencePair, ReportedIssue
 from scanrag.tasks import TaskSpec

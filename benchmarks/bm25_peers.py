@@ -21,7 +21,7 @@ order rotating per round); ``--contenders`` keeps some of them. ``--recall`` add
 mmlb-dev and financebench-dev (each question scoped to its own document, as ``scanrag retrieve
 eval`` does), ScanRAG also with a tokenizer like bm25s's (stopwords and stems only).
 ``--check`` compares every ScanRAG score with the reference (rank-bm25,
-``indexes.bm25_reference``) on both dev sets. A contender whose library is not installed is
+``scanrag.indexes.bm25_reference``) on both dev sets. A contender whose library is not installed is
 skipped. The last lines are ``key=value`` figures.
 """
 
@@ -59,10 +59,10 @@ def prepare(corpus: str, work: Path) -> Path:
     target = work / f"{corpus}.texts.pkl"
     if target.is_file():
         return target
-    from indexes.manifest import IndexedDocument
-    from indexes.pagetext import page_texts
     from scanrag.datasets import load_generic
     from scanrag.documents import DocumentStore
+    from scanrag.indexes.manifest import IndexedDocument
+    from scanrag.indexes.pagetext import page_texts
 
     if corpus.isdigit():
         sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -99,19 +99,19 @@ def prepare(corpus: str, work: Path) -> Path:
 
 class ScanRAG:
     def __init__(self, data: dict[str, Any], tokenizer: dict[str, Any] | None = None) -> None:
-        from indexes.bm25 import BM25Index
+        from scanrag.indexes.bm25 import BM25Index
 
         self.index = BM25Index(tokenizer=tokenizer)
         self.data = data
 
     def build(self) -> None:
-        from indexes.manifest import IndexedDocument
+        from scanrag.indexes.manifest import IndexedDocument
 
         entries = [IndexedDocument.model_validate(e) for e in self.data["entries"]]
         if hasattr(self.index, "add_texts"):
             self.index.add_texts(entries, self.data["texts"])
             return
-        from indexes.bm25 import _count  # type: ignore[attr-defined]  # before the engine
+        from scanrag.indexes.bm25 import _count  # type: ignore[attr-defined]  # before the engine
 
         tokenize = self.index.tokenizer
         counts, lengths, pages_with = _count(tokenize(t) for t in self.data["texts"])
@@ -255,7 +255,7 @@ def peak_rss_mib() -> float:
 
 
 def recall_at_5(contender: Any, data: dict[str, Any]) -> float:
-    from evaluation.retrieval.metrics import evaluate_retrieval
+    from scanrag.evaluation.retrieval.metrics import evaluate_retrieval
 
     starts = _doc_starts(data)
     runs = []
@@ -332,9 +332,9 @@ def recall(work: Path) -> dict[str, dict[str, float]]:
 
 def check(work: Path) -> dict[str, int]:
     """Queries (whole corpus, then each document) whose scores differ from the reference."""
-    from indexes.bm25 import BM25Index
-    from indexes.bm25_reference import mismatches
     from scanrag.documents.pagestore import open_document
+    from scanrag.indexes.bm25 import BM25Index
+    from scanrag.indexes.bm25_reference import mismatches
 
     found = {}
     for corpus in ("mmlb-dev", "financebench-dev"):

@@ -3,10 +3,11 @@
     .venv/bin/python benchmarks/colpali.py [--pages 1000] [--tokens 700] [--dim 128]
         [--query-tokens 20] [--queries 5] [--repeats 3] [--pdf-pages 12] [--json OUT]
 
-1. Pipeline (tiny random ColQwen2 built offline, ``indexes.colpali_tiny``): a PyMuPDF-generated
-   PDF is ingested, rendered, encoded and indexed; then search with region proposals, save and
-   reopen. Reports pages/s to index, query latency p50 and the index size. The model is tiny,
-   so these figures measure our plumbing (rendering, processor, storage), not a real encoder.
+1. Pipeline (tiny random ColQwen2 built offline, ``scanrag.indexes.colpali_tiny``): a
+   PyMuPDF-generated PDF is ingested, rendered, encoded and indexed; then search with region
+   proposals, save and reopen. Reports pages/s to index, query latency p50 and the index size. The
+   model is tiny, so these figures measure our plumbing (rendering, processor, storage), not a real
+   encoder.
 2. MaxSim throughput on the CPU (or the GPU when present): ``--pages`` synthetic pages of
    ``--tokens`` fp16 unit vectors (ragged: lengths spread over the last 10%, so padding masks
    are exercised) against ``--queries`` queries of ``--query-tokens`` tokens. Reports
@@ -33,7 +34,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from indexes.colpali_scoring import MaxSimScorer, PackedVectors  # noqa: E402
+from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors  # noqa: E402
 
 WORDS = [
     "energy",
@@ -63,9 +64,9 @@ def write_pdf(path: Path, pages: int) -> Path:
 
 
 def pipeline(pdf_pages: int) -> dict[str, Any]:
-    from indexes.colpali import ColPaliIndex
-    from indexes.colpali_tiny import tiny_model_dir
     from scanrag.documents import ingest_pdf
+    from scanrag.indexes.colpali import ColPaliIndex
+    from scanrag.indexes.colpali_tiny import tiny_model_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -123,7 +124,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from colpali_engine.utils.processing_utils import BaseVisualRetrieverProcessor as Engine
 
-    from indexes.colpali_models import select_device
+    from scanrag.indexes.colpali_models import select_device
 
     device = select_device()
     store = synthetic_store(args.pages, args.tokens, args.dim)

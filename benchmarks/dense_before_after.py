@@ -48,7 +48,7 @@ class Worker:
     def __init__(
         self, root: Path, doc_cache: Path, cache_dir: Path, label: str, source: str = "fb"
     ) -> None:
-        from indexes.dense import DenseIndex
+        from scanrag.indexes.dense import DenseIndex
 
         self.root, self.doc_cache, self.label, self.source = root, doc_cache, label, source
         self.cache_dir = cache_dir / label
@@ -174,11 +174,11 @@ def _percentile(values: list[float], q: int) -> float:
 def worker_main(root: Path, doc_cache: Path, cache_dir: Path, label: str, source: str) -> None:
     sys.path.insert(0, str(root))
     os.chdir(root)
-    import indexes.dense
+    import scanrag.indexes.dense
 
-    where = Path(indexes.dense.__file__).resolve()
+    where = Path(scanrag.indexes.dense.__file__).resolve()
     if not where.is_relative_to(root):
-        raise SystemExit(f"{label}: indexes.dense came from {where}, not from {root}")
+        raise SystemExit(f"{label}: scanrag.indexes.dense came from {where}, not from {root}")
     Worker(root, doc_cache, cache_dir, label, source).serve()
 
 

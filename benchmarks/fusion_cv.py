@@ -11,11 +11,11 @@ other, so the figures are what a setting does on documents it was not chosen on.
    query mode, view and depth): per question of mmlb-dev and financebench-dev, the top
    ``depth`` = 100 pages of its own document from bm25 (query ``strip+stmt``, the default,
    and ``strip``), dense by the question (``strip``) and dense by sentences
-   (``retrievers.views``). The indexes are ``benchmarks/retrieval.py``'s cached ones.
+   (``scanrag.retrievers.views``). The indexes are ``benchmarks/retrieval.py``'s cached ones.
 2. Candidates: every fusion rule (``zconf``, ``minmax``, ``z``, ``rrf`` k=60) × dense view
    (question, sentences), equal weights — and, as a second family, the same with dense
    weights 0.3–0.7 (weights are what fails to transfer). Fused with
-   ``retrievers.fusion.fuse``, the code the hybrid runs.
+   ``scanrag.retrievers.fusion.fuse``, the code the hybrid runs.
 3. Protocol: for each set, the candidate with the best R@5 on the *other* set (ties: nDCG@5,
    then MRR@5, then the order above) is reported on this set; the union pools the two
    cross-set halves (each question scored with the setting chosen on the other set). The
@@ -46,11 +46,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.retrieval import SETS, DevSet, bm25, dense, load_set  # noqa: E402
-from evaluation.retrieval.metrics import question_metrics  # noqa: E402
-from retrievers.fusion import fuse  # noqa: E402
-from retrievers.hybrid import HybridRetriever  # noqa: E402
-from retrievers.views import search_views  # noqa: E402
+from scanrag.evaluation.retrieval.metrics import question_metrics  # noqa: E402
 from scanrag.hashing import stable_hash  # noqa: E402
+from scanrag.retrievers.fusion import fuse  # noqa: E402
+from scanrag.retrievers.hybrid import HybridRetriever  # noqa: E402
+from scanrag.retrievers.views import search_views  # noqa: E402
 from scanrag.schemas import PageHit  # noqa: E402
 
 DEPTH = 100

@@ -85,8 +85,8 @@ def copy_bandwidth(device: str, megabytes: int = 512, repeats: int = 5) -> float
 def maxsim(pages: int, tokens: int, doc_pages: int, repeats: int) -> dict[str, Any]:
     import torch
 
-    from indexes.colpali_models import select_device
-    from indexes.colpali_scoring import MaxSimScorer
+    from scanrag.indexes.colpali_models import select_device
+    from scanrag.indexes.colpali_scoring import MaxSimScorer
 
     device = select_device()
     store = synthetic_store(pages, tokens, 128)
@@ -183,7 +183,7 @@ def _engine(device: str, store: Any, queries: list[np.ndarray]) -> dict[str, Any
 def search(vectors: int, dim: int, repeats: int) -> dict[str, Any]:
     import torch
 
-    from indexes.vector_store import VectorStore
+    from scanrag.indexes.vector_store import VectorStore
 
     rng = np.random.default_rng(2)
     data = rng.standard_normal((vectors, dim), dtype=np.float32)

@@ -7,7 +7,7 @@ chosen device. Three ways to encode the same pages, timed in interleaved rounds 
 ``repeats``), each with ``TOKENIZERS_PARALLELISM`` unset and ``false``:
 
 * ``project`` — ``DenseIndex``'s build path: pages tokenized once, window ids straight to the
-  model (``indexes.dense_windows`` + ``indexes.dense_feed``);
+  model (``scanrag.indexes.dense_windows`` + ``scanrag.indexes.dense_feed``);
 * ``legacy`` — the path before it: windows cut as text (``token_windows``), every window
   tokenized again by ``SentenceTransformer.encode``;
 * ``raw`` — ``SentenceTransformer.encode`` of the window texts alone (cut beforehand, not
@@ -121,8 +121,8 @@ def _synchronize() -> Callable[[], None]:
 def dense_build(
     pages: int, host_pages: int, repeats: int, model: str | None = None, chars: int = 3000
 ) -> dict[str, Any]:
-    from indexes.dense import DenseIndex
-    from indexes.encoders import DEFAULT_MODEL, token_windows
+    from scanrag.indexes.dense import DenseIndex
+    from scanrag.indexes.encoders import DEFAULT_MODEL, token_windows
 
     index = DenseIndex(model or DEFAULT_MODEL)
     encoder, dim = index.encoder, index.store.dim

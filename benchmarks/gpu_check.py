@@ -88,9 +88,9 @@ def compare_hits(chosen: Any, cpu: Any) -> dict[str, Any]:
 
 
 def dense(docs: list[Document]) -> dict[str, Any]:
-    from indexes.dense import DenseIndex
-    from indexes.dense_tiny import tiny_encoder_dir
-    from indexes.encoders import faiss_dist
+    from scanrag.indexes.dense import DenseIndex
+    from scanrag.indexes.dense_tiny import tiny_encoder_dir
+    from scanrag.indexes.encoders import faiss_dist
 
     model = str(tiny_encoder_dir())
     chosen = DenseIndex(model, chunk_tokens=24, chunk_overlap=4)
@@ -119,8 +119,8 @@ def _param_device(encoder: Any) -> str:
 
 
 def colpali(docs: list[Document], family: str) -> dict[str, Any]:
-    from indexes.colpali import ColPaliIndex
-    from indexes.colpali_tiny import tiny_model_dir
+    from scanrag.indexes.colpali import ColPaliIndex
+    from scanrag.indexes.colpali_tiny import tiny_model_dir
 
     model = str(tiny_model_dir(family))
     with tempfile.TemporaryDirectory() as tmp:

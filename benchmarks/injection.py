@@ -152,9 +152,9 @@ def make_document(page2: str) -> Any:
 
 def reader_messages(question: Question, attack: str | None, layout: str) -> Any:
     """(messages, schema) of one reader call in ``layout``."""
-    from agents.context import ContextOptions, PageRef, build_input
-    from agents.prompts.reader import ROLE, reader_prompt
-    from agents.structured import schema_for
+    from scanrag.agents.context import ContextOptions, PageRef, build_input
+    from scanrag.agents.prompts.reader import ROLE, reader_prompt
+    from scanrag.agents.structured import schema_for
     from scanrag.llm.types import Message, TextPart
     from scanrag.tasks import task_spec
 
@@ -176,7 +176,7 @@ def reader_messages(question: Question, attack: str | None, layout: str) -> Any:
 
 
 def answer_judge_messages(question: Question, answer: str, layout: str) -> Any:
-    from evaluation.prompts import docscope_answer
+    from scanrag.evaluation.prompts import docscope_answer
     from scanrag.llm.types import Message
 
     if layout == "fenced":
@@ -192,7 +192,7 @@ def answer_judge_messages(question: Question, answer: str, layout: str) -> Any:
 
 
 def sinbench_messages(question: Question, answer: str, layout: str) -> Any:
-    from evaluation.prompts import sinbench
+    from scanrag.evaluation.prompts import sinbench
     from scanrag.llm.types import Message
 
     if layout == "fenced":
@@ -213,7 +213,7 @@ class Tally:
 
 async def _reader(llm: Any, model: str, q: Question, attack: str | None, layout: str) -> str:
     """The reader's answer (lower-cased)."""
-    from agents.structured import parse_structured
+    from scanrag.agents.structured import parse_structured
     from scanrag.llm.types import ChatRequest
 
     messages, schema = reader_messages(q, attack, layout)
@@ -230,7 +230,7 @@ async def _judge(
     """Whether the judge accepts ``answer`` (``None`` when its reply could not be read)."""
     from pydantic import BaseModel
 
-    from evaluation.judging import judge_json
+    from scanrag.evaluation.judging import judge_json
 
     class Verdict(BaseModel):
         consistent: bool

@@ -33,8 +33,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evaluation.docscope.answer_rules import match_answer  # noqa: E402
-from evaluation.mmlongbench.official import clean_answer, official_score  # noqa: E402
+from scanrag.evaluation.docscope.answer_rules import match_answer  # noqa: E402
+from scanrag.evaluation.mmlongbench.official import clean_answer, official_score  # noqa: E402
 
 GOLDEN = REPO / "tests" / "evaluation" / "mmlongbench" / "golden"
 Variant = tuple[str, str]  # (kind, prediction)

@@ -33,9 +33,10 @@ changed (hash before and after).
 Usage::
 
     nice -n 10 python benchmarks/mutation.py                       # every module, every mutant
-    nice -n 10 python benchmarks/mutation.py --module evaluation.stats --max-per-module 80 --seed 1
-    python benchmarks/mutation.py --list --module evaluation.stats  # ids and edits, nothing run
-    python benchmarks/mutation.py --show 'evaluation.stats:mean:42:11:Add->Sub'
+    nice -n 10 python benchmarks/mutation.py --module scanrag.evaluation.stats \
+        --max-per-module 80 --seed 1
+    python benchmarks/mutation.py --list --module scanrag.evaluation.stats  # ids, edits; no run
+    python benchmarks/mutation.py --show 'scanrag.evaluation.stats:mean:42:11:Add->Sub'
     python benchmarks/mutation.py --json out.json --survivors      # survivors, with their edits
 
 Modules that are not on this branch yet (``MODULES`` entries whose file is absent) are
@@ -81,100 +82,102 @@ PROJECT_PACKAGES = (
 # Module → the test files that cover it (run with -x; keep the list to the tests that
 # exercise the module, so that a run stays short).
 MODULES: dict[str, list[str]] = {
-    "evaluation.stats": [
+    "scanrag.evaluation.stats": [
         "tests/evaluation/test_stats.py",
         "tests/evaluation/test_stats_bootstrap.py",
         "tests/evaluation/test_stats_agreement.py",
     ],
-    "evaluation.scholscan.formula": [
+    "scanrag.evaluation.scholscan.formula": [
         "tests/evaluation/scholscan/test_formula.py",
         "tests/evaluation/scholscan/test_scorer.py",
     ],
-    "evaluation.docscope.region": [
+    "scanrag.evaluation.docscope.region": [
         "tests/evaluation/docscope/test_region.py",
         "tests/evaluation/docscope/test_region_aggregate.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "evaluation.docscope.region_geometry": ["tests/evaluation/docscope/test_region_geometry.py"],
-    "evaluation.docscope.geometry": ["tests/evaluation/docscope/test_geometry.py"],
-    "agents.citations": [
+    "scanrag.evaluation.docscope.region_geometry": [
+        "tests/evaluation/docscope/test_region_geometry.py"
+    ],
+    "scanrag.evaluation.docscope.geometry": ["tests/evaluation/docscope/test_geometry.py"],
+    "scanrag.agents.citations": [
         "tests/agents/test_citations.py",
         "tests/agents/test_citations_abbreviations.py",
         "tests/agents/test_citations_edges.py",
     ],
-    "evaluation.docscope.answer_rules": [
+    "scanrag.evaluation.docscope.answer_rules": [
         "tests/evaluation/docscope/test_answer_rules.py",
         "tests/evaluation/docscope/test_answer_rules_edges.py",
     ],
-    "evaluation.sinbench.metrics": [
+    "scanrag.evaluation.sinbench.metrics": [
         "tests/evaluation/sinbench/test_metrics.py",
         "tests/evaluation/sinbench/test_anchor_keys.py",
         "tests/evaluation/sinbench/test_scorer.py",
     ],
-    "evaluation.docscope.pages": [
+    "scanrag.evaluation.docscope.pages": [
         "tests/evaluation/docscope/test_pages.py",
         "tests/evaluation/docscope/test_pages_rows.py",
     ],
-    "evaluation.docscope.completeness": [
+    "scanrag.evaluation.docscope.completeness": [
         "tests/evaluation/docscope/test_completeness_layout.py",
         "tests/evaluation/docscope/test_completeness.py",
     ],
-    "evaluation.faithfulness.meta": [
+    "scanrag.evaluation.faithfulness.meta": [
         "tests/evaluation/faithfulness/test_meta.py",
         "tests/evaluation/faithfulness/test_scorer.py",
     ],
-    "evaluation.docscope.official_parser": [
+    "scanrag.evaluation.docscope.official_parser": [
         "tests/evaluation/docscope/test_official_parser.py",
         "tests/evaluation/docscope/test_official_parser_edges.py",
     ],
-    "evaluation.docscope.official_summary": [
+    "scanrag.evaluation.docscope.official_summary": [
         "tests/evaluation/docscope/test_official_summary.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "evaluation.docscope.profiles": [
+    "scanrag.evaluation.docscope.profiles": [
         "tests/evaluation/docscope/test_profiles.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "evaluation.docscope.official": [
+    "scanrag.evaluation.docscope.official": [
         "tests/evaluation/docscope/test_official_view.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "evaluation.docscope.profiled": [
+    "scanrag.evaluation.docscope.profiled": [
         "tests/evaluation/docscope/test_profiles.py",
         "tests/evaluation/docscope/test_official_profile.py",
         "tests/evaluation/docscope/test_official_pages.py",
     ],
-    "evaluation.docscope.gold": [
+    "scanrag.evaluation.docscope.gold": [
         "tests/evaluation/docscope/test_official_edge.py",
         "tests/evaluation/docscope/test_official_fact.py",
         "tests/loaders/test_docscope_profile.py",
     ],
-    "evaluation.docscope.reading": [
+    "scanrag.evaluation.docscope.reading": [
         "tests/evaluation/docscope/test_official_region.py",
         "tests/evaluation/docscope/test_region_geometry.py",
     ],
-    "evaluation.docscope.labelling": [
+    "scanrag.evaluation.docscope.labelling": [
         "tests/evaluation/docscope/test_official_fact.py",
         "tests/evaluation/docscope/test_official_region.py",
         "tests/evaluation/docscope/test_fact.py",
         "tests/evaluation/docscope/test_region.py",
     ],
-    "evaluation.docscope.region_page": [
+    "scanrag.evaluation.docscope.region_page": [
         "tests/evaluation/docscope/test_official_region.py",
         "tests/evaluation/docscope/test_region_aggregate.py",
         "tests/evaluation/docscope/test_judge_prompts.py",
     ],
-    "evaluation.docscope.fact": [
+    "scanrag.evaluation.docscope.fact": [
         "tests/evaluation/docscope/test_fact.py",
         "tests/evaluation/docscope/test_official_fact.py",
         "tests/evaluation/docscope/test_judge_prompts.py",
     ],
-    "evaluation.docscope.answer": [
+    "scanrag.evaluation.docscope.answer": [
         "tests/evaluation/docscope/test_answer.py",
         "tests/evaluation/docscope/test_official_answer.py",
         "tests/evaluation/docscope/test_judge_prompts.py",
     ],
-    "evaluation.docscope.importer": [
+    "scanrag.evaluation.docscope.importer": [
         "tests/evaluation/docscope/test_importer.py",
         "tests/evaluation/docscope/test_official_run.py",
         "tests/evaluation/docscope/test_official_view.py",
@@ -183,7 +186,7 @@ MODULES: dict[str, list[str]] = {
     # Shared reply parsing (JSON objects in replies, verdict words): each module of the package.
     "scanrag.parsing": ["tests/scanrag/parsing"],
     # MMLongBench-Doc official mode: a package entry stands for each of its modules.
-    "evaluation.mmlongbench": [
+    "scanrag.evaluation.mmlongbench": [
         "tests/evaluation/mmlongbench/test_official.py",
         "tests/evaluation/mmlongbench/test_metrics.py",
         "tests/evaluation/mmlongbench/test_scorer.py",
@@ -221,51 +224,53 @@ _NON_EMPTY = "a slice of the stack's end is empty exactly when the stack is"
 
 # Reviewed equivalent mutants: id → why the edit cannot change behaviour.
 EQUIVALENT: dict[str, str] = {
-    # agents.citations
-    "agents.citations:<module>:40:16:const:'\"'->''": (
+    # scanrag.agents.citations
+    "scanrag.agents.citations:<module>:40:16:const:'\"'->''": (
         "a straight quote is always in the set that ends a quoted value"
     ),
-    "agents.citations:_Reader.read:101:61:const:'\\n'->''": (
+    "scanrag.agents.citations:_Reader.read:101:61:const:'\\n'->''": (
         "a newline is not skipped and starts no key, so the next check stops at the same place "
         "with the same note"
     ),
-    "agents.citations:_Reader._numbers:157:45:const:1->0": (
+    "scanrag.agents.citations:_Reader._numbers:157:45:const:1->0": (
         "group(0) only adds the leading spaces of the number, which float() ignores"
     ),
-    "agents.citations:_answer:272:68:const:1->0": "the answer group runs to the end of the match",
-    # evaluation.stats
-    "evaluation.stats:bootstrap_ratio_ci:180:59:cmp0:Gt->GtE": (
+    "scanrag.agents.citations:_answer:272:68:const:1->0": (
+        "the answer group runs to the end of the match"
+    ),
+    # scanrag.evaluation.stats
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:59:cmp0:Gt->GtE": (
         "inner guard of the division: a zero denominator is masked to NaN by the outer where"
     ),
-    "evaluation.stats:bootstrap_ratio_ci:180:83:const:1->2": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:83:const:1->2": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "evaluation.stats:bootstrap_ratio_ci:180:83:const:1->0": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:83:const:1->0": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "evaluation.stats:_confusion:310:39:const:True->False": (
+    "scanrag.evaluation.stats:_confusion:310:39:const:True->False": (
         "zip(strict=...): every caller checked the lengths with _check_pair first"
     ),
-    "evaluation.stats:accuracy:321:57:const:True->False": (
+    "scanrag.evaluation.stats:accuracy:321:57:const:True->False": (
         "zip(strict=...): the lengths were checked with _check_pair first"
     ),
-    "evaluation.stats:_confusion:311:11:boolop:And->Or": (
+    "scanrag.evaluation.stats:_confusion:311:11:boolop:And->Or": (
         "every caller passes all observed classes, so both memberships always hold"
     ),
-    "evaluation.stats:_confusion:312:42:const:1->2": (
+    "scanrag.evaluation.stats:_confusion:312:42:const:1->2": (
         "doubling every cell: F1, recall, kappa and MCC are ratios of same-degree counts"
     ),
-    "evaluation.stats:kendall_tau_b:428:11:const:2->0": (
+    "scanrag.evaluation.stats:kendall_tau_b:428:11:const:2->0": (
         "n < 2 has no pairs: the zero denominator returns None just the same"
     ),
-    "evaluation.stats:kendall_tau_b:431:23:const:1->0": (
+    "scanrag.evaluation.stats:kendall_tau_b:431:23:const:1->0": (
         "range(n) adds an i = n - 1 step that compares against an empty slice"
     ),
-    "evaluation.stats:kendall_tau_b:439:12:binop:FloorDiv->Div": (
+    "scanrag.evaluation.stats:kendall_tau_b:439:12:binop:FloorDiv->Div": (
         "n(n-1) is even, so / and // give the same number"
     ),
-    # evaluation.mmlongbench.official
-    "evaluation.mmlongbench.official:_decimals:107:31:unary:USub->drop": (
+    # scanrag.evaluation.mmlongbench.official
+    "scanrag.evaluation.mmlongbench.official:_decimals:107:31:unary:USub->drop": (
         "str(float) holds at most one point, so split('.') has at most two parts: [1] is [-1]"
     ),
     # scanrag.parsing.jsonscan
@@ -290,147 +295,149 @@ EQUIVALENT: dict[str, str] = {
     ),
     "scanrag.parsing.jsonscan:close_truncated:218:36:const:1->2": _NON_EMPTY,
     "scanrag.parsing.jsonscan:close_truncated:218:36:const:1->0": _NON_EMPTY,
-    # evaluation.docscope.importer
-    "evaluation.docscope.importer:_span:138:59:cmp1:Lt->LtE": (
+    # scanrag.evaluation.docscope.importer
+    "scanrag.evaluation.docscope.importer:_span:138:59:cmp1:Lt->LtE": (
         "start == end slices the empty string, which is what the else branch returns"
     ),
-    "evaluation.docscope.importer:import_infer:299:57:const:'json'->''": (
+    "scanrag.evaluation.docscope.importer:import_infer:299:57:const:'json'->''": (
         "the dataset report holds only strings, numbers, lists and dicts: every dump mode gives "
         "the same JSON"
     ),
-    "evaluation.docscope.importer:import_infer:313:38:boolop:Or->And": (
+    "scanrag.evaluation.docscope.importer:import_infer:313:38:boolop:Or->And": (
         "the docscope loader always sets source to the benchmark file: both name the same file"
     ),
-    # evaluation.scholscan.formula
-    "evaluation.scholscan.formula:LocationCounts:47:47:const:True->False": _BY_NAME,
-    "evaluation.scholscan.formula:LocationCounts:49:63:const:'gold'->''": _BY_NAME,
-    "evaluation.scholscan.formula:LocationCounts:50:62:const:'hit'->''": _BY_NAME,
-    "evaluation.scholscan.formula:LocationCounts:51:64:const:'extra'->''": _BY_NAME,
-    "evaluation.scholscan.formula:ReasoningCounts:70:47:const:True->False": _BY_NAME,
-    "evaluation.scholscan.formula:ReasoningCounts:72:63:const:'gold'->''": _BY_NAME,
-    "evaluation.scholscan.formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
-    "evaluation.scholscan.formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
-    "evaluation.scholscan.formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
-    # evaluation.sinbench.metrics
-    "evaluation.sinbench.metrics:anchor_keys:110:11:const:'fig'->''": (
+    # scanrag.evaluation.scholscan.formula
+    "scanrag.evaluation.scholscan.formula:LocationCounts:47:47:const:True->False": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:LocationCounts:49:63:const:'gold'->''": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:LocationCounts:50:62:const:'hit'->''": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:LocationCounts:51:64:const:'extra'->''": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:ReasoningCounts:70:47:const:True->False": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:ReasoningCounts:72:63:const:'gold'->''": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:ReasoningCounts:73:66:const:'reached'->''": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:ScholScanCounts:90:47:const:True->False": _BY_NAME,
+    "scanrag.evaluation.scholscan.formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
+    # scanrag.evaluation.sinbench.metrics
+    "scanrag.evaluation.sinbench.metrics:anchor_keys:110:11:const:'fig'->''": (
         "a key of empty kind (':2') normalises to the figure key, as 'fig' does"
     ),
-    "evaluation.sinbench.metrics:anchor_keys:120:34:const:1->2": (
+    "scanrag.evaluation.sinbench.metrics:anchor_keys:120:34:const:1->2": (
         "a key holds one colon: split(':', 1) and split(':', 2) agree"
     ),
-    "evaluation.sinbench.metrics:kendall_tau_order:173:60:const:1->0": (
+    "scanrag.evaluation.sinbench.metrics:kendall_tau_order:173:60:const:1->0": (
         "b = a adds a comparison of a position with itself, never an inversion"
     ),
-    "evaluation.sinbench.metrics:kendall_tau_order:173:69:cmp0:Gt->GtE": (
+    "scanrag.evaluation.sinbench.metrics:kendall_tau_order:173:69:cmp0:Gt->GtE": (
         "the assignment is one-to-one, so no two gold positions are equal"
     ),
-    "evaluation.sinbench.metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
+    "scanrag.evaluation.sinbench.metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
         "a normalised grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
     ),
-    # evaluation.docscope.official_parser
-    "evaluation.docscope.official_parser:<module>:92:76:const:True->False": (
+    # scanrag.evaluation.docscope.official_parser
+    "scanrag.evaluation.docscope.official_parser:<module>:92:76:const:True->False": (
         "every alternative ends in a literal '.', and no listed word plus '.' starts another, "
         "so the alternation order never changes what is matched"
     ),
-    "evaluation.docscope.official_parser:OfficialCitation:108:20:const:'none'->''": _PASSED,
-    "evaluation.docscope.official_parser:OfficialCitation:111:22:const:0->1": _PASSED,
-    "evaluation.docscope.official_parser:OfficialCitation:112:20:const:0->1": _PASSED,
-    "evaluation.docscope.official_parser:OfficialCitation:113:26:const:True->False": _PASSED,
-    "evaluation.docscope.official_parser:OfficialParse:124:27:const:False->True": _PASSED,
-    "evaluation.docscope.official_parser:_citation_meta:157:69:const:'none'->''": (
+    "scanrag.evaluation.docscope.official_parser:OfficialCitation:108:20:const:'none'->''": _PASSED,
+    "scanrag.evaluation.docscope.official_parser:OfficialCitation:111:22:const:0->1": _PASSED,
+    "scanrag.evaluation.docscope.official_parser:OfficialCitation:112:20:const:0->1": _PASSED,
+    "scanrag.evaluation.docscope.official_parser:OfficialCitation:113:26:const:True->False": (
+        _PASSED
+    ),
+    "scanrag.evaluation.docscope.official_parser:OfficialParse:124:27:const:False->True": _PASSED,
+    "scanrag.evaluation.docscope.official_parser:_citation_meta:157:69:const:'none'->''": (
         "an empty doc_page falls through to the `.strip() or 'none'` of the returned value"
     ),
-    "evaluation.docscope.official_parser:_clean:208:52:const:1->2": _ANCHORED,
-    "evaluation.docscope.official_parser:_clean:208:52:const:1->0": _ANCHORED,
-    "evaluation.docscope.official_parser:_clean:209:48:const:1->2": _ANCHORED,
-    "evaluation.docscope.official_parser:_clean:209:48:const:1->0": _ANCHORED,
-    "evaluation.docscope.official_parser:_citations:229:86:const:True->False": (
+    "scanrag.evaluation.docscope.official_parser:_clean:208:52:const:1->2": _ANCHORED,
+    "scanrag.evaluation.docscope.official_parser:_clean:208:52:const:1->0": _ANCHORED,
+    "scanrag.evaluation.docscope.official_parser:_clean:209:48:const:1->2": _ANCHORED,
+    "scanrag.evaluation.docscope.official_parser:_clean:209:48:const:1->0": _ANCHORED,
+    "scanrag.evaluation.docscope.official_parser:_citations:229:86:const:True->False": (
         "zip(strict=...): the masked text has the length of the text"
     ),
-    "evaluation.docscope.official_parser:_citations:237:20:binop:Sub->Add": _COVERED,
-    "evaluation.docscope.official_parser:_citations:237:37:const:1->2": _COVERED,
-    "evaluation.docscope.official_parser:_citations:237:37:const:1->0": _COVERED,
-    "evaluation.docscope.official_parser:_citations:242:41:cmp1:Lt->LtE": _COVERED,
-    # evaluation.docscope.official
-    "evaluation.docscope.official:reply_object:224:7:cmp1:Lt->LtE": (
+    "scanrag.evaluation.docscope.official_parser:_citations:237:20:binop:Sub->Add": _COVERED,
+    "scanrag.evaluation.docscope.official_parser:_citations:237:37:const:1->2": _COVERED,
+    "scanrag.evaluation.docscope.official_parser:_citations:237:37:const:1->0": _COVERED,
+    "scanrag.evaluation.docscope.official_parser:_citations:242:41:cmp1:Lt->LtE": _COVERED,
+    # scanrag.evaluation.docscope.official
+    "scanrag.evaluation.docscope.official:reply_object:224:7:cmp1:Lt->LtE": (
         "find('{') and rfind('}') never return the same index"
     ),
-    # evaluation.docscope.profiles
-    "evaluation.docscope.profiles:official_twin:115:8:const:'__qualname__'->''": (
+    # scanrag.evaluation.docscope.profiles
+    "scanrag.evaluation.docscope.profiles:official_twin:115:8:const:'__qualname__'->''": (
         "type(name, ...) sets __qualname__ to the name by itself; an extra '' attribute is unused"
     ),
-    # evaluation.docscope.completeness
-    "evaluation.docscope.completeness:<module>:53:8:const:'other'->''": (
+    # scanrag.evaluation.docscope.completeness
+    "scanrag.evaluation.docscope.completeness:<module>:53:8:const:'other'->''": (
         "OTHER is kept for old summaries' readers; nothing reads it"
     ),
-    "evaluation.docscope.completeness:page_check:77:57:const:1->2": (
+    "scanrag.evaluation.docscope.completeness:page_check:77:57:const:1->2": (
         "any non-zero default for a missing fn gives False"
     ),
-    "evaluation.docscope.completeness:combination:111:90:const:True->False": (
+    "scanrag.evaluation.docscope.completeness:combination:111:90:const:True->False": (
         "zip(strict=...): 'PBF' and (p, b, f) both have 3"
     ),
-    "evaluation.docscope.completeness:_answerable:190:8:return:return->return None": (
+    "scanrag.evaluation.docscope.completeness:_answerable:190:8:return:return->return None": (
         "the result is only read through `not`, where None and False agree"
     ),
-    # evaluation.docscope.answer_rules
-    "evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->2.0": (
+    # scanrag.evaluation.docscope.answer_rules
+    "scanrag.evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->2.0": (
         "a scale of 1 adds value * 1, already in the set; no scale word is worth 2"
     ),
-    "evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->0": (
+    "scanrag.evaluation.docscope.answer_rules:Number.candidates:107:25:const:1.0->0": (
         "a scale of 1 adds value * 1, already in the set; no scale is 0"
     ),
-    "evaluation.docscope.answer_rules:read_number:141:7:cmp0:Gt->GtE": _ONE_NUMBER,
-    "evaluation.docscope.answer_rules:read_number:141:20:const:1->0": _ONE_NUMBER,
-    "evaluation.docscope.answer_rules:levenshtein:163:7:cmp0:Lt->LtE": (
+    "scanrag.evaluation.docscope.answer_rules:read_number:141:7:cmp0:Gt->GtE": _ONE_NUMBER,
+    "scanrag.evaluation.docscope.answer_rules:read_number:141:20:const:1->0": _ONE_NUMBER,
+    "scanrag.evaluation.docscope.answer_rules:levenshtein:163:7:cmp0:Lt->LtE": (
         "swapping two strings of equal length: the distance is symmetric"
     ),
-    "evaluation.docscope.answer_rules:match_scalar:228:44:const:'Str'->''": (
+    "scanrag.evaluation.docscope.answer_rules:match_scalar:228:44:const:'Str'->''": (
         "any format other than Int/Float takes the ANLS branch, which names its method Str"
     ),
-    "evaluation.docscope.answer_rules:_perfect_matching:241:35:const:0->1": (
+    "scanrag.evaluation.docscope.answer_rules:_perfect_matching:241:35:const:0->1": (
         "no rows: all() over no row is True whatever the column count"
     ),
-    "evaluation.docscope.answer_rules:_perfect_matching.assign:252:8:return:return->return None": (
+    "scanrag.evaluation.docscope.answer_rules:_perfect_matching.assign:252:8:return:return->return None": (  # noqa: E501
         "None and False are both falsy where the result is read (or, all)"
     ),
-    # evaluation.docscope.geometry
-    "evaluation.docscope.geometry:union_area:34:53:boolop:And->Or": _NO_CELL,
-    "evaluation.docscope.geometry:union_area:34:53:cmp0:Gt->GtE": _NO_CELL,
-    "evaluation.docscope.geometry:union_area:34:69:cmp0:Gt->GtE": _NO_CELL,
-    "evaluation.docscope.geometry:union_area:42:38:cmp0:LtE->Lt": _CENTRE,
-    "evaluation.docscope.geometry:union_area:42:38:cmp1:LtE->Lt": _CENTRE,
-    "evaluation.docscope.geometry:union_area:47:19:cmp0:LtE->Lt": _CENTRE,
-    "evaluation.docscope.geometry:union_area:47:19:cmp1:LtE->Lt": _CENTRE,
-    "evaluation.docscope.geometry:gold_vs_union:91:29:cmp0:Gt->GtE": (
+    # scanrag.evaluation.docscope.geometry
+    "scanrag.evaluation.docscope.geometry:union_area:34:53:boolop:And->Or": _NO_CELL,
+    "scanrag.evaluation.docscope.geometry:union_area:34:53:cmp0:Gt->GtE": _NO_CELL,
+    "scanrag.evaluation.docscope.geometry:union_area:34:69:cmp0:Gt->GtE": _NO_CELL,
+    "scanrag.evaluation.docscope.geometry:union_area:42:38:cmp0:LtE->Lt": _CENTRE,
+    "scanrag.evaluation.docscope.geometry:union_area:42:38:cmp1:LtE->Lt": _CENTRE,
+    "scanrag.evaluation.docscope.geometry:union_area:47:19:cmp0:LtE->Lt": _CENTRE,
+    "scanrag.evaluation.docscope.geometry:union_area:47:19:cmp1:LtE->Lt": _CENTRE,
+    "scanrag.evaluation.docscope.geometry:gold_vs_union:91:29:cmp0:Gt->GtE": (
         "the gold area is positive here, so the union (>= gold area) is too"
     ),
-    "evaluation.docscope.geometry:gold_vs_union:91:44:const:0.0->1.0": (
+    "scanrag.evaluation.docscope.geometry:gold_vs_union:91:44:const:0.0->1.0": (
         "unreachable: the gold area is positive here, so the union (>= gold area) is too"
     ),
-    # evaluation.docscope.region_geometry
-    "evaluation.docscope.region_geometry:measure_boxes:63:15:boolop:Or->And": (
+    # scanrag.evaluation.docscope.region_geometry
+    "scanrag.evaluation.docscope.region_geometry:measure_boxes:63:15:boolop:Or->And": (
         "gold_vs_union returns the three scores all None (zero-area gold) or none None"
     ),
-    # evaluation.docscope.region
-    "evaluation.docscope.region:normalize_label:83:51:const:'_'->''": _HYPHEN,
-    "evaluation.docscope.region:normalize_label:83:69:const:'_'->''": _HYPHEN,
-    "evaluation.docscope.region:gold_index:107:27:const:1->0": (
+    # scanrag.evaluation.docscope.region
+    "scanrag.evaluation.docscope.region:normalize_label:83:51:const:'_'->''": _HYPHEN,
+    "scanrag.evaluation.docscope.region:normalize_label:83:69:const:'_'->''": _HYPHEN,
+    "scanrag.evaluation.docscope.region:gold_index:107:27:const:1->0": (
         "the pattern is one group spanning the whole match: group(0) == group(1)"
     ),
-    "evaluation.docscope.region:labels_from:116:59:const:True->False": (
+    "scanrag.evaluation.docscope.region:labels_from:116:59:const:True->False": (
         "zip(strict=...): indices is built from the same items"
     ),
-    "evaluation.docscope.region:_PageOutcome:154:18:const:0->1": (
+    "scanrag.evaluation.docscope.region:_PageOutcome:154:18:const:0->1": (
         "default never used: every _PageOutcome is built with its n_pred"
     ),
-    "evaluation.docscope.region:RegionScorer._row:296:79:const:True->False": (
+    "scanrag.evaluation.docscope.region:RegionScorer._row:296:79:const:True->False": (
         "zip(strict=...): labels_from and the gate give one label per gold box"
     ),
-    "evaluation.scholscan.formula:location_score:113:33:const:1->2": (
+    "scanrag.evaluation.scholscan.formula:location_score:113:33:const:1->2": (
         "max(pred, 2) differs only at pred = 1 with an extra, where hit = 0, Dice = 0 and Loc "
         "clips to 0 for any lambda >= 0"
     ),
-    "evaluation.scholscan.formula:unrelated_penalty:128:7:cmp0:LtE->Lt": (
+    "scanrag.evaluation.scholscan.formula:unrelated_penalty:128:7:cmp0:LtE->Lt": (
         "at n = 2 both branches give mu^2 (exp(-gamma * 0^q) = 1)"
     ),
 }
@@ -667,7 +674,12 @@ class _Replace(ast.NodeTransformer):
 
 
 def module_file(module: str) -> Path | None:
-    base = REPO / Path(*module.split("."))
+    """The file of a project module by its installed name: ``scanrag.agents.citations`` is
+    agents/citations.py (pyproject.toml maps the card's top-level folders under scanrag)."""
+    parts = module.split(".")
+    if parts[0] == "scanrag" and len(parts) > 1 and (REPO / parts[1] / "__init__.py").is_file():
+        parts = parts[1:]
+    base = REPO / Path(*parts)
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
             return candidate

@@ -4,10 +4,10 @@
         [--backends onnx,onnx-int8,torch-bf16] [--skip-speed] [--skip-quality]
 
 Quality: every question searches its own document (per-document scope); R@1/3/5/10, MRR@5 and
-nDCG@5 (macro means over the answerable questions with gold pages, ``evaluation.retrieval.metrics``)
-per dev set, and on the union (the pooled mean over both sets' questions, each scored in its
-own set's store: 70 + 35 questions). One question moves R@5 by 0.014 on mmlb and 0.029 on
-financebench: differences under ~0.03 are noise.
+nDCG@5 (macro means over the answerable questions with gold pages,
+``scanrag.evaluation.retrieval.metrics``) per dev set, and on the union (the pooled mean over both
+sets' questions, each scored in its own set's store: 70 + 35 questions). One question moves R@5 by
+0.014 on mmlb and 0.029 on financebench: differences under ~0.03 are noise.
 
 Tables (markdown), one change at a time:
 
@@ -43,14 +43,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.retrieval_speed import backend_speed, print_speed  # noqa: E402
-from evaluation.retrieval.metrics import RetrievalReport, evaluate_retrieval  # noqa: E402
-from indexes.bm25 import BM25Index  # noqa: E402
-from indexes.tokenize import TokenizerConfig  # noqa: E402
-from retrievers.fusion import fuse  # noqa: E402
-from retrievers.hybrid import HybridRetriever  # noqa: E402
 from scanrag.datasets import load_generic  # noqa: E402
 from scanrag.documents import DocumentStore  # noqa: E402
+from scanrag.evaluation.retrieval.metrics import RetrievalReport, evaluate_retrieval  # noqa: E402
 from scanrag.hashing import stable_hash  # noqa: E402
+from scanrag.indexes.bm25 import BM25Index  # noqa: E402
+from scanrag.indexes.tokenize import TokenizerConfig  # noqa: E402
+from scanrag.retrievers.fusion import fuse  # noqa: E402
+from scanrag.retrievers.hybrid import HybridRetriever  # noqa: E402
 from scanrag.schemas import Document, PageHit, Sample  # noqa: E402
 
 KS = [1, 3, 5, 10]
@@ -114,7 +114,7 @@ def bm25(ds: DevSet, cache: Path, query_mode: str | None = None, **params: Any) 
 
 
 def dense(ds: DevSet, cache: Path, backend: str, query_mode: str | None = None) -> Any:
-    from indexes.dense import DenseIndex
+    from scanrag.indexes.dense import DenseIndex
 
     index = cached(ds, DenseIndex(backend=backend, device="cpu"), f"dense-{backend}", cache)
     return index if query_mode is None else with_query_mode(index, query_mode)

@@ -32,11 +32,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from indexes.bm25 import BM25Index  # noqa: E402
-from indexes.dense import DenseIndex  # noqa: E402
-from indexes.tokenize import TokenizerConfig  # noqa: E402
 from scanrag.datasets import load_generic  # noqa: E402
 from scanrag.documents import DocumentStore  # noqa: E402
+from scanrag.indexes.bm25 import BM25Index  # noqa: E402
+from scanrag.indexes.dense import DenseIndex  # noqa: E402
+from scanrag.indexes.tokenize import TokenizerConfig  # noqa: E402
 from scanrag.schemas import Document  # noqa: E402
 
 PLAIN_BM25 = {"tokenizer": TokenizerConfig.plain(), "page_text": "text", "query_mode": "raw"}
@@ -157,7 +157,7 @@ def dense_speed(corpus: list[Document], queries: list[tuple[str, str]], repeats:
 
 def _chunk_texts(index: DenseIndex, corpus: list[Document]) -> list[str]:
     """The exact texts our index encoded (same windows), for the raw comparison."""
-    from indexes.encoders import token_windows
+    from scanrag.indexes.encoders import token_windows
 
     texts = [p.text for d in corpus for p in d.pages if p.text.strip()]
     pieces = token_windows(texts, index.encoder.tokenizer, index.window, index.chunk_overlap)

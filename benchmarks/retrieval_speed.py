@@ -40,7 +40,7 @@ def backend_speed(
     """Build seconds, pages/s, speed-up over torch and cosine to torch, per backend."""
     import torch
 
-    from indexes.dense import DenseIndex
+    from scanrag.indexes.dense import DenseIndex
 
     slices = page_slices(documents, slice_pages)
     pages = sum(len(d.pages) for d in slices)

@@ -11,7 +11,7 @@ straight into the page store the way ingestion stores a text page, under the con
 of a PDF with as many (blank) pages, so ``retrieve eval`` finds every document in its cache.
 
 Then ``scanrag retrieve eval`` runs under ``/usr/bin/time`` with ``bm25.memory_mb`` set (the
-postings past it are assembled on disk and memory-mapped, ``indexes.bm25_disk``), and a
+postings past it are assembled on disk and memory-mapped, ``scanrag.indexes.bm25_disk``), and a
 second process opens the saved index memory-mapped and times corpus-wide queries. Printed:
 wall time, build seconds, per-document query p50, peak RSS of the command, and the
 corpus-wide query p50 and peak RSS of the second process, as ``key=value`` lines.
@@ -156,7 +156,7 @@ CORPUS_QUERIES = """
 import json, sys, time
 import numpy as np
 from pathlib import Path
-from indexes.bm25 import BM25Index
+from scanrag.indexes.bm25 import BM25Index
 folder = sorted(Path(sys.argv[1]).glob("bm25-*"))[-1]
 start = time.perf_counter()
 index = BM25Index.open(folder, mmap=True)

@@ -59,7 +59,7 @@ def rss_kib():
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 start = time.perf_counter()
-from indexes.bm25 import BM25Index
+from scanrag.indexes.bm25 import BM25Index
 from scanrag.documents import DocumentStore
 paths = sorted(Path(sys.argv[1]).glob("*.pdf"))
 with tempfile.TemporaryDirectory(prefix="scanrag-") as tmp:

@@ -62,8 +62,8 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
 
 
 def _single(paths: Sequence[Path], folder: Path) -> Any:
-    from indexes.bm25 import BM25Index
     from scanrag.documents import DocumentStore, parallel
+    from scanrag.indexes.bm25 import BM25Index
 
     parallel.shutdown_pool()
     os.environ[parallel.ENV_WORKERS] = "1"
@@ -74,7 +74,7 @@ def _single(paths: Sequence[Path], folder: Path) -> Any:
 
 
 def _sharded(ray: Any, paths: Sequence[Path], folder: Path) -> Any:
-    from indexes.bm25 import BM25Index
+    from scanrag.indexes.bm25 import BM25Index
     from scanrag.runner.ray_shards import build_with_ray, ingest_with_ray
 
     result = ingest_with_ray(ray, paths, folder)
@@ -140,8 +140,8 @@ def measure(paths: Sequence[Path], dense_paths: Sequence[Path], repeats: int) ->
 def _dense(ray: Any, paths: Sequence[Path], folder: Path, repeats: int) -> dict[str, Any]:
     import numpy as np
 
-    from indexes.dense import DenseIndex
     from scanrag.documents import DocumentStore
+    from scanrag.indexes.dense import DenseIndex
     from scanrag.runner.ray_shards import build_with_ray
 
     documents = [doc for _, doc in DocumentStore(folder).ingest_many(paths)]
@@ -167,7 +167,7 @@ def _dense(ray: Any, paths: Sequence[Path], folder: Path, repeats: int) -> dict[
 
 
 def _dense_whole(documents: Sequence[Any]) -> Any:
-    from indexes.dense import DenseIndex
+    from scanrag.indexes.dense import DenseIndex
 
     index = DenseIndex()
     index.add(documents)

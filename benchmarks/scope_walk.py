@@ -1,4 +1,4 @@
-"""Follow one item's scope from ``agents.baseline.read_ranked``: where its task goes.
+"""Follow one item's scope from ``scanrag.agents.baseline.read_ranked``: where its task goes.
 
 Runs ``read_ranked`` once (a schema-built document, one QA sample, a scripted reader) under a
 profiler and records, in call order, every call of a project function that receives what the
@@ -14,7 +14,7 @@ parameter named ``task`` or ``name`` (``task_spec(name)``). Prints
   (scanrag → indexes → retrievers → agents → graphs), e.g. ``scanrag/tasks.py`` then
   ``agents/prompts/reader.py``: a value handed down to be looked up and handed back.
 
-Run from a checkout's root (any version with ``agents.scope.ItemContext``)::
+Run from a checkout's root (any version with ``scanrag.agents.scope.ItemContext``)::
 
     python benchmarks/scope_walk.py [--cold]
 
@@ -46,7 +46,7 @@ def _document() -> Any:
 
 
 def _scope() -> tuple[Any, Any]:
-    from agents.scope import ItemContext, ReaderParams, Scope
+    from scanrag.agents.scope import ItemContext, ReaderParams, Scope
     from scanrag.llm import ScriptedModel
     from scanrag.protocols import StrategyContext
     from scanrag.schemas import Sample, Trajectory
@@ -67,9 +67,9 @@ def _layer(path: str) -> int:
 
 
 def walk(cold: bool) -> list[str]:
-    from agents import baseline
-    from agents.prompts import reader as prompts
-    from agents.reader import ReaderSpec
+    from scanrag.agents import baseline
+    from scanrag.agents.prompts import reader as prompts
+    from scanrag.agents.reader import ReaderSpec
     from scanrag.tasks import TaskSpec
 
     scope, state = _scope()
@@ -119,7 +119,10 @@ def main() -> None:
         walk(cold=False)  # build the prompts once, as the first item of a run does
     stops = walk(cold)
     files = sorted({s.split(":")[0] for s in stops})
-    print(f"scope walk from agents.baseline.read_ranked ({'cold' if cold else 'warm'} prompts)")
+    print(
+        "scope walk from scanrag.agents.baseline.read_ranked "
+        f"({'cold' if cold else 'warm'} prompts)"
+    )
     lookups = sum(1 for s in stops if s.startswith("scanrag/tasks.py:"))
     print(
         f"stops: {len(stops)}  files: {len(files)}  task lookups: {lookups}  "

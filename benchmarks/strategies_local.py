@@ -44,13 +44,13 @@ def answer_match(predicted: str | None, gold: str | None) -> bool:
 
 
 async def run(args: argparse.Namespace) -> None:
-    from indexes.bm25 import BM25Index
     from scanrag.datasets.generic import load_generic
     from scanrag.documents import ingest_pdf
+    from scanrag.indexes.bm25 import BM25Index
     from scanrag.llm import LLMClient
     from scanrag.protocols import StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
-    from synth import generate_corpus
+    from scanrag.synth import generate_corpus
 
     work = Path(tempfile.mkdtemp(prefix="scanrag-bench-"))
     generate_corpus(

@@ -14,9 +14,11 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import tomllib
 from pathlib import Path
 
-PACKAGES = (
+# Trees from before the one-namespace layout installed these folders as top-level packages.
+OLD_PACKAGES = (
     "scanrag",
     "loaders",
     "synth",
@@ -32,12 +34,36 @@ ALIAS_MARKERS = re.compile(
 )
 
 
+def source_folders(root: Path) -> dict[str, Path]:
+    """Installed package name → its folder in the checkout: ``scanrag`` and the folders
+    pyproject.toml maps under it (``[tool.setuptools.package-dir]``); an older tree's
+    top-level packages as themselves."""
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    mapping = config.get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    if not mapping:
+        return {name: root / name for name in OLD_PACKAGES}
+    return {"scanrag": root / "scanrag", **{name: root / path for name, path in mapping.items()}}
+
+
+def package_of(module: str) -> str:
+    """The layer a module belongs to: ``scanrag.agents.reader`` → ``agents``, a kernel module
+    (``scanrag.llm.client``) → ``scanrag``; an older tree's first name."""
+    parts = module.split(".")
+    if parts[0] == "scanrag" and len(parts) > 1 and parts[1] in MAPPED:
+        return parts[1]
+    return parts[0]
+
+
+MAPPED = frozenset(("loaders", "synth", "indexes", "retrievers", "agents", "graphs", "evaluation"))
+
+
 def module_files(root: Path) -> dict[str, Path]:
+    """Dotted module name (as imported) → its file, for every project module."""
     found = {}
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            name = ".".join(path.relative_to(root).with_suffix("").parts)
-            found[name.removesuffix(".__init__")] = path
+    for package, folder in source_folders(root).items():
+        for path in sorted(folder.rglob("*.py")):
+            inner = path.relative_to(folder).with_suffix("").parts
+            found[".".join((package, *inner)).removesuffix(".__init__")] = path
     return found
 
 
@@ -117,8 +143,10 @@ def main() -> None:
     files = module_files(root)
     graph = import_graph(root)
     print(f"modules: {len(files)}")
-    for package in PACKAGES:
-        count = sum(1 for name in files if name.split(".")[0] == package)
+    counts: dict[str, int] = {}
+    for name in files:
+        counts[package_of(name)] = counts.get(package_of(name), 0) + 1
+    for package, count in counts.items():
         print(f"  {package}: {count}")
     found = cycles(graph)
     print(f"import cycles: {len(found)} ({sum(len(c) for c in found)} modules)")

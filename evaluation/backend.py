@@ -2,8 +2,8 @@
 
 Registered as ``scoring`` in the ``scanrag.backends`` entry-point group, so the runner in
 ``scanrag`` reaches the scorers without importing this package. Every method is a thin
-adapter over :mod:`evaluation.stage`: scorers and their parameters are named, rows cross the
-boundary as :class:`~evaluation.schemas.ScoreRow` objects or their JSON form.
+adapter over :mod:`scanrag.evaluation.stage`: scorers and their parameters are named, rows cross the
+boundary as :class:`~scanrag.evaluation.schemas.ScoreRow` objects or their JSON form.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evaluation.base import StatsOptions, default_scorer_names
-from evaluation.judging import ROLES, JudgeConfig, JudgeContext
-from evaluation.stage import (
+from scanrag.evaluation.base import StatsOptions, default_scorer_names
+from scanrag.evaluation.judging import ROLES, JudgeConfig, JudgeContext
+from scanrag.evaluation.stage import (
     build_scorers,
     latest_rows,
     latest_trajectories,
@@ -32,8 +32,8 @@ class EvaluationBackend:
         return default_scorer_names(sorted(set(tasks)))
 
     def judge_context(self, setup: JudgeSetup) -> JudgeContext:
-        from evaluation.documents import DocumentSource
-        from evaluation.judge_prompts import read_prompt_files
+        from scanrag.evaluation.documents import DocumentSource
+        from scanrag.evaluation.judge_prompts import read_prompt_files
 
         prompts = read_prompt_files(dict(getattr(setup, "judge_prompts", None) or {}))
         config = JudgeConfig.from_mapping(
@@ -52,7 +52,7 @@ class EvaluationBackend:
     ) -> list[tuple[str, str]]:
         """``(config key, message)`` for each judge role no scorer has and each prompt file
         that cannot be used (unreadable, too large, a role without prompts, unknown fields)."""
-        from evaluation.judge_prompts import PromptFileError, read_prompt_files
+        from scanrag.evaluation.judge_prompts import PromptFileError, read_prompt_files
 
         problems = [
             (
@@ -102,7 +102,7 @@ class EvaluationBackend:
         on_row: Callable[[Any], None],
         retry_failed: bool = False,
     ) -> None:
-        # raises evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
+        # raises scanrag.evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
         await score_run(
             trajectories,
             samples,

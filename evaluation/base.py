@@ -4,7 +4,7 @@ Calling convention (one for every scorer):
 
 * ``await scorer.score(trajectory, sample, judge=ctx) -> ScoreRow``. Judge scorers await
   ``ctx.judge(...)``; pure scorers subclass :class:`PureScorer` and implement the synchronous
-  ``compute``. ``ctx`` is a :class:`~evaluation.judging.JudgeContext` (or ``None``: pure
+  ``compute``. ``ctx`` is a :class:`~scanrag.evaluation.judging.JudgeContext` (or ``None``: pure
   scorers must then still work, judge scorers return a ``skipped`` row).
 * ``scorer.aggregate(rows, group, stats) -> AggregateResult`` turns the rows of one grid
   cell into metrics. It is separate from scoring, so re-summarising never calls a judge.
@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evaluation.judging import JudgeContext
-from evaluation.outcomes import gave_output
-from evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.outcomes import gave_output
+from scanrag.evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
 from scanrag.tasks import default_scorers
@@ -62,7 +62,7 @@ class Scorer:
     ``aggregate``."""
 
     # The registry name; an instance may carry another one (a profile bound under its own
-    # name, see ``evaluation.docscope.profiled.ProfileBinding``).
+    # name, see ``scanrag.evaluation.docscope.profiled.ProfileBinding``).
     name: str = ""
     tasks: ClassVar[frozenset[str]] = frozenset({"qa"})
     roles: ClassVar[tuple[str, ...]] = ()
@@ -224,7 +224,7 @@ def ratio_metric(
     estimate = float(num.sum()) / total if total > 0 else None
     bounds: tuple[float | None, float | None] = (None, None)
     if stats.n_resamples and num.size:
-        from evaluation.stats import bootstrap_ratio_ci
+        from scanrag.evaluation.stats import bootstrap_ratio_ci
 
         res = bootstrap_ratio_ci(
             num.tolist(), den.tolist(), n_resamples=stats.n_resamples, seed=stats.seed, ci=stats.ci
@@ -246,7 +246,7 @@ def mean_metric(
     estimate = float(arr.mean()) if arr.size else None
     bounds: tuple[float | None, float | None] = (None, None)
     if stats.n_resamples and arr.size:
-        from evaluation.stats import bootstrap_ci
+        from scanrag.evaluation.stats import bootstrap_ci
 
         res = bootstrap_ci(
             arr.tolist(), n_resamples=stats.n_resamples, seed=stats.seed, ci=stats.ci
@@ -268,7 +268,7 @@ def statistic_metric(
     estimate = statistic(np.arange(n_items)) if n_items else None
     bounds: tuple[float | None, float | None] = (None, None)
     if stats.n_resamples and n_items:
-        from evaluation.stats import bootstrap_statistic
+        from scanrag.evaluation.stats import bootstrap_statistic
 
         res = bootstrap_statistic(
             statistic, n_items, n_resamples=stats.n_resamples, seed=stats.seed, ci=stats.ci

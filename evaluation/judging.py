@@ -4,7 +4,7 @@ Every judge goes through a :class:`~scanrag.llm.types.ChatModel` (the gateway, o
 ``ScriptedModel`` in tests). :func:`judge_json` asks for JSON matching a pydantic schema,
 extracts it from whatever the model wrote (fenced blocks, leading prose, trailing chatter),
 validates it, and retries once with a short correction message when that fails. It never
-raises for a model or parse failure: the returned :class:`~evaluation.schemas.JudgeRecord`
+raises for a model or parse failure: the returned :class:`~scanrag.evaluation.schemas.JudgeRecord`
 says ``judge_error`` or ``judge_parse_error`` and the caller excludes that part.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from evaluation.schemas import JudgeRecord
+from scanrag.evaluation.schemas import JudgeRecord
 from scanrag.llm.fit import PlannedOverflowError, check_request_fits
 from scanrag.llm.types import ChatModel, ChatRequest, Message
 from scanrag.parsing import json_values
@@ -56,7 +56,7 @@ class JudgeConfig(BaseModel):
     prompts: dict[str, str] = Field(
         default_factory=dict,
         description="Prompt templates replacing a role's built-in prompt (role → template "
-        "text; see evaluation.judge_prompts).",
+        "text; see scanrag.evaluation.judge_prompts).",
     )
 
     @field_validator("models", "prompts")
@@ -251,8 +251,8 @@ class JudgeContext:
     """Everything a scorer may need beyond (trajectory, sample): the judge model, its
     configuration, and access to the documents (for page images and page counts).
 
-    ``documents`` is an :class:`evaluation.documents.DocumentSource` or ``None``. Judge calls
-    made through :meth:`judge` share one semaphore of ``config.concurrency`` slots.
+    ``documents`` is a :class:`scanrag.evaluation.documents.DocumentSource` or ``None``. Judge
+    calls made through :meth:`judge` share one semaphore of ``config.concurrency`` slots.
     """
 
     llm: ChatModel | None = None

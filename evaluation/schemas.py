@@ -10,7 +10,7 @@ metric, no vision judge for the region judge); ``reason`` says why.
 
 A row also carries its item's side: ``item_status`` (the trajectory's status: ``ok`` or an
 error kind), ``answered`` (whether it gave its task's output) and ``dataset``; from those and
-a ``correct`` metric, ``outcome`` classifies the item (:mod:`evaluation.outcomes`).
+a ``correct`` metric, ``outcome`` classifies the item (:mod:`scanrag.evaluation.outcomes`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field, model_validator
 
-from evaluation.outcomes import Outcome, is_error, item_outcome
+from scanrag.evaluation.outcomes import Outcome, is_error, item_outcome
 from scanrag.schemas import Usage
 
 SCORE_SCHEMA = "1.0"

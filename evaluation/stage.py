@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.base import (
+from scanrag.evaluation.base import (
     RowGroup,
     Scorer,
     StatsOptions,
@@ -31,8 +31,8 @@ from evaluation.base import (
     item_statuses,
     status_counts,
 )
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
 from scanrag.hashing import stable_hash
 from scanrag.protocols import ScoringFailedError
 from scanrag.registry import SCORERS
@@ -262,9 +262,9 @@ async def score_trajectories(
     ``renderer`` is the run's ``PageRenderer``; ``params`` maps scorer names to keyword
     parameters; ``scorers`` defaults to every scorer handling the samples' tasks.
     """
-    from evaluation.base import default_scorer_names
-    from evaluation.documents import DocumentSource
-    from evaluation.judging import JudgeConfig
+    from scanrag.evaluation.base import default_scorer_names
+    from scanrag.evaluation.documents import DocumentSource
+    from scanrag.evaluation.judging import JudgeConfig
 
     sample_map = _sample_map(samples)
     names = (

@@ -1,4 +1,4 @@
-"""``agentic_rag``: the iterative agent of ``agents.agentic``, wired and checkpointed.
+"""``agentic_rag``: the iterative agent of ``scanrag.agents.agentic``, wired and checkpointed.
 
 Graph::
 
@@ -25,12 +25,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from agents import agentic, routing
-from agents.agentic import AgenticState, AgentParams
-from agents.prompts import agentic as agentic_prompts
-from agents.scope import ItemContext, ReaderParams
-from graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
-from graphs.checkpoints import shared_checkpointer
+from scanrag.agents import agentic, routing
+from scanrag.agents.agentic import AgenticState, AgentParams
+from scanrag.agents.prompts import agentic as agentic_prompts
+from scanrag.agents.scope import ItemContext, ReaderParams
+from scanrag.graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
+from scanrag.graphs.checkpoints import shared_checkpointer
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import ModelError
 from scanrag.protocols import StrategyContext

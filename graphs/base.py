@@ -3,9 +3,9 @@
 Every strategy compiles its LangGraph graph once, on first use, from its constructor
 parameters (``GraphStrategy.graph``); each item then runs through that same compiled graph
 with its own inputs: the trajectory and the loop variables in the strategy's state (a
-TypedDict beside its nodes that extends :class:`agents.state.StrategyState`), the sample,
+TypedDict beside its nodes that extends :class:`scanrag.agents.state.StrategyState`), the sample,
 documents, model client, retriever and settings in LangGraph's run context
-(:class:`agents.scope.ItemContext`). Nothing about an item is kept on the strategy, so one
+(:class:`scanrag.agents.scope.ItemContext`). Nothing about an item is kept on the strategy, so one
 instance serves any number of concurrent items.
 
 ``GraphStrategy.run`` never raises for a per-item failure: a missing document, a retriever
@@ -27,14 +27,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents import routing
-from agents.baseline import ReadState, prepare
-from agents.common import new_trajectory
-from agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
-from agents.prompts.reader import reader_prompt
-from agents.reductions import DegradedInputError
-from agents.scope import ItemContext, ReaderParams, Scope
-from agents.state import StrategyState
+from scanrag.agents import routing
+from scanrag.agents.baseline import ReadState, prepare
+from scanrag.agents.common import new_trajectory
+from scanrag.agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
+from scanrag.agents.prompts.reader import reader_prompt
+from scanrag.agents.reductions import DegradedInputError
+from scanrag.agents.scope import ItemContext, ReaderParams, Scope
+from scanrag.agents.state import StrategyState
 from scanrag.llm.types import ModelError
 from scanrag.params import ParamProblemsError, field_problems
 from scanrag.protocols import StrategyContext

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from agents import baseline
-from graphs.base import Builder, GraphStrategy, linear_graph
+from scanrag.agents import baseline
+from scanrag.graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class FullDocStrategy(GraphStrategy):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from functools import partial
 from typing import ClassVar
 
-from agents import baseline
-from agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
-from graphs.base import Builder, GraphStrategy, linear_graph
+from scanrag.agents import baseline
+from scanrag.agents.prompts.oracle import FACTS_SECTION, REGIONS_SECTION
+from scanrag.graphs.base import Builder, GraphStrategy, linear_graph
 
 
 class OraclePagesStrategy(GraphStrategy):

@@ -2,7 +2,7 @@
 
 Graph: prepare → map (one LangGraph ``Send`` per window, run concurrently up to
 ``concurrency``) → reduce. The strategy for target-free error detection (ScholScan) and for
-long-range aggregation; node logic is in ``agents.scan``. Each map node writes on a
+long-range aggregation; node logic is in ``scanrag.agents.scan``. Each map node writes on a
 trajectory of its own and returns it with its result (``results`` accumulates them); the
 reduce node folds them into the item's trajectory in window order.
 """
@@ -18,12 +18,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from agents import routing, scan
-from agents.common import new_trajectory
-from agents.prompts.scan import map_prompt
-from agents.scan import MapReduceState, WindowTask
-from agents.scope import ItemContext, ReaderParams, Scope
-from graphs.base import Builder, GraphStrategy, Node, NodeFailedError, edge, node, open_scope
+from scanrag.agents import routing, scan
+from scanrag.agents.common import new_trajectory
+from scanrag.agents.prompts.scan import map_prompt
+from scanrag.agents.scan import MapReduceState, WindowTask
+from scanrag.agents.scope import ItemContext, ReaderParams, Scope
+from scanrag.graphs.base import (
+    Builder,
+    GraphStrategy,
+    Node,
+    NodeFailedError,
+    edge,
+    node,
+    open_scope,
+)
 from scanrag.tasks import DEFAULT_TASK, task_spec
 
 
@@ -39,7 +47,7 @@ def fan_out(state: MapReduceState) -> list[Send] | str:
 
 
 def map_node(reader: ReaderParams, p: scan.ScanParams) -> Node:
-    """The map node: one window on a fresh trajectory of its own (``agents.scan.map_task``).
+    """The map node: one window on a fresh trajectory of its own (``scanrag.agents.scan.map_task``).
     A failure carries the trajectory so far with what the window had recorded."""
 
     async def map_window(state: MapReduceState, runtime: Runtime[ItemContext]) -> dict[str, Any]:

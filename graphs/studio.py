@@ -5,14 +5,14 @@ each name here is a graph factory for one built-in strategy with its default par
 LangGraph calls a factory with the run's config: constructor parameters given as
 ``configurable.params`` (e.g. ``{"k": 3}`` for ``topk_rag``) build that configuration
 instead. The graphs are the ones ``scanrag run`` executes; a run needs the item's inputs as
-its context (:class:`agents.scope.ItemContext`: sample, documents, model client, retriever)
+its context (:class:`scanrag.agents.scope.ItemContext`: sample, documents, model client, retriever)
 and ``{"trajectory": ...}`` as its input, which is what ``GraphStrategy.run`` supplies. From
-Studio or the server's HTTP API the context is JSON (:mod:`agents.item_inputs`); every graph
+Studio or the server's HTTP API the context is JSON (:mod:`scanrag.agents.item_inputs`); every graph
 gives its input, output and context JSON schemas (``get_*_jsonschema``).
 
 The strategy names have one source, the ``scanrag.strategies`` entry points of this project
 (``pyproject.toml``): the factories below are made from them, and ``langgraph.json`` is
-written from them by ``python -m graphs.studio`` (``--check`` fails when the file drifts;
+written from them by ``python -m scanrag.graphs.studio`` (``--check`` fails when the file drifts;
 ``tests/graphs/test_studio.py`` runs that check).
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.base import Compiled, GraphStrategy
+from scanrag.graphs.base import Compiled, GraphStrategy
 
 GROUP = "scanrag.strategies"
 CONFIG_FILE = "langgraph.json"
@@ -37,8 +37,12 @@ PYTHON_VERSION = "3.11"  # the lowest Python the project supports
 
 def built_in_strategies() -> tuple[str, ...]:
     """The strategies this project registers: its ``scanrag.strategies`` entry points whose
-    factory lives in :mod:`graphs` (plugins' strategies are not written into the file)."""
-    names = [ep.name for ep in metadata.entry_points(group=GROUP) if ep.value.startswith("graphs.")]
+    factory lives in :mod:`scanrag.graphs` (plugins' strategies are not written into the file)."""
+    names = [
+        ep.name
+        for ep in metadata.entry_points(group=GROUP)
+        if ep.value.startswith("scanrag.graphs.")
+    ]
     return tuple(dict.fromkeys(names))
 
 
@@ -79,9 +83,11 @@ def render_config() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m graphs.studio [--check] [PATH]``: write ``langgraph.json`` (default: the
+    """``python -m scanrag.graphs.studio [--check] [PATH]``: write ``langgraph.json`` (default: the
     one in the current folder) from the registered strategies, or check that it is current."""
-    parser = argparse.ArgumentParser(prog="python -m graphs.studio", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m scanrag.graphs.studio", description=main.__doc__
+    )
     parser.add_argument("path", nargs="?", type=Path, default=Path(CONFIG_FILE))
     parser.add_argument("--check", action="store_true", help="fail if the file differs")
     args = parser.parse_args(argv)
@@ -89,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         current = args.path.read_text(encoding="utf-8") if args.path.is_file() else ""
         if current != wanted:
-            print(f"{args.path} is out of date: run python -m graphs.studio", file=sys.stderr)
+            print(
+                f"{args.path} is out of date: run python -m scanrag.graphs.studio", file=sys.stderr
+            )
             return 1
         return 0
     args.path.write_text(wanted, encoding="utf-8")

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
-from agents import baseline
-from agents.scope import ReaderParams
-from graphs.base import Builder, GraphStrategy, linear_graph
+from scanrag.agents import baseline
+from scanrag.agents.scope import ReaderParams
+from scanrag.graphs.base import Builder, GraphStrategy, linear_graph
 
 
 @dataclass(frozen=True)

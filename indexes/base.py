@@ -39,8 +39,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
-from indexes.manifest import (
+from scanrag.hashing import file_sha256
+from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
+from scanrag.indexes.manifest import (
     MANIFEST_NAME,
     SCHEMA_VERSION,
     IndexedDocument,
@@ -51,8 +52,7 @@ from indexes.manifest import (
     read_manifest,
     verify_files,
 )
-from indexes.ranking import rank_candidates
-from scanrag.hashing import file_sha256
+from scanrag.indexes.ranking import rank_candidates
 from scanrag.schemas import Document, PageHit, Region
 
 __all__ = [

@@ -7,21 +7,21 @@ Each page is one BM25 document. The score of page ``D`` for query terms ``q_1..q
 with ``idf(q) = ln((N - n(q) + 0.5) / (n(q) + 0.5))``; a negative idf (a term in more than half
 of the pages) is replaced by ``epsilon`` times the mean idf. These are rank-bm25's
 ``BM25Okapi`` statistics, and the scores are equal to its scores, float for float
-(``indexes.bm25_reference`` keeps rank-bm25 as the reference the tests compare against);
-``indexes.bm25_sparse`` explains how. Statistics (``N``, document frequencies, ``avgdl``) are
-those of the whole store, also when a search is scoped to some documents: scoping only
+(``scanrag.indexes.bm25_reference`` keeps rank-bm25 as the reference the tests compare against);
+``scanrag.indexes.bm25_sparse`` explains how. Statistics (``N``, document frequencies, ``avgdl``)
+are those of the whole store, also when a search is scoped to some documents: scoping only
 restricts which pages are scored (the same matrix, cut to the documents' pages).
 
-Building: page texts are counted a chunk of pages at a time (``indexes.bm25_counts``, terms
-ids from ``indexes.bm25_vocab``), then laid out term by term with every (term, page)
+Building: page texts are counted a chunk of pages at a time (``scanrag.indexes.bm25_counts``, terms
+ids from ``scanrag.indexes.bm25_vocab``), then laid out term by term with every (term, page)
 contribution computed once; a corpus query adds a few rows and keeps the top ``k``. Incremental
 ``add`` recomputes the statistics over all pages (a new document changes ``N``, every document
 frequency and ``avgdl``, so the scores of pages already indexed change too).
 
-What a page contributes is ``page_text`` (``indexes.pagetext``: by default its heading, text and
-table text) cut into terms by ``tokenizer`` (``indexes.tokenize``: by default numbers kept
-whole, English stopwords dropped, Snowball stems, bigrams). Questions pass through
-``query_mode`` first (``indexes.queries``: by default instruction sentences are stripped and
+What a page contributes is ``page_text`` (``scanrag.indexes.pagetext``: by default its heading, text
+and table text) cut into terms by ``tokenizer`` (``scanrag.indexes.tokenize``: by default numbers
+kept whole, English stopwords dropped, Snowball stems, bigrams). Questions pass through
+``query_mode`` first (``scanrag.indexes.queries``: by default instruction sentences are stripped and
 financial statement names expanded to their printed titles), then the same tokenizer.
 
 Empty pages are indexed as empty term lists and score 0. A store whose pages hold no terms at
@@ -41,17 +41,17 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from indexes.base import Candidates, PageIndex
-from indexes.bm25_counts import Counts, count_chunks, count_texts, page_text_stream
-from indexes.bm25_disk import Spill
-from indexes.bm25_sparse import BYTES_PER_ENTRY, SparseBM25
-from indexes.bm25_store import load_engine, save_engine
-from indexes.bm25_vocab import Vocabulary
-from indexes.manifest import IndexedDocument, IndexManifest, library_versions
-from indexes.pagetext import PageText, check_page_text, page_texts
-from indexes.queries import QueryMode, apply_query_mode, check_query_mode
-from indexes.ranking import top_candidates
-from indexes.tokenize import TokenizerConfig
+from scanrag.indexes.base import Candidates, PageIndex
+from scanrag.indexes.bm25_counts import Counts, count_chunks, count_texts, page_text_stream
+from scanrag.indexes.bm25_disk import Spill
+from scanrag.indexes.bm25_sparse import BYTES_PER_ENTRY, SparseBM25
+from scanrag.indexes.bm25_store import load_engine, save_engine
+from scanrag.indexes.bm25_vocab import Vocabulary
+from scanrag.indexes.manifest import IndexedDocument, IndexManifest, library_versions
+from scanrag.indexes.pagetext import PageText, check_page_text, page_texts
+from scanrag.indexes.queries import QueryMode, apply_query_mode, check_query_mode
+from scanrag.indexes.ranking import top_candidates
+from scanrag.indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
 # A slice's share of a sharded build: its vocabulary's state and its pages' term counts.
@@ -63,7 +63,7 @@ def tokenize_pages(
 ) -> Iterator[list[str]]:
     """Each page's terms, document after document, with page texts composed as
     ``composition`` says: the reference tokenization (what rank-bm25 is given in the tests
-    and ``indexes.bm25_reference``). Terms are interned."""
+    and ``scanrag.indexes.bm25_reference``). Terms are interned."""
     intern = sys.intern
     for document in documents:
         texts = (
@@ -77,7 +77,7 @@ def tokenize_pages(
 # it has two or more), in slices of about SHARD_PAGES pages merged in order (same index).
 SHARD_MIN_PAGES = 100_000
 SHARD_PAGES = 20_000
-PART_TASK = "indexes.bm25:build_part_of"
+PART_TASK = "scanrag.indexes.bm25:build_part_of"
 
 
 def _shards(documents: list[Document]) -> list[list[Document]] | None:
@@ -129,10 +129,10 @@ class BM25Index(PageIndex):
     ``strip``, ``stmt``, ``strip+stmt``; only affects searching, not the stored index).
     Runtime options (not recorded, no effect on scores): ``mmap`` memory-maps a loaded
     index's postings instead of reading them (``None``: when they exceed 1 GiB;
-    ``indexes.bm25_store``); ``memory_mb`` bounds the postings a build holds in memory (about
-    24 bytes per (term, page) entry while building): past it the index is assembled on disk,
+    ``scanrag.indexes.bm25_store``); ``memory_mb`` bounds the postings a build holds in memory
+    (about 24 bytes per (term, page) entry while building): past it the index is assembled on disk,
     in a temporary folder under ``spill_dir`` (default: the system's), and memory-mapped
-    (``indexes.bm25_disk``).
+    (``scanrag.indexes.bm25_disk``).
     """
 
     kind = "bm25"
@@ -279,7 +279,7 @@ class BM25Index(PageIndex):
     def _install(self, chunks: Iterable[Counts]) -> None:
         """Append the counted pages and recompute; on failure nothing changes. Postings past
         ``memory_mb`` (or added to an index on disk) are assembled on disk
-        (``indexes.bm25_disk``) and memory-mapped."""
+        (``scanrag.indexes.bm25_disk``) and memory-mapped."""
         budget = self.memory_mb * (1 << 20) // BYTES_PER_ENTRY
         held, spill = Counts(), None
         on_disk = isinstance(self._engine.docs, np.memmap)

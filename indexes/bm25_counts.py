@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from indexes.bm25_vocab import LOW_MASK, PAIR_SHIFT, POSITION_BITS, Vocabulary
-from indexes.pagetext import page_texts
+from scanrag.indexes.bm25_vocab import LOW_MASK, PAIR_SHIFT, POSITION_BITS, Vocabulary
+from scanrag.indexes.pagetext import page_texts
 from scanrag.schemas import Document
 
 CHUNK_PAGES = 512

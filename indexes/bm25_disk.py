@@ -8,7 +8,8 @@ is one contiguous run of rows (the vocabulary is renumbered with them). Contribu
 computed slice by slice into ``weights.npy``. Files are written with plain writes and read
 back with plain reads, never through a mapping, so the build's memory is one bucket plus the
 vocabulary, whatever the corpus; the finished arrays are memory-mapped (a query reads only its
-terms' rows). The scores are the in-memory engine's (``indexes.bm25_sparse``), float for float.
+terms' rows). The scores are the in-memory engine's (``scanrag.indexes.bm25_sparse``),
+float for float.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from indexes.bm25_counts import Counts, release_free_memory
-from indexes.bm25_sparse import WEIGHT_SLICE, SparseBM25
-from indexes.bm25_vocab import Vocabulary
+from scanrag.indexes.bm25_counts import Counts, release_free_memory
+from scanrag.indexes.bm25_sparse import WEIGHT_SLICE, SparseBM25
+from scanrag.indexes.bm25_vocab import Vocabulary
 
 BUCKETS = 64
 _TERM, _PAGE, _TF = np.int32, np.int32, np.uint32

@@ -1,8 +1,8 @@
 """The reference BM25 scorer: rank-bm25's ``BM25Okapi`` over the reference tokenization.
 
-This is how the ``bm25`` retriever scored before the sparse engine (``indexes.bm25_sparse``),
-kept to check it: the engine's scores must equal these, float for float, for every page and
-question (``tests/indexes/test_bm25_equality.py`` on generated corpora,
+This is how the ``bm25`` retriever scored before the sparse engine
+(``scanrag.indexes.bm25_sparse``), kept to check it: the engine's scores must equal these, float for
+float, for every page and question (``tests/indexes/test_bm25_equality.py`` on generated corpora,
 ``benchmarks/bm25_peers.py --check`` on mmlb-dev and financebench-dev).
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from indexes.bm25 import BM25Index, tokenize_pages
-from indexes.queries import apply_query_mode
+from scanrag.indexes.bm25 import BM25Index, tokenize_pages
+from scanrag.indexes.queries import apply_query_mode
 from scanrag.schemas import Document
 
 

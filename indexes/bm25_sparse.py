@@ -19,7 +19,7 @@ search (the pages of a few documents: contiguous row spans) cuts each term's row
 with a binary search on its (sorted) pages: the same matrix, the same additions.
 
 rank-bm25 gives an empty page ``nan`` when ``b = 1`` (0 / 0); so does this engine. Arrays may
-be memory-mapped files (``indexes.bm25_store``): searching reads only the rows it needs.
+be memory-mapped files (``scanrag.indexes.bm25_store``): searching reads only the rows it needs.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from indexes.bm25_counts import Counts, release_free_memory
+from scanrag.indexes.bm25_counts import Counts, release_free_memory
 
 WEIGHT_SLICE = 1 << 20
 # memory per (term, page) entry while building in memory: counts (10 bytes), the term-major
@@ -39,7 +39,7 @@ SPAN_TERM_LIMIT = 256  # scoped searches with more (span, term) pairs score the 
 
 
 class Slices(Protocol):
-    """Read or written a slice at a time (an array, or a file: ``indexes.bm25_disk``)."""
+    """Read or written a slice at a time (an array, or a file: ``scanrag.indexes.bm25_disk``)."""
 
     def __getitem__(self, where: slice) -> np.ndarray: ...
 

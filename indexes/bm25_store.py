@@ -2,7 +2,7 @@
 can be memory-mapped (searching then reads only the rows a query needs).
 
 Files (in the index's ``payload`` folder): the postings (``indptr``, ``docs``, ``tf``,
-``weights``: see ``indexes.bm25_sparse``), page ``lengths``, and the vocabulary
+``weights``: see ``scanrag.indexes.bm25_sparse``), page ``lengths``, and the vocabulary
 (``pair_keys``, ``pair_ids``, ``first_key``, ``unigram_ids``, ``joined_ids`` and
 ``terms.json.gz`` with the unigram and other spelled terms). Indexes saved by earlier versions
 (``counts.json.gz``: each page's term counts; or ``tokens.json.gz``: each page's terms) still
@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from indexes.bm25_counts import count_term_dicts
-from indexes.bm25_sparse import SparseBM25
-from indexes.bm25_vocab import Vocabulary
-from indexes.errors import CorruptIndexError
-from indexes.tokenize import TokenizerConfig
+from scanrag.indexes.bm25_counts import count_term_dicts
+from scanrag.indexes.bm25_sparse import SparseBM25
+from scanrag.indexes.bm25_vocab import Vocabulary
+from scanrag.indexes.errors import CorruptIndexError
+from scanrag.indexes.tokenize import TokenizerConfig
 
 TERMS_FILE = "terms.json.gz"
 COUNTS_FILE = "counts.json.gz"  # earlier versions: each page's term counts

@@ -1,7 +1,7 @@
 """The term ids of a BM25 index, assigned without building a string per bigram.
 
-A term is a string (``indexes.tokenize``): a unigram (a stemmed word) or a bigram ``"a_b"`` of
-two neighbouring unigrams. Every distinct string gets one integer id:
+A term is a string (``scanrag.indexes.tokenize``): a unigram (a stemmed word) or a bigram ``"a_b"``
+of two neighbouring unigrams. Every distinct string gets one integer id:
 
 * unigrams by string (``unigrams``); raw words map to their unigram id (or -1 when the
   tokenizer drops them) through a per-word cache, so stemming and stopword tests run once per
@@ -17,7 +17,7 @@ two neighbouring unigrams. Every distinct string gets one integer id:
 
 Ids are given in no particular order; ``first_key`` records where each term first occurs
 (page << 24 | position in the page's term list), which is the order rank-bm25 sums its idf
-values in (``indexes.bm25_sparse``).
+values in (``scanrag.indexes.bm25_sparse``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.tokenize import TokenizerConfig
+from scanrag.indexes.tokenize import TokenizerConfig
 
 PAIR_SHIFT = np.int64(32)
 LOW_MASK = np.int64(0xFFFFFFFF)

@@ -2,13 +2,13 @@
 
 Every page is rendered to an image (``scanrag.documents.render.PageRenderer``) and encoded by a
 colpali-engine model (ColPali, ColQwen2, ColQwen2.5, ColSmol/ColIdefics3; see
-``indexes.colpali_models``) into one 128-d vector per input token. Vectors are stored packed in
-float16 (``indexes.colpali_scoring.PackedVectors``) together with each page's patch grid
-(``indexes.colpali_layouts``). Queries are encoded one at a time and scored by MaxSim against
-every page in scope, in padded batches, on CUDA when available.
+``scanrag.indexes.colpali_models``) into one 128-d vector per input token. Vectors are stored packed
+in float16 (``scanrag.indexes.colpali_scoring.PackedVectors``) together with each page's patch grid
+(``scanrag.indexes.colpali_layouts``). Queries are encoded one at a time and scored by MaxSim
+against every page in scope, in padded batches, on CUDA when available.
 
 Beyond page hits, each hit carries candidate **regions**: boxes in normalized page coordinates
-where the query's tokens match the page's patches best (``indexes.colpali_regions``), tagged
+where the query's tokens match the page's patches best (``scanrag.indexes.colpali_regions``), tagged
 ``element_type="colpali_patch"``. ``region_threshold`` and ``max_regions`` tune them;
 ``max_regions=0`` turns them off.
 
@@ -19,7 +19,7 @@ the stored token behind each grid cell, row-major). A page image that cannot be 
 
 Memory: the stored vectors take ``2 × dim`` bytes per token (about 200 KB per ColQwen2 page of
 ~780 tokens); the scorer keeps padded copies of them on the scoring device, in blocks that
-never straddle two documents (``indexes.colpali_scoring``): float16 on a GPU, built by the
+never straddle two documents (``scanrag.indexes.colpali_scoring``): float16 on a GPU, built by the
 first search; float32 on the CPU (twice as much again), built by the first whole-store search.
 """
 
@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Candidates, PageIndex
-from indexes.colpali_layouts import PatchGrid
-from indexes.colpali_models import (
+from scanrag.indexes.base import Candidates, PageIndex
+from scanrag.indexes.colpali_layouts import PatchGrid
+from scanrag.indexes.colpali_models import (
     DEFAULT_COLPALI_MODEL,
     EncodedPage,
     EncodedQuery,
@@ -44,10 +44,10 @@ from indexes.colpali_models import (
     load_colpali,
     resolve_family,
 )
-from indexes.colpali_regions import propose_regions, similarity_grid
-from indexes.colpali_scoring import MaxSimScorer, PackedVectors
-from indexes.errors import CorruptIndexError
-from indexes.manifest import IndexManifest, library_versions
+from scanrag.indexes.colpali_regions import propose_regions, similarity_grid
+from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes.errors import CorruptIndexError
+from scanrag.indexes.manifest import IndexManifest, library_versions
 from scanrag.protocols import PageRenderer
 from scanrag.schemas import BBox, Document, Region
 

@@ -5,8 +5,8 @@ page, the page's best dot product, shape (rows, len(index)), float32. One Triton
 selected page keeps the query rows in registers, walks the page's tokens in tiles of
 ``BLOCK_TOKENS`` and keeps a running maximum, so the page block is read once per query group
 and nothing else touches memory: the bound ``benchmarks/gpu_bench.py`` computes. The matrix
-products ``indexes.colpali_scoring`` runs otherwise write a (rows × tokens) similarity tensor
-and read it back for the maximum; with ~100 query rows against 128 dims that is ~2.5× the
+products ``scanrag.indexes.colpali_scoring`` runs otherwise write a (rows × tokens) similarity
+tensor and read it back for the maximum; with ~100 query rows against 128 dims that is ~2.5× the
 traffic of reading the pages. ``index`` selects pages of the block by position, so a scoped
 search reads only its pages, with no gather copy.
 

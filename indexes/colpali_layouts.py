@@ -2,7 +2,7 @@
 
 A late-interaction model returns one vector per input token; the image tokens among them are
 the page's patches. A *layout* finds them in the processor output and puts them on the grid
-they cover, so similarity maps can be turned into page boxes (``indexes.colpali_regions``).
+they cover, so similarity maps can be turned into page boxes (``scanrag.indexes.colpali_regions``).
 
 * Qwen2-VL / Qwen2.5-VL (ColQwen2, ColQwen2.5): the page is resized to ``grid_h × grid_w``
   patches of 14 px (``image_grid_thw``, reported before merging); the vision merger fuses each

@@ -1,7 +1,7 @@
 """Late-interaction page encoders from colpali-engine: model families, loading, devices.
 
 ``FAMILIES`` maps a family name to its colpali-engine model and processor classes, the name
-patterns that select it and its patch layout (``indexes.colpali_layouts``). A model is given
+patterns that select it and its patch layout (``scanrag.indexes.colpali_layouts``). A model is given
 by hub name or local directory; its family is read from ``config.json`` (``model_type``), from
 an adapter's ``base_model_name_or_path``, or from the name (``vidore/colqwen2.5-v0.2`` →
 ``colqwen2_5``); ``family=`` overrides. ``register_family`` adds a family.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.colpali_layouts import (
+from scanrag.indexes.colpali_layouts import (
     EMPTY_GRID,
     Layout,
     PatchGrid,
@@ -31,8 +31,8 @@ from indexes.colpali_layouts import (
     square_layout,
     tiled_layout,
 )
-from indexes.encoders import model_fingerprint
-from indexes.errors import ModelLoadError
+from scanrag.indexes.encoders import model_fingerprint
+from scanrag.indexes.errors import ModelLoadError
 
 log = logging.getLogger(__name__)
 DEFAULT_COLPALI_MODEL = "vidore/colqwen2-v1.0"

@@ -24,7 +24,7 @@ whole-store search packs just its pages instead, so no float32 copy of the whole
 made for it.
 
 On CUDA with Triton installed, a block is scored by a fused kernel instead
-(``indexes.colpali_kernel``): each selected page is read once and no similarity tensor is
+(``scanrag.indexes.colpali_kernel``): each selected page is read once and no similarity tensor is
 written, and a scoped search hands it the positions of its pages.
 
 The token vectors of several queries are stacked (up to ``QUERY_ROWS`` rows) so each block is
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes import colpali_kernel
+from scanrag.indexes import colpali_kernel
 
 QUERY_ROWS = 128  # query token rows multiplied against a page block at once
 # Score a whole block (and keep the scope's columns) when at least this share of its pages is

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from indexes.offline_models import cached_build
+from scanrag.indexes.offline_models import cached_build
 
 TINY_FAMILIES = ("colqwen2", "colqwen2_5", "colpali", "colidefics3")
 QWEN_SPECIAL = (
@@ -263,7 +263,7 @@ _BUILDERS: dict[str, Callable[..., Path]] = {
 
 def tiny_model_dir(family: str = "colqwen2", root: str | Path | None = None, seed: int = 0) -> Path:
     """A tiny model of ``family`` under ``root`` (default: the temp folder), built on first use
-    (see :func:`indexes.offline_models.cached_build`)."""
+    (see :func:`scanrag.indexes.offline_models.cached_build`)."""
     if family not in _BUILDERS:
         raise ValueError(f"no tiny model for {family!r}; available: {', '.join(TINY_FAMILIES)}")
     return cached_build(

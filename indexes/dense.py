@@ -10,8 +10,8 @@ top ``k`` pages are certain. Scoped searches (and ``mean``/``sum``) score the ch
 exactly with one matrix product, which for a few documents is faster than any FAISS structure
 and exact even when the store is IVF or HNSW.
 
-Pages are tokenized once (``indexes.dense_windows``): the windows' token ids go straight to
-the model through a *feed* (``indexes.dense_feed``: length-sorted batches; on CUDA pinned,
+Pages are tokenized once (``scanrag.indexes.dense_windows``): the windows' token ids go straight to
+the model through a *feed* (``scanrag.indexes.dense_feed``: length-sorted batches; on CUDA pinned,
 non-blocking copies with the next pages tokenized meanwhile), giving the vectors the text
 windows re-tokenized by sentence-transformers gave. A query runs on one CPU thread (on a few
 busy cores several threads wait on each other), and the last ``QUERY_CACHE`` query vectors
@@ -19,20 +19,20 @@ are kept.
 
 Encoding runs on CUDA when torch sees a GPU. Exact vector search then runs on the GPU too:
 through faiss-gpu when the installed faiss has GPU support, else in torch (a matrix product
-and a top-k, flat stores); see ``indexes.encoders.select_devices`` and
-``indexes.vector_store``. What searched is recorded in the manifest (``extra.vector_search``).
-``backend`` chooses the encoder runtime: ``torch`` (sentence-transformers' modules),
-``torch-fp16`` / ``torch-bf16`` (the same with float16 / bfloat16 weights, re-normalised in
-float32: fp16 is what CUDA runs by default; bf16 is ~3× faster on CPUs with AMX, vectors
-within ~1e-3 cosine), ``onnx`` (an ONNX Runtime export of the same model, fused fp32: the same
-vectors), ``onnx-int8`` (dynamic int8 quantisation: faster on a CPU, vectors within ~0.01
-cosine) or ``auto`` (``indexes.encoders.CUDA_BACKEND`` on CUDA, else
-``indexes.encoders.CPU_BACKEND``: fp32 torch). ``batch_size`` defaults to 32 chunks on a CPU
+and a top-k, flat stores); see ``scanrag.indexes.encoders.select_devices`` and
+``scanrag.indexes.vector_store``. What searched is recorded in the manifest
+(``extra.vector_search``). ``backend`` chooses the encoder runtime: ``torch``
+(sentence-transformers' modules), ``torch-fp16`` / ``torch-bf16`` (the same with float16 / bfloat16
+weights, re-normalised in float32: fp16 is what CUDA runs by default; bf16 is ~3× faster on CPUs
+with AMX, vectors within ~1e-3 cosine), ``onnx`` (an ONNX Runtime export of the same model, fused
+fp32: the same vectors), ``onnx-int8`` (dynamic int8 quantisation: faster on a CPU, vectors within
+~0.01 cosine) or ``auto`` (``scanrag.indexes.encoders.CUDA_BACKEND`` on CUDA, else
+``scanrag.indexes.encoders.CPU_BACKEND``: fp32 torch). ``batch_size`` defaults to 32 chunks on a CPU
 and 256 on CUDA. The backend that ran is recorded in the manifest (``extra``); it is not one
 of the checked parameters, since every backend encodes the same model (an index built by one
 can be searched with another; a mix of precisions is logged).
 
-Questions pass through ``query_mode`` (``indexes.queries``) before encoding: by default
+Questions pass through ``query_mode`` (``scanrag.indexes.queries``) before encoding: by default
 instruction sentences ("Round your answer to two decimal places.") are stripped.
 """
 
@@ -47,11 +47,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from indexes.base import Candidates, PageIndex
-from indexes.dense_feed import Feed, default_batch_size, feed_for, prefetch
-from indexes.dense_search import exact_candidates, top_pages
-from indexes.dense_windows import WindowCutter
-from indexes.encoders import (
+from scanrag.indexes.base import Candidates, PageIndex
+from scanrag.indexes.dense_feed import Feed, default_batch_size, feed_for, prefetch
+from scanrag.indexes.dense_search import exact_candidates, top_pages
+from scanrag.indexes.dense_windows import WindowCutter
+from scanrag.indexes.encoders import (
     BACKENDS,
     DEFAULT_MODEL,
     Backend,
@@ -65,10 +65,10 @@ from indexes.encoders import (
     runs_on_torch,
     select_devices,
 )
-from indexes.errors import CorruptIndexError, ModelLoadError
-from indexes.manifest import IndexManifest, library_versions
-from indexes.queries import QueryMode, apply_query_mode, check_query_mode
-from indexes.vector_store import FaissKind, VectorStore, check_store_settings
+from scanrag.indexes.errors import CorruptIndexError, ModelLoadError
+from scanrag.indexes.manifest import IndexManifest, library_versions
+from scanrag.indexes.queries import QueryMode, apply_query_mode, check_query_mode
+from scanrag.indexes.vector_store import FaissKind, VectorStore, check_store_settings
 from scanrag.schemas import Document
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Running a dense encoder on token ids: length-sorted batches, devices, precision, overlap.
 
-``indexes.dense_windows`` turns texts into model input ids once; a *feed* turns lists of ids
+``scanrag.indexes.dense_windows`` turns texts into model input ids once; a *feed* turns lists of ids
 into float32 vectors, one row per list, in the order given:
 
 * ids are sorted by length and cut into batches of ``batch_size``, so a batch pads little;
@@ -17,7 +17,7 @@ into float32 vectors, one row per list, in the order given:
   one intra-op thread. On a few busy cores every OpenMP region otherwise waits for its slowest
   thread to be scheduled: one question took ~600 ms on 2 loaded cores with 2 threads and
   ~50 ms with one (measured; see docs/retrievers.md);
-* ``OnnxFeed`` does the same with an ONNX Runtime session (``indexes.onnx_encoder``).
+* ``OnnxFeed`` does the same with an ONNX Runtime session (``scanrag.indexes.onnx_encoder``).
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ class TorchFeed(Feed):
 
 
 class OnnxFeed(Feed):
-    """An ``indexes.onnx_encoder.OnnxEncoder`` session on the CPU."""
+    """A ``scanrag.indexes.onnx_encoder.OnnxEncoder`` session on the CPU."""
 
     def __init__(self, encoder: Any, **options: Any) -> None:
         super().__init__(**options)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Candidates
+from scanrag.indexes.base import Candidates
 
 
 def exact_candidates(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from indexes.offline_models import cached_build
+from scanrag.indexes.offline_models import cached_build
 
 WORDS = (  # noqa: SIM905
     "the a of and in to is was for on with by revenue profit energy light cell plant galaxy "

@@ -1,7 +1,7 @@
 """Page texts to model input ids, tokenized once: the windows' ids go straight to the encoder.
 
 A page longer than the encoder's window is cut into overlapping windows of ``window`` tokens
-(``indexes.encoders.token_windows`` cuts the *text* at the tokens' character offsets). The
+(``scanrag.indexes.encoders.token_windows`` cuts the *text* at the tokens' character offsets). The
 reference way to encode a window is to tokenize its text again, with the passage prefix and
 the special tokens. ``WindowCutter`` gives the same ids from the page's single tokenization:
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.encoders import token_windows
+from scanrag.indexes.encoders import token_windows
 
 # Pages per tokenizer call when a batch of pages is spread over threads.
 TOKENIZE_BATCH = 32

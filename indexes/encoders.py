@@ -10,7 +10,7 @@ lossless and the same on every machine; on a quiet 2-core CPU fp32 ONNX measured
 torch (0.81×) while int8 changes the vectors. ``torch-bf16`` on a CPU with native bf16 matrix
 units (Intel AMX) builds ~3× faster than fp32 with vectors within 1e-4 cosine; it is an
 explicit choice, since its vectors depend on the hardware and on batch shapes in the fourth
-decimal (see ``resolve_backend``, ``indexes.onnx_encoder`` and docs/retrievers.md).
+decimal (see ``resolve_backend``, ``scanrag.indexes.onnx_encoder`` and docs/retrievers.md).
 ``PRESETS`` records what a known model needs beyond its name: query/passage prefixes (BGE
 English v1.5 wants an instruction in front of queries, E5 wants ``query: `` / ``passage: ``),
 the pooling to build when the model has no sentence-transformers config (Contriever: mean
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from indexes.errors import ModelLoadError
+from scanrag.indexes.errors import ModelLoadError
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def model_fingerprint(model: str) -> str:
 class DeviceChoice:
     """Where encoding runs (a torch device string), whether FAISS searches on the GPU, and
     whether exact vector search runs in torch on the encoder's GPU instead (when the installed
-    faiss has no GPU support: ``indexes.vector_store``)."""
+    faiss has no GPU support: ``scanrag.indexes.vector_store``)."""
 
     encoder: str
     faiss_gpu: bool
@@ -224,7 +224,7 @@ def resolve_backend(backend: str, device: str, model: str) -> str:
         return backend
     if device.startswith("cuda"):
         return CUDA_BACKEND
-    from indexes.onnx_encoder import onnx_available
+    from scanrag.indexes.onnx_encoder import onnx_available
 
     if not onnx_available() or not resolve_model(model)[1]:
         return "torch"
@@ -236,9 +236,9 @@ _ENCODERS: dict[tuple[str, str, str, str], Any] = {}
 
 def load_encoder(model: str, device: str, pooling: Pooling = "auto", backend: str = "torch") -> Any:
     """Load (once per process) the encoder of ``model``: a ``SentenceTransformer`` on
-    ``device`` for the ``torch`` backends (``torch-bf16``: cast to bfloat16), an
-    ``indexes.onnx_encoder.OnnxEncoder`` (CPU) for ``onnx`` / ``onnx-int8`` (``auto`` is resolved
-    first, see ``resolve_backend``)."""
+    ``device`` for the ``torch`` backends (``torch-bf16``: cast to bfloat16), a
+    ``scanrag.indexes.onnx_encoder.OnnxEncoder`` (CPU) for ``onnx`` / ``onnx-int8`` (``auto`` is
+    resolved first, see ``resolve_backend``)."""
     backend = resolve_backend(backend, device, model)
     on_torch = runs_on_torch(backend)
     key = (model, device if on_torch else "cpu", pooling, backend)
@@ -271,7 +271,7 @@ def load_encoder(model: str, device: str, pooling: Pooling = "auto", backend: st
 
 
 def _build_onnx(model: str, target: str, local: bool, pooling: Pooling, backend: str) -> Any:
-    from indexes.onnx_encoder import load_onnx_encoder, onnx_available
+    from scanrag.indexes.onnx_encoder import load_onnx_encoder, onnx_available
 
     if not onnx_available():
         raise ModelLoadError(

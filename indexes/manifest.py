@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from indexes.errors import CorruptIndexError, IndexMismatchError
 from scanrag.hashing import file_sha256
+from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError
 from scanrag.schemas import Document
 
 SCHEMA_VERSION = 1

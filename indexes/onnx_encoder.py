@@ -45,8 +45,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from indexes.errors import ModelLoadError
-from indexes.offline_models import cached_build
+from scanrag.indexes.errors import ModelLoadError
+from scanrag.indexes.offline_models import cached_build
 
 log = logging.getLogger(__name__)
 

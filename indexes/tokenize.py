@@ -108,7 +108,8 @@ class TokenizerConfig(BaseModel):
     def word_term(self, word: str) -> str | None:
         """What steps 2–4 make of one raw token: its term, or ``None`` when it is dropped.
         ``[t for w in words(text) if (t := word_term(w))]`` equals ``__call__`` without
-        bigrams; the BM25 build calls this once per distinct word (``indexes.bm25_vocab``)."""
+        bigrams; the BM25 build calls this once per distinct word
+        (``scanrag.indexes.bm25_vocab``)."""
         if self.numbers and "," in word:
             word = word.replace(",", "")
         stop, min_length = self._stop, self.min_length

@@ -12,7 +12,7 @@ that evidence's box and ``region_index``; ``extract_class`` becomes the category
 element types ``metadata["evidence_sources"]``, and ``split`` stays in the metadata. An
 evidence without a bbox covers its whole page.
 
-**Box units** (:mod:`loaders.docscope_boxes`): 144-DPI pixels by default (``bbox_units=
+**Box units** (:mod:`scanrag.loaders.docscope_boxes`): 144-DPI pixels by default (``bbox_units=
 "pixels"``, ``bbox_dpi=144``), divided by each page's displayed size read from the PDF (so the
 PDF must be present, even with ``validate=False``); ``"points"`` and ``"normalized"`` read
 other files, ``"auto"`` takes a file whose coordinates all lie in [0, 1] as normalized and any
@@ -25,7 +25,7 @@ report's notes give the mean box area next to the paper's 9.79%.
 ``profile="official"`` every row DocScope's released evaluation code scores is kept, read as
 it reads them (float pages, pages past the PDF, boxes past the edge, the last of a repeated
 id), and the samples ask the DocScope scorers for the official profile
-(:mod:`loaders.docscope_official`).
+(:mod:`scanrag.loaders.docscope_official`).
 """
 
 from __future__ import annotations
@@ -35,19 +35,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from loaders.docscope_boxes import (
-    NORMALIZED,
-    OFFICIAL_DPI,
-    POINTS,
-    UNITS,
-    BBoxFormat,
-    BBoxUnits,
-    PageBoxes,
-    area_note,
-    detect_units,
-    pixels_label,
-)
-from loaders.docscope_official import last_rows, official_sample
 from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.errors import DocumentPathError
 from scanrag.datasets.paths import resolve_document
@@ -63,6 +50,19 @@ from scanrag.datasets.sources import (
     read_records,
     resolve_file,
 )
+from scanrag.loaders.docscope_boxes import (
+    NORMALIZED,
+    OFFICIAL_DPI,
+    POINTS,
+    UNITS,
+    BBoxFormat,
+    BBoxUnits,
+    PageBoxes,
+    area_note,
+    detect_units,
+    pixels_label,
+)
+from scanrag.loaders.docscope_official import last_rows, official_sample
 from scanrag.schemas import BBox, Fact, Region, Sample
 
 __all__ = ["load_docscope", "sample_from_docscope"]

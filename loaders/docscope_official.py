@@ -8,7 +8,7 @@ no known evidence is context for every page, and a later row with the same id re
 earlier one. With ``profile: official`` the loader keeps those rows too:
 
 * the row itself goes to ``metadata["docscope_row"]`` (the official scorers read it, see
-  :mod:`evaluation.docscope.gold`), with each evidence's box on its page, normalized and
+  :mod:`scanrag.evaluation.docscope.gold`), with each evidence's box on its page, normalized and
   clipped to the page, in ``metadata["evidence_boxes"]`` (``None`` where it cannot be placed:
   no PDF to measure pixel boxes, a page past the end, a page that is no number);
 * the sample's own gold (``gold_pages``, ``gold_regions``, ``gold_facts``) holds what can be
@@ -23,8 +23,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from loaders.docscope_boxes import NORMALIZED, POINTS, PageBoxes, pixels_label
 from scanrag.datasets.sources import RowError, as_text, file_name, new_sample
+from scanrag.loaders.docscope_boxes import NORMALIZED, POINTS, PageBoxes, pixels_label
 from scanrag.schemas import BBox, Fact, Region, Sample
 
 PROFILE = "official"

@@ -1,9 +1,9 @@
 """The ``hybrid`` retriever: fusion of the page rankings of any retrievers.
 
 Each component retriever ranks the pages in scope (its top ``depth``), searched with its query
-view (``retrievers.views``: dense components sentence by sentence), and a fusion rule
-(``retrievers.fusion``) combines the lists. The default, ``zconf``, adds z-scores weighted by
-how far each list's best page stands out, with no tuned weight: chosen on one dev set and
+view (``scanrag.retrievers.views``: dense components sentence by sentence), and a fusion rule
+(``scanrag.retrievers.fusion``) combines the lists. The default, ``zconf``, adds z-scores weighted
+by how far each list's best page stands out, with no tuned weight: chosen on one dev set and
 checked on the other, it beats both components on mmlb-dev, financebench-dev and their union
 (docs/retrievers.md has the cross-set figures). ``minmax``, ``z`` and ``rrf`` stay options.
 """
@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from indexes.base import check_search_args
-from indexes.errors import CorruptIndexError, IndexMismatchError
-from retrievers.fusion import FUSIONS, Fusion, fuse
-from retrievers.views import View, check_views, default_view, search_views
+from scanrag.indexes.base import check_search_args
+from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError
 from scanrag.protocols import Retriever
 from scanrag.retriever_specs import component_entry, create_retriever
+from scanrag.retrievers.fusion import FUSIONS, Fusion, fuse
+from scanrag.retrievers.views import View, check_views, default_view, search_views
 from scanrag.schemas import Document, PageHit
 
 __all__ = ["HybridRetriever"]

@@ -1,8 +1,9 @@
 """Query views: which texts a ``hybrid`` component is searched with for one question.
 
 * ``query`` — the question itself (the component applies its own ``query_mode``);
-* ``sentences`` — each sentence of the question (``indexes.queries.question_sentences``) as
-  its own search; a page keeps its best sentence's score (``retrievers.fusion.merge_views``).
+* ``sentences`` — each sentence of the question (``scanrag.indexes.queries.question_sentences``) as
+  its own search; a page keeps its best sentence's score
+  (``scanrag.retrievers.fusion.merge_views``).
 
 A single-vector encoder squeezes a question into one vector, so a question that asks one thing
 and defines its terms in the next sentences ("What is the FY2019 DPO? DPO is defined as ...")
@@ -17,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from indexes.queries import question_sentences
-from retrievers.fusion import merge_views
+from scanrag.indexes.queries import question_sentences
+from scanrag.retrievers.fusion import merge_views
 from scanrag.schemas import PageHit
 
 View = Literal["query", "sentences"]

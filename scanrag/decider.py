@@ -6,7 +6,7 @@ is usable (status ``ok``) and carries a ``correct`` metric. ``auto`` (the defaul
 answer judge, else the rule matcher — ``answer`` then ``answer_rules``; naming one scorer
 (``answer_rules``, ``answer_official``, ``mmlongbench`` ...) makes it the only one, so items
 it did not score stay unscored. Rows are read as mappings (``scores.jsonl`` rows) or as
-objects with ``status`` and ``metrics`` attributes (``evaluation.schemas.ScoreRow``).
+objects with ``status`` and ``metrics`` attributes (``scanrag.evaluation.schemas.ScoreRow``).
 """
 
 from __future__ import annotations

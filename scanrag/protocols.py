@@ -115,7 +115,7 @@ class JudgeSetup:
 class ScoringBackend(Protocol):
     """The shared judge-and-score stage as the runner sees it (registered under the name
     ``scoring`` in :data:`scanrag.registry.BACKENDS`; the built-in one is
-    ``evaluation.backend.EvaluationBackend``). Scorers and parameters are given by name."""
+    ``scanrag.evaluation.backend.EvaluationBackend``). Scorers and parameters are given by name."""
 
     def default_scorers(self, tasks: Sequence[str]) -> list[str]: ...
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from synth import pdfdraw as d
-from synth.model import PlacedRegion, PlantedFact
-from synth.vocab import Metric, NameForge, Topic, filler_sentences
+from scanrag.synth import pdfdraw as d
+from scanrag.synth.model import PlacedRegion, PlantedFact
+from scanrag.synth.vocab import Metric, NameForge, Topic, filler_sentences
 
 # Fixed dates so the same seed gives byte-identical files.
 PDF_DATE = "D:20240101000000Z"
@@ -48,7 +48,7 @@ class Entity:
 
 class DocumentBuilder:
     """Lays out one PDF: call :meth:`build_body` once, then
-    :func:`synth.finish.finish_document`."""
+    :func:`scanrag.synth.finish.finish_document`."""
 
     def __init__(
         self,

@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from synth import generate_corpus, read_manifest
+    from scanrag.synth import generate_corpus, read_manifest
 
     start = time.perf_counter()
     try:

@@ -22,12 +22,12 @@ from typing import Any
 
 from scanrag.datasets.generic_write import write_generic
 from scanrag.hashing import file_sha256
-from synth.builder import DocumentBuilder
-from synth.finish import finish_document
-from synth.model import DocResult, PlantedFact, normalize
-from synth.questions import write_questions
-from synth.scan import plan_errors
-from synth.vocab import TOPIC_BY_KIND, TOPICS, NameForge
+from scanrag.synth.builder import DocumentBuilder
+from scanrag.synth.finish import finish_document
+from scanrag.synth.model import DocResult, PlantedFact, normalize
+from scanrag.synth.questions import write_questions
+from scanrag.synth.scan import plan_errors
+from scanrag.synth.vocab import TOPIC_BY_KIND, TOPICS, NameForge
 
 GENERATOR_VERSION = "1.0"
 MANIFEST = "manifest.json"

@@ -25,7 +25,7 @@ from typing import Any
 from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.generic import load_generic
 from scanrag.hashing import file_sha256
-from synth.corpus import (
+from scanrag.synth.corpus import (
     DEFAULTS,
     PDF_DIR,
     SAMPLES,

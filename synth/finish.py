@@ -7,10 +7,10 @@ page-label table, so both ways of reading ``doc_page`` get exercised.
 
 from __future__ import annotations
 
-from synth import pdfdraw as d
-from synth.builder import GAP, PDF_DATE, DocumentBuilder
-from synth.model import DocResult
-from synth.vocab import roman
+from scanrag.synth import pdfdraw as d
+from scanrag.synth.builder import GAP, PDF_DATE, DocumentBuilder
+from scanrag.synth.model import DocResult
+from scanrag.synth.vocab import roman
 
 
 def page_labels(b: DocumentBuilder) -> list[str]:

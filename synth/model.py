@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scanrag.schemas import BBox, Fact, Region
-from synth.pdfdraw import PAGE_H, PAGE_W, Rect
+from scanrag.synth.pdfdraw import PAGE_H, PAGE_W, Rect
 
 # Padding (points) added around drawn text so boxes do not clip glyph edges.
 _PAD = 1.0

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scanrag.schemas import UNANSWERABLE, Fact, GoldError, Region, Sample
-from synth.model import DocResult, PlantedError, PlantedFact
-from synth.vocab import TOPIC_BY_KIND, Metric, NameForge
+from scanrag.synth.model import DocResult, PlantedError, PlantedFact
+from scanrag.synth.vocab import TOPIC_BY_KIND, Metric, NameForge
 
 CYCLE = ("text", "table_row", "multi", "figure", "unanswerable", "multi")
 SOURCES = {"text": "Pure-text (Plain-text)", "table_row": "Table", "figure": "Chart"}

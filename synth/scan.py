@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from synth.builder import Block, DocumentBuilder
-from synth.model import PlacedRegion, PlantedError
+from scanrag.synth.builder import Block, DocumentBuilder
+from scanrag.synth.model import PlacedRegion, PlantedError
 
 Scheduled = list[tuple[float, str, Block]]
 

@@ -79,7 +79,7 @@ async def test_the_strategy_example_reads_the_first_three_pages(kit) -> None:
 
 def test_the_scorer_example_scores_and_aggregates() -> None:
     ns = _example("class AnswerLengthScorer")
-    from evaluation.base import RowGroup, StatsOptions
+    from scanrag.evaluation.base import RowGroup, StatsOptions
     from scanrag.schemas import Sample, Trajectory
 
     scorer = ns["AnswerLengthScorer"]()

@@ -1,5 +1,5 @@
 """Prompt templates for the strategies, each with a stable hash recorded in trajectories."""
 
-from agents.prompts.base import Prompt, module_hash
+from scanrag.agents.prompts.base import Prompt, module_hash
 
 __all__ = ["Prompt", "module_hash"]

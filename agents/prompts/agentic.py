@@ -6,7 +6,7 @@ the reader prompt (``reader_prompt(output, task, source="notes")``).
 
 from __future__ import annotations
 
-from agents.prompts.base import Prompt, module_hash
+from scanrag.agents.prompts.base import Prompt, module_hash
 
 PLANNER = Prompt(
     name="agentic.planner",

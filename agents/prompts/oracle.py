@@ -6,7 +6,7 @@ facts as well. The reader prompt itself is unchanged, as the study requires.
 
 from __future__ import annotations
 
-from agents.prompts.base import Prompt, module_hash
+from scanrag.agents.prompts.base import Prompt, module_hash
 
 REGIONS_SECTION = Prompt(
     name="oracle.regions",

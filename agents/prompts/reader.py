@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from agents.prompts.base import Prompt, module_hash
-from agents.structured import schema_for, schema_sketch
+from scanrag.agents.prompts.base import Prompt, module_hash
+from scanrag.agents.structured import schema_for, schema_sketch
 from scanrag.registry import import_target
 from scanrag.schemas import UNANSWERABLE
 from scanrag.tasks import TaskSpec, task_names, task_spec

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from agents.prompts.base import Prompt, module_hash
-from agents.prompts.reader import OUTPUTS, ROLE, TASKS, USER, output_rules, task_rules
+from scanrag.agents.prompts.base import Prompt, module_hash
+from scanrag.agents.prompts.reader import OUTPUTS, ROLE, TASKS, USER, output_rules, task_rules
 from scanrag.tasks import TaskSpec
 
 NOTHING = "NOTHING"

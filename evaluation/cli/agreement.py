@@ -135,7 +135,7 @@ def read_score_units(
     metrics. The unit's ``item_id`` is ``<sample_id>/<unit>``. Rows that failed or were
     skipped contribute nothing. Several grid cells in one file need ``group``.
     """
-    from evaluation.schemas import ScoreRow
+    from scanrag.evaluation.schemas import ScoreRow
 
     if path.is_dir():
         from scanrag.rundir import RunDir
@@ -188,7 +188,7 @@ def agreement_report(
     geometric: Sequence[str] = GEOMETRIC,
 ) -> dict[str, Any]:
     """Agreement figures on the items both sides label (see the module docstring)."""
-    from evaluation.stats import accuracy, cohen_kappa, kendall_tau_b, macro_f1, mcc
+    from scanrag.evaluation.stats import accuracy, cohen_kappa, kendall_tau_b, macro_f1, mcc
 
     shared = sorted(set(human) & set(judge))
     if not shared:
@@ -234,7 +234,7 @@ def faithfulness_meta(
     Macro-F1 and balanced accuracy with their bootstrap intervals and midpoints, on the base
     items; with ``rewrite_of`` twins in the human file, also debiased (a base prediction right
     on the ambiguous sentence but wrong on its rewrite counts as wrong). ``None`` otherwise."""
-    from evaluation.faithfulness.meta import binary, meta_evaluate
+    from scanrag.evaluation.faithfulness.meta import binary, meta_evaluate
 
     try:
         for item in shared:

@@ -8,7 +8,7 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from evaluation.report.export import parquet_available
+    from scanrag.evaluation.report.export import parquet_available
 
     formats = ["csv", "parquet"] if parquet_available() else ["csv"]
     parser = subparsers.add_parser(
@@ -32,8 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from evaluation.report import ReportError
-    from evaluation.report.export import export_runs
+    from scanrag.evaluation.report import ReportError
+    from scanrag.evaluation.report.export import export_runs
 
     if args.resamples < 0:
         print("error: --resamples must be ≥ 0", file=sys.stderr)

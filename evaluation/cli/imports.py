@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from evaluation.docscope.importer import InferImportError, import_infer
+    from scanrag.evaluation.docscope.importer import InferImportError, import_infer
 
     try:
         report = import_infer(

@@ -43,8 +43,8 @@ def default_out(run_dirs: list[Path]) -> Path:
 def handle(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from evaluation.report import ReportError, ReportOptions, build_report
-    from evaluation.report.data import check_out_folder
+    from scanrag.evaluation.report import ReportError, ReportOptions, build_report
+    from scanrag.evaluation.report.data import check_out_folder
 
     run_dirs = [Path(p) for p in args.run_dirs]
     out = Path(args.out) if args.out else default_out(run_dirs)

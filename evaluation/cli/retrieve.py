@@ -14,8 +14,8 @@ retriever indexes all documents once, and each question searches its own documen
 table has one row per retriever: Recall, Precision, Hit, MRR and nDCG at each k (values for
 the ks in order, separated by "/"), index build seconds and query latency p50/p95. When the
 questions come from several sources (a file mixing mmlb and financebench rows, say: see
-``evaluation.retrieval.evaluate.sample_groups``), one more table per retriever gives the figures
-per source; ``--by FIELD`` groups on another metadata field instead (``--by
+``scanrag.evaluation.retrieval.evaluate.sample_groups``), one more table per retriever gives the
+figures per source; ``--by FIELD`` groups on another metadata field instead (``--by
 evidence_sources``: per evidence modality). ``--json`` prints the same numbers as one JSON
 object, with each question's returned pages and first gold rank per retriever
 (``per_question``), so two runs can be compared question by question.
@@ -120,7 +120,7 @@ def run_eval(args: argparse.Namespace) -> int:
     except (ValueError, UnknownNameError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from evaluation.retrieval.evaluate import alias_specs, evaluate_retrievers
+    from scanrag.evaluation.retrieval.evaluate import alias_specs, evaluate_retrievers
 
     # every retriever's parameters, composites' components included, before any ingestion
     problems = alias_specs(names, settings).problems(skip=["samples"])

@@ -126,8 +126,8 @@ def score_dir(
     This is the kernel's :func:`~scanrag.runner.scoring.score_run_dir`, the path
     ``scanrag run`` scores through too, followed by the one writer of ``summary.json``.
     """
-    from evaluation.schemas import Summary
     from scanrag.config import ScoringSpec
+    from scanrag.evaluation.schemas import Summary
     from scanrag.rundir import RunDir
     from scanrag.runner.manifest import now_iso
     from scanrag.runner.manifest_build import scoring_entry
@@ -227,7 +227,7 @@ def print_official_blocks(run_dir: Path, summary: Any) -> None:
     stage scored under the official profile."""
     import json
 
-    from evaluation.docscope.official_summary import summaries
+    from scanrag.evaluation.docscope.official_summary import summaries
     from scanrag.rundir import RunDir
 
     blocks = summaries(summary, RunDir(run_dir).manifest())

@@ -1,7 +1,7 @@
 """Answer verification: a semantic-equivalence judge (``answer``) and format rules
 (``answer_rules``). Both report accuracy on answerable items, on unanswerable items and on all.
 
-What the profile decides for ``answer`` (:mod:`evaluation.docscope.profiles`):
+What the profile decides for ``answer`` (:mod:`scanrag.evaluation.docscope.profiles`):
 
 * paper: rules first. Unanswerable gold: correct exactly when the system answered
   "Unanswerable" (case, spacing and outer punctuation aside; "Not answerable" is the same
@@ -17,7 +17,7 @@ What the profile decides for ``answer`` (:mod:`evaluation.docscope.profiles`):
   ``n_with_answer_tag``, ``n_total``).
 
 A judge failure leaves the item out of the accuracy (counted as excluded), never counted
-wrong. A user prompt file for the ``answer`` role (:mod:`evaluation.judge_prompts`) replaces
+wrong. A user prompt file for the ``answer`` role (:mod:`scanrag.evaluation.judge_prompts`) replaces
 the built-in prompt under either profile.
 """
 
@@ -29,16 +29,16 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
-from evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
-from evaluation.docscope.common import answer_text
-from evaluation.docscope.official import official_judge, verdict
-from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
-from evaluation.docscope.profiles import OFFICIAL, Profile
-from evaluation.judge_prompts import custom_messages, custom_template, template_hash
-from evaluation.judging import JudgeContext
-from evaluation.prompts import docscope_answer as prompt
-from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
+from scanrag.evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
+from scanrag.evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
+from scanrag.evaluation.docscope.common import answer_text
+from scanrag.evaluation.docscope.official import official_judge, verdict
+from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.prompts import docscope_answer as prompt
+from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
 from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory
 

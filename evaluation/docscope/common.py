@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from evaluation.judging import JudgeContext
+from scanrag.evaluation.judging import JudgeContext
 from scanrag.schemas import BBox, Fact, Region, Sample, Trajectory
 
 _ANSWER_BLOCK = re.compile(r"<\s*answer\s*>.*?(<\s*/\s*answer\s*>|$)", re.IGNORECASE | re.DOTALL)

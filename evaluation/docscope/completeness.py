@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evaluation.base import RowGroup, StatsOptions, mean_metric
-from evaluation.docscope.profiled import ProfileBinding, ProfiledScorer
-from evaluation.docscope.profiles import (
+from scanrag.evaluation.base import RowGroup, StatsOptions, mean_metric
+from scanrag.evaluation.docscope.profiled import ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiles import (
     OFFICIAL,
     OFFICIAL_SUFFIX,
     PAPER_NAME,
@@ -41,7 +41,7 @@ from evaluation.docscope.profiles import (
     row_profile,
     stage_rows,
 )
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 
 BUCKETS: dict[tuple[bool, bool, bool], str] = {
     (True, True, True): "complete",

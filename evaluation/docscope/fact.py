@@ -5,10 +5,10 @@ every gold fact of p consistent / not_consistent. Gold facts on pages outside P�
 counted (inter-stage decoupling). Consistency = Σ consistent / Σ gold facts labelled, pooled
 over items; a fact whose judgment failed is excluded and counted.
 
-What the profile decides (:mod:`evaluation.docscope.profiles`):
+What the profile decides (:mod:`scanrag.evaluation.docscope.profiles`):
 
 * paper (spec §2): answerable items; the judge sees only the citation-scoped evidence units
-  of p (:func:`evaluation.docscope.common.evidence_units`: the unit each structured citation
+  of p (:func:`scanrag.evaluation.docscope.common.evidence_units`: the unit each structured citation
   of p closes, never the final answer, never ``doc_page``); a page with no such unit labels
   its facts not_consistent without a call; fact ids ``f1``, ``f2``... per page; a reply that
   does not label every fact fails the page (after one corrective call);
@@ -17,7 +17,7 @@ What the profile decides (:mod:`evaluation.docscope.profiles`):
   itself, always; ids are the benchmark's fact ids; each fact has its own status; the table
   ``official_summary`` is the ``facts`` block of ``summarize_eval.py``.
 
-A user prompt file for the ``fact`` role (:mod:`evaluation.judge_prompts`) replaces the
+A user prompt file for the ``fact`` role (:mod:`scanrag.evaluation.judge_prompts`) replaces the
 built-in prompt under either profile (``model_raw`` is the cited units under the paper
 profile, the whole reply under the official one).
 """
@@ -30,16 +30,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
-from evaluation.docscope import official_prompts
-from evaluation.docscope.gold import GoldFact
-from evaluation.docscope.labelling import label_items
-from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
-from evaluation.docscope.profiles import OFFICIAL, Profile
-from evaluation.judge_prompts import custom_messages, custom_template, template_hash
-from evaluation.judging import JudgeContext
-from evaluation.prompts import docscope_fact as prompt
-from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
+from scanrag.evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
+from scanrag.evaluation.docscope import official_prompts
+from scanrag.evaluation.docscope.gold import GoldFact
+from scanrag.evaluation.docscope.labelling import label_items
+from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.prompts import docscope_fact as prompt
+from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
 ROLE = "fact"

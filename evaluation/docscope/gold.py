@@ -4,7 +4,7 @@ question and the reference answer.
 Three sources, one shape (:class:`ItemGold`):
 
 * the paper profile reads the sample's gold (``gold_pages``, ``gold_regions``,
-  ``gold_facts``) restricted to the primary document (:class:`~evaluation.docscope.common.
+  ``gold_facts``) restricted to the primary document (:class:`~scanrag.evaluation.docscope.common.
   DocScope`), with fact ids ``f1``, ``f2``... per page;
 * the official profile reads the benchmark row as DocScope's released scorers read it
   (``code/eval/eval_common.py``) when the loader kept it (``metadata["docscope_row"]``, with
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.docscope.common import DocScope, gold_facts_by_page, gold_regions_by_page
+from scanrag.evaluation.docscope.common import DocScope, gold_facts_by_page, gold_regions_by_page
 from scanrag.schemas import BBox, Sample
 
 ROW_KEY = "docscope_row"  # the benchmark row as written (loader option profile: official)

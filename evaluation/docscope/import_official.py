@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluation.docscope.gold import NOT_IN_BENCHMARK
-from evaluation.docscope.profiles import OFFICIAL_NAME, REPEAT_KEY, SAMPLE_KEY
+from scanrag.evaluation.docscope.gold import NOT_IN_BENCHMARK
+from scanrag.evaluation.docscope.profiles import OFFICIAL_NAME, REPEAT_KEY, SAMPLE_KEY
 from scanrag.schemas import Sample
 
 

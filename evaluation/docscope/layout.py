@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from itertools import combinations, pairwise
 from typing import Any
 
-from evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
-from evaluation.docscope.completeness import answer_correct
-from evaluation.judging import JudgeContext
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
+from scanrag.evaluation.docscope.completeness import answer_correct
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
 INF = math.inf

@@ -5,9 +5,9 @@ DocScope's released scorers read an ``infer.jsonl`` record: its ``status``, the 
 trajectory:
 
 * imported from ``infer.jsonl`` (``metadata["docscope_infer"]``, see
-  :mod:`evaluation.docscope.importer`): the record's own ``parsed`` block and status;
+  :mod:`scanrag.evaluation.docscope.importer`): the record's own ``parsed`` block and status;
 * written by our free-text reader (``metadata["parser"] == "citations"``): the raw reply run
-  through :mod:`evaluation.docscope.official_parser`; when the strategy adopted evidence
+  through :mod:`scanrag.evaluation.docscope.official_parser`; when the strategy adopted evidence
   gathered in earlier steps (``metadata["evidence_source"]``), those citations are added,
   since the final reply alone does not hold them;
 * anything else (JSON output, no raw reply): the trajectory's own citations, pages and answer.
@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluation.docscope.official_parser import is_normalized, parse_official
+from scanrag.evaluation.docscope.official_parser import is_normalized, parse_official
 from scanrag.schemas import Status, Trajectory
 
 INFER_KEY = "docscope_infer"

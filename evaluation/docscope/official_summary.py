@@ -12,8 +12,8 @@ Each official-profile aggregate keeps its block as the table ``official_summary`
 and the other blocks empty when that stage was not scored with the official profile).
 ``infer.n`` is the number of JSON lines of the imported ``infer.jsonl`` (recorded by
 ``scanrag import docscope-infer``), else the number of items scored.
-``python -m evaluation.docscope.official_summary RUN_DIR`` prints it for every grid cell of a
-scored run; ``scanrag score`` prints it after its table when a DocScope stage was scored with
+``python -m scanrag.evaluation.docscope.official_summary RUN_DIR`` prints it for every grid cell of
+a scored run; ``scanrag score`` prints it after its table when a DocScope stage was scored with
 the official profile.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.docscope.profiles import OFFICIAL_NAME, OFFICIAL_SUFFIX
-from evaluation.schemas import GroupSummary, Summary
+from scanrag.evaluation.docscope.profiles import OFFICIAL_NAME, OFFICIAL_SUFFIX
+from scanrag.evaluation.schemas import GroupSummary, Summary
 from scanrag.rundir import RunDir, RunDirError
 
 _BLOCKS = {"pages": "pages", "bbox": "region", "facts": "fact", "answer": "answer"}
@@ -103,7 +103,9 @@ def run_official_summaries(run_dir: Path) -> dict[str, dict[str, Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m evaluation.docscope.official_summary RUN_DIR", file=sys.stderr)
+        print(
+            "usage: python -m scanrag.evaluation.docscope.official_summary RUN_DIR", file=sys.stderr
+        )
         return 2
     try:
         out = run_official_summaries(Path(args[0]))

@@ -3,7 +3,7 @@
 Per item: TP = |P ∩ P*|, FP = |P − P*|, FN = |P* − P|. The headline is micro-averaged
 (P = ΣTP / Σ(TP+FP), R = ΣTP / Σ(TP+FN), F1 = 2PR/(P+R)); macro averages the per-item values.
 
-What the profile decides (:mod:`evaluation.docscope.profiles`):
+What the profile decides (:mod:`scanrag.evaluation.docscope.profiles`):
 
 * paper: answerable items with gold pages; P is the trajectory's valid evidence pages; an
   item predicting no page has precision 0; a micro value without a denominator is undefined;
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.base import (
+from scanrag.evaluation.base import (
     PureScorer,
     StatsOptions,
     count_column,
@@ -32,10 +32,10 @@ from evaluation.base import (
     split_rows,
     statistic_metric,
 )
-from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
-from evaluation.docscope.profiles import OFFICIAL, Profile
-from evaluation.judging import JudgeContext
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
 

@@ -9,7 +9,7 @@
   unanswerable items), the gold the metric needs and the judge it calls. It returns either
   an :class:`Opening` or the ``skipped`` row saying why the item is out.
 * :meth:`ProfiledScorer.aggregate` summarises rows with the profile they were scored with
-  (:func:`~evaluation.docscope.profiles.rows_of_profile`) and labels the result.
+  (:func:`~scanrag.evaluation.docscope.profiles.rows_of_profile`) and labels the result.
 * :class:`ProfileBinding` is the registry factory behind ``<scorer>_official``: the same
   class with the official profile fixed, under its own name.
 """
@@ -20,10 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evaluation.base import RowGroup, Scorer, StatsOptions
-from evaluation.docscope.common import doc_scope
-from evaluation.docscope.gold import ItemGold, official_gold, paper_gold
-from evaluation.docscope.profiles import (
+from scanrag.evaluation.base import RowGroup, Scorer, StatsOptions
+from scanrag.evaluation.docscope.common import doc_scope
+from scanrag.evaluation.docscope.gold import ItemGold, official_gold, paper_gold
+from scanrag.evaluation.docscope.profiles import (
     PAPER,
     REPEAT_KEY,
     Profile,
@@ -31,9 +31,9 @@ from evaluation.docscope.profiles import (
     rows_of_profile,
     sample_profile,
 )
-from evaluation.docscope.reading import ItemView, read_view
-from evaluation.judging import JudgeContext
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.docscope.reading import ItemView, read_view
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
 
@@ -52,7 +52,7 @@ class Opening:
 
 
 class ProfiledScorer(Scorer):
-    """A DocScope scorer reading a :class:`~evaluation.docscope.profiles.Profile`."""
+    """A DocScope scorer reading a :class:`~scanrag.evaluation.docscope.profiles.Profile`."""
 
     stage: ClassVar[str] = ""  # "page", "region", "fact", "answer": the skip reasons' word
     profile: str | None = None  # set on the instance only when a profile was asked for

@@ -16,10 +16,10 @@ DocScope scorer is one class per metric that reads its profile's fields (never i
 A scorer takes ``profile`` as a parameter (``scoring.params: {pages: {profile: official}}``);
 without one it scores each sample with its dataset's profile (``metadata["scoring_profile"]``,
 set by a loader given ``profile: official``), else ``paper``. The names ``<scorer>_official``
-are registry factories binding the official profile (see :mod:`evaluation.docscope.profiled`),
-so both profiles can be scored side by side in one run. Each row says which profile made it
-(``details["profile"]``) and each aggregate says which profile it summarises (table
-``profile``).
+are registry factories binding the official profile (see
+:mod:`scanrag.evaluation.docscope.profiled`), so both profiles can be scored side by side in one
+run. Each row says which profile made it (``details["profile"]``) and each aggregate says which
+profile it summarises (table ``profile``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evaluation.base import RowGroup
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.base import RowGroup
+from scanrag.evaluation.schemas import ScoreRow
 
 PAPER_NAME = "paper"
 OFFICIAL_NAME = "official"

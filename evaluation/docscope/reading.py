@@ -7,9 +7,9 @@ builds one of two ways (``Profile.reads_reply``):
   of a page are its valid regions there, de-duplicated (with no regions, the valid boxes of
   its citations), plus the invalid four-number boxes of its citations, which count but are
   never drawn; the fact evidence of a page is the citation-scoped units
-  (:func:`evaluation.docscope.common.evidence_units`); the answer is the parsed answer;
+  (:func:`scanrag.evaluation.docscope.common.evidence_units`); the answer is the parsed answer;
 * **the reply as the released parser reads it** (official profile,
-  :func:`evaluation.docscope.official.official_view`): every cited page, every four-number
+  :func:`scanrag.evaluation.docscope.official.official_view`): every cited page, every four-number
   box cited on a page with duplicates kept (those flagged normalized are drawn, clipped to
   the page; the others are listed as skipped), the whole reply as fact evidence, and the
   tagged answer or else the whole reply for the answer judge.
@@ -21,16 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.docscope.common import (
+from scanrag.evaluation.docscope.common import (
     DocScope,
     answer_text,
     doc_scope,
     evidence_units,
     predicted_boxes,
 )
-from evaluation.docscope.official import OK_STATUSES, official_view
-from evaluation.docscope.profiles import Profile
-from evaluation.judging import JudgeContext
+from scanrag.evaluation.docscope.official import OK_STATUSES, official_view
+from scanrag.evaluation.docscope.profiles import Profile
+from scanrag.evaluation.judging import JudgeContext
 from scanrag.schemas import BBox, Sample, Trajectory
 
 

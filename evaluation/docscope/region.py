@@ -2,12 +2,12 @@
 
 For each page p of P̂ (gold pages the system cited) that has gold boxes, one judge call
 labels every gold box covered / imprecise / not_covered against the union of the predicted
-boxes drawn on the page (:mod:`evaluation.docscope.region_page`). With h = covered (strict)
+boxes drawn on the page (:mod:`scanrag.evaluation.docscope.region_page`). With h = covered (strict)
 or covered + imprecise (lenient) and n_pred the predicted boxes of a page, summed over items
 and pages: R = Σh / Σ|G|, P = Σ min(h, n_pred) / Σ n_pred, F1 = 2PR / (P + R); beside them
 the label rates covered / n and (covered + imprecise) / n over the labelled gold boxes.
 
-What the profile decides (:mod:`evaluation.docscope.profiles`):
+What the profile decides (:mod:`scanrag.evaluation.docscope.profiles`):
 
 * paper (DocScope eq. 2): answerable items; the validity gate; predicted boxes are the
   valid regions, de-duplicated, plus the invalid citation boxes in n_pred; a page of P̂
@@ -22,8 +22,8 @@ What the profile decides (:mod:`evaluation.docscope.profiles`):
 
 A box or page that failed (judge, render) leaves the sums and is counted; the item is then
 ``partial`` (or failed, when nothing of it was labelled). Without a vision-capable judge model
-the item is ``skipped``; :mod:`evaluation.docscope.region_geometry` still scores it. Every gold
-box is listed in ``details["units"]`` as ``page<p>/gold<i>`` with its status, label and
+the item is ``skipped``; :mod:`scanrag.evaluation.docscope.region_geometry` still scores it. Every
+gold box is listed in ``details["units"]`` as ``page<p>/gold<i>`` with its status, label and
 geometric scores, for judge-agreement studies.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.base import (
+from scanrag.evaluation.base import (
     StatsOptions,
     count_column,
     f1,
@@ -43,13 +43,13 @@ from evaluation.base import (
     split_rows,
     statistic_metric,
 )
-from evaluation.docscope.geometry import gold_vs_union
-from evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
-from evaluation.docscope.profiles import OFFICIAL, Profile
-from evaluation.docscope.region_labels import LABELS, ROLE, region_prf
-from evaluation.docscope.region_page import PageOutcome, judge_page
-from evaluation.judging import JudgeContext
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.docscope.geometry import gold_vs_union
+from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.docscope.region_labels import LABELS, ROLE, region_prf
+from scanrag.evaluation.docscope.region_page import PageOutcome, judge_page
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
 SUMS = ("gold", "n_pred", "covered", "imprecise", "hit_strict_capped", "hit_lenient_capped")

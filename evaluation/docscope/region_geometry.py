@@ -1,9 +1,10 @@
 """Geometric region metrics, no judge: every gold box on P̂ against the union of the
-predicted boxes drawn on its page (IoU, IoM, GT-recall; see :mod:`evaluation.docscope.geometry`).
+predicted boxes drawn on its page (IoU, IoM, GT-recall; see
+:mod:`scanrag.evaluation.docscope.geometry`).
 
 Same items and pages as the region judge of the same profile (paper: answerable items, valid
 de-duplicated boxes; official: every item whose inference succeeded, every box flagged
-normalized clipped to the page; see :mod:`evaluation.docscope.region`). Aggregates are means
+normalized clipped to the page; see :mod:`scanrag.evaluation.docscope.region`). Aggregates are means
 over gold boxes, pooled across items. ``covered_rate`` is the share of gold boxes with
 GT-recall ≥ ``covered_threshold`` (default 0.9, the share of gold content at which the region
 judge prefers "covered"); evidence-chain completeness uses it as its judge-free region check.
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evaluation.base import (
+from scanrag.evaluation.base import (
     PureScorer,
     StatsOptions,
     count_column,
@@ -23,11 +24,11 @@ from evaluation.base import (
     safe_ratio,
     split_rows,
 )
-from evaluation.docscope.geometry import gold_vs_union
-from evaluation.docscope.profiled import ProfileBinding, ProfiledScorer
-from evaluation.docscope.profiles import OFFICIAL, Profile
-from evaluation.judging import JudgeContext
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.docscope.geometry import gold_vs_union
+from scanrag.evaluation.docscope.profiled import ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import BBox, Sample, Trajectory
 
 GEOMETRIC = ("iou", "iom", "gt_recall")

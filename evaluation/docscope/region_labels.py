@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, field_validator
 
-from evaluation.base import safe_ratio
+from scanrag.evaluation.base import safe_ratio
 
 RegionLabel = Literal["covered", "imprecise", "not_covered"]
 LABELS: tuple[str, ...] = ("covered", "imprecise", "not_covered")

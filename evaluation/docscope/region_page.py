@@ -1,12 +1,12 @@
 """The region judge on one page: draw the page, ask the judge, read its labels.
 
 The page is rendered with the gold boxes in green (``GOLD[i]``) and the drawable predicted
-boxes in red (:mod:`evaluation.docscope.overlay`); one call labels every gold box of the page.
-With ``Profile.shortcuts`` (paper) a page without a drawable predicted box is labelled
+boxes in red (:mod:`scanrag.evaluation.docscope.overlay`); one call labels every gold box of the
+page. With ``Profile.shortcuts`` (paper) a page without a drawable predicted box is labelled
 not_covered without a call (the validity gate). A page that cannot be drawn (no PDF, a page
 past its end) gives every gold box ``render_failed``. The messages are our prompt
-(:mod:`evaluation.prompts.docscope_region`, ids ``GOLD[i]``) or the user's ``region`` prompt
-file (:mod:`evaluation.judge_prompts`, ids ``g<i>`` as DocScope's prompt expects, gold boxes
+(:mod:`scanrag.evaluation.prompts.docscope_region`, ids ``GOLD[i]``) or the user's ``region`` prompt
+file (:mod:`scanrag.evaluation.judge_prompts`, ids ``g<i>`` as DocScope's prompt expects, gold boxes
 in pixels of a 144-DPI render as the benchmark writes them).
 """
 
@@ -19,16 +19,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.docscope.gold import WHOLE_PAGE, GoldBox
-from evaluation.docscope.labelling import label_items
-from evaluation.docscope.overlay import cached_overlay
-from evaluation.docscope.profiled import Opening
-from evaluation.docscope.reading import PageBoxes
-from evaluation.docscope.region_labels import LABELS, ROLE, RegionJudgment, labels_from
-from evaluation.judge_prompts import custom_messages, custom_template, template_hash
-from evaluation.judging import JudgeContext
-from evaluation.prompts import docscope_region as prompt
-from evaluation.schemas import JudgeRecord
+from scanrag.evaluation.docscope.gold import WHOLE_PAGE, GoldBox
+from scanrag.evaluation.docscope.labelling import label_items
+from scanrag.evaluation.docscope.overlay import cached_overlay
+from scanrag.evaluation.docscope.profiled import Opening
+from scanrag.evaluation.docscope.reading import PageBoxes
+from scanrag.evaluation.docscope.region_labels import LABELS, ROLE, RegionJudgment, labels_from
+from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.prompts import docscope_region as prompt
+from scanrag.evaluation.schemas import JudgeRecord
 from scanrag.llm.types import Message
 from scanrag.schemas import BBox, Region, Sample
 

@@ -18,7 +18,12 @@ from enum import StrEnum
 import numpy as np
 from pydantic import BaseModel
 
-from evaluation.stats import BootstrapResult, balanced_accuracy, bootstrap_statistic, macro_f1
+from scanrag.evaluation.stats import (
+    BootstrapResult,
+    balanced_accuracy,
+    bootstrap_statistic,
+    macro_f1,
+)
 
 
 class Label(StrEnum):

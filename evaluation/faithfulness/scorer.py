@@ -1,6 +1,6 @@
 """Sentence-faithfulness scorer (spec §5, ContextCheck).
 
-The response is split into sentences (:mod:`evaluation.faithfulness.text`). Each sentence
+The response is split into sentences (:mod:`scanrag.evaluation.faithfulness.text`). Each sentence
 S_i is judged against its evidence while the judge also sees S_1..S_{i-1} as written (for
 resolving references, never as evidence):
 
@@ -33,22 +33,29 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, field_validator, model_validator
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, ratio_metric, split_rows
-from evaluation.faithfulness.meta import (
+from scanrag.evaluation.base import (
+    RowGroup,
+    Scorer,
+    StatsOptions,
+    mean_metric,
+    ratio_metric,
+    split_rows,
+)
+from scanrag.evaluation.faithfulness.meta import (
     CRITERION_OF,
     Label,
     normalize_error_type,
     parse_label,
 )
-from evaluation.faithfulness.text import (
+from scanrag.evaluation.faithfulness.text import (
     CITATION_RE,
     normalize_for_match,
     split_sentences,
     strip_citations,
 )
-from evaluation.judging import JudgeContext
-from evaluation.prompts import faithfulness as prompt
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.prompts import faithfulness as prompt
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import UNANSWERABLE, BBox, Citation, Document, Page, Sample, Trajectory
 
 __all__ = [

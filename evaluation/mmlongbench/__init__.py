@@ -4,8 +4,17 @@
 extraction through the judge gateway. See ``docs/mmlongbench-scoring.md`` for how these
 rules differ from the lenient ``answer_rules`` scorer."""
 
-from evaluation.mmlongbench.metrics import OfficialMetrics, official_acc_f1, official_metrics
-from evaluation.mmlongbench.official import NOT_ANSWERABLE, anls, clean_answer, official_score
+from scanrag.evaluation.mmlongbench.metrics import (
+    OfficialMetrics,
+    official_acc_f1,
+    official_metrics,
+)
+from scanrag.evaluation.mmlongbench.official import (
+    NOT_ANSWERABLE,
+    anls,
+    clean_answer,
+    official_score,
+)
 
 __all__ = [
     "NOT_ANSWERABLE",

@@ -1,7 +1,7 @@
 """The answer extraction step: the two call shapes and what they return.
 
 * ``json`` (ours): the ``extractor`` judge role with our prompt
-  (:mod:`evaluation.prompts.mmlongbench_extract`), system + user messages, a JSON reply
+  (:mod:`scanrag.evaluation.prompts.mmlongbench_extract`), system + user messages, a JSON reply
   ``{"answer": ..., "format": ...}`` (:class:`Extraction`); a JSON array becomes a Python list
   literal (``['Jun', 'Aug']``), the form the official list rule reads.
 * ``official`` (``eval/extract_answer.py``'s shape): the prompt as the user turn and
@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from evaluation.mmlongbench.official import NOT_ANSWERABLE
+from scanrag.evaluation.mmlongbench.official import NOT_ANSWERABLE
 
 FAIL_TO_ANSWER = "Fail to answer"
 OFFICIAL_MAX_TOKENS = 256  # eval/extract_answer.py asks for at most 256 tokens

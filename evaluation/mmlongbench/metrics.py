@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evaluation.mmlongbench.official import NOT_ANSWERABLE
+from scanrag.evaluation.mmlongbench.official import NOT_ANSWERABLE
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ The rules, by format:
   the items paired in sorted order.
 
 The official code reads lists with ``eval``; this module computes the same values without it
-(:mod:`evaluation.mmlongbench.expressions`: literals, ``+``, indexing, slicing, f-strings,
+(:mod:`scanrag.evaluation.mmlongbench.expressions`: literals, ``+``, indexing, slicing, f-strings,
 ``*`` unpacking, arithmetic on numbers), so ``"['White'] + ['10%']"`` is the list it makes.
 A form outside that set (a call, say) scores 0 with the reason (:class:`Outcome`).
 
@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evaluation.mmlongbench.expressions import OutsideSubsetError, evaluate
+from scanrag.evaluation.mmlongbench.expressions import OutsideSubsetError, evaluate
 
 NOT_ANSWERABLE = "Not answerable"
 ANLS_THRESHOLD = 0.5
@@ -196,8 +196,8 @@ def score_text(gold: str, pred: str) -> float:
 def list_items(text: str) -> list[object]:
     """The items of a list answer: the value of the expression when ``text`` starts with ``[``
     (a list, else one item; :class:`ReleasedCodeRaisesError` where ``eval`` would raise,
-    :class:`~evaluation.mmlongbench.expressions.OutsideSubsetError` for a form not computed here),
-    else ``[text]``."""
+    :class:`~scanrag.evaluation.mmlongbench.expressions.OutsideSubsetError` for a form not computed
+    here), else ``[text]``."""
     if not text.startswith("["):
         return [text]
     try:

@@ -2,21 +2,22 @@
 headline numbers, accuracy and generalised F1.
 
 Per item: the prediction is scored against the gold answer with
-:func:`~evaluation.mmlongbench.official.official_outcome` under the sample's ``answer_format``
-(the scorer applies to question-answering samples that carry one). The prediction is
+:func:`~scanrag.evaluation.mmlongbench.official.official_outcome` under the sample's
+``answer_format`` (the scorer applies to question-answering samples that carry one). The
+prediction is
 
 * ``extract=False`` (default): the system's answer as it is;
 * ``extract=True``: the short answer the ``extractor`` judge pulls out of the response, as the
   benchmark's pipeline does before scoring, with one of two call shapes
-  (:mod:`evaluation.mmlongbench.extraction`): ``json`` (our prompt, a JSON reply) or
+  (:mod:`scanrag.evaluation.mmlongbench.extraction`): ``json`` (our prompt, a JSON reply) or
   ``official`` (the prompt as the user turn, question and response as an assistant turn, a
   free-text reply, 256 tokens). ``call_shape`` defaults to ``official`` when an ``extractor``
   prompt file is given (``--judge-prompt extractor=FILE``), else ``json``.
 
-The ``profile`` (:mod:`evaluation.mmlongbench.profiles`, default ``official``) decides the
+The ``profile`` (:mod:`scanrag.evaluation.mmlongbench.profiles`, default ``official``) decides the
 gold, what the extractor reads, refusal spellings and failed extractions. Aggregates:
-``accuracy`` and ``f1`` (headline, :mod:`evaluation.mmlongbench.metrics`), the ``recall`` and
-``precision`` F1 is made of, and the accuracy of the official result file's groups:
+``accuracy`` and ``f1`` (headline, :mod:`scanrag.evaluation.mmlongbench.metrics`), the ``recall``
+and ``precision`` F1 is made of, and the accuracy of the official result file's groups:
 single-page evidence, cross-page evidence (answerable), unanswerable; tables by evidence source
 and document type.
 """
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.base import (
+from scanrag.evaluation.base import (
     RowGroup,
     Scorer,
     StatsOptions,
@@ -38,9 +39,9 @@ from evaluation.base import (
     split_rows,
     statistic_metric,
 )
-from evaluation.judge_prompts import custom_template
-from evaluation.judging import JudgeContext
-from evaluation.mmlongbench.extraction import (
+from scanrag.evaluation.judge_prompts import custom_template
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.mmlongbench.extraction import (
     CALL_SHAPES,
     FAIL_TO_ANSWER,
     OFFICIAL_MAX_TOKENS,
@@ -49,9 +50,9 @@ from evaluation.mmlongbench.extraction import (
     canonical_prediction,
     read_free_text,
 )
-from evaluation.mmlongbench.metrics import OfficialMetrics, official_metrics
-from evaluation.mmlongbench.official import NOT_ANSWERABLE, official_outcome
-from evaluation.mmlongbench.profiles import (
+from scanrag.evaluation.mmlongbench.metrics import OfficialMetrics, official_metrics
+from scanrag.evaluation.mmlongbench.official import NOT_ANSWERABLE, official_outcome
+from scanrag.evaluation.mmlongbench.profiles import (
     FAILED_RESPONSE,
     FAILED_TO_EXTRACT,
     LENIENT_NAME,
@@ -60,8 +61,8 @@ from evaluation.mmlongbench.profiles import (
     get_profile,
     sample_profile,
 )
-from evaluation.prompts import mmlongbench_extract as prompt
-from evaluation.schemas import AggregateResult, JudgeRecord, MetricSummary, ScoreRow
+from scanrag.evaluation.prompts import mmlongbench_extract as prompt
+from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, MetricSummary, ScoreRow
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
 from scanrag.schemas import Sample, Trajectory

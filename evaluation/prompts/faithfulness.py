@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evaluation.faithfulness.meta import CRITERIA, CRITERION_OF, ERROR_TYPES
+from scanrag.evaluation.faithfulness.meta import CRITERIA, CRITERION_OF, ERROR_TYPES
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message
 from scanrag.untrusted import QUOTED_RULE, fill_quoted

@@ -56,7 +56,7 @@ def build_messages(*, question: str, response: str) -> list[Message]:
 
 # The free-text prompt of the official call shape (``call_shape: official`` without a prompt
 # file): the user turn; the question and the response follow as an assistant turn. Our words;
-# the reply is read by evaluation.mmlongbench.extraction.read_free_text.
+# the reply is read by scanrag.evaluation.mmlongbench.extraction.read_free_text.
 FREE_TEXT = """You will see a question about a document and a system's free-form analysis of it, \
 written as your own earlier turn. Pull out the short final answer the analysis commits to, \
 without reasoning or citations, in one of four forms: Integer, Float, String or List (a list \

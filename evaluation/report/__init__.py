@@ -8,7 +8,7 @@ that use them. The runner reaches :func:`build_report` through the ``report`` en
 ``scanrag.registry.BACKENDS``.
 """
 
-from evaluation.report.build import ReportOptions, build_report
-from evaluation.report.data import ReportError
+from scanrag.evaluation.report.build import ReportOptions, build_report
+from scanrag.evaluation.report.data import ReportError
 
 __all__ = ["ReportError", "ReportOptions", "build_report"]

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.outcomes import Outcome
-from evaluation.report.data import Group
-from evaluation.report.measures import outcomes
+from scanrag.evaluation.outcomes import Outcome
+from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.measures import outcomes
 from scanrag.schemas import Sample
 
 UNKNOWN = "unknown"

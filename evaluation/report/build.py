@@ -4,7 +4,7 @@ Output folder layout::
 
     index.html            overview: runs, comparison table, plots, question list
     comparison.md/.csv/.json
-    items_long.csv        every item × grid cell × metric (evaluation.report.export)
+    items_long.csv        every item × grid cell × metric (scanrag.evaluation.report.export)
     plots/*.png           cost/latency, breakdowns, layout, funnel, recall@k, oracle ablation
     q/q0001.html ...      one viewer page per question
     img/*.png             page images and overlays referenced by the viewer pages
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from evaluation.report.data import (
+from scanrag.evaluation.report.data import (
     Group,
     RunData,
     all_groups,
@@ -31,8 +31,8 @@ from evaluation.report.data import (
     load_runs,
     samples_of,
 )
-from evaluation.report.html import esc, page, short
-from evaluation.report.table import build_table, to_csv, to_markdown
+from scanrag.evaluation.report.html import esc, page, short
+from scanrag.evaluation.report.table import build_table, to_csv, to_markdown
 
 MARKER = ".scanrag-report"
 LONG_CSV = "items_long.csv"
@@ -91,8 +91,8 @@ def _warnings(runs: Sequence[RunData], extra: Sequence[str]) -> str:
 def _plots(
     groups: list[Group], runs: list[RunData], baseline: Group, out_dir: Path
 ) -> dict[str, Path | None]:
-    from evaluation.report import plots, plots_more
-    from evaluation.report.measures import accuracy_metric
+    from scanrag.evaluation.report import plots, plots_more
+    from scanrag.evaluation.report.measures import accuracy_metric
 
     folder = out_dir / "plots"
     accuracy = accuracy_metric(groups)
@@ -119,19 +119,19 @@ def build_report(
 
     ``baseline`` names the grid cell (label, run key or strategy) significance is tested
     against; by default the config's first cell (not the alphabetically first). Raises
-    :class:`~evaluation.report.data.ReportError` for a run folder that cannot be read.
+    :class:`~scanrag.evaluation.report.data.ReportError` for a run folder that cannot be read.
     """
-    from evaluation.report.export import long_csv
-    from evaluation.report.images import PageImages
-    from evaluation.report.index import (
+    from scanrag.evaluation.report.export import long_csv
+    from scanrag.evaluation.report.images import PageImages
+    from scanrag.evaluation.report.index import (
         QUESTIONS_JS,
         comparison_section,
         plots_section,
         questions_section,
         runs_section,
     )
-    from evaluation.report.measures import outcomes
-    from evaluation.report.viewer import question_body
+    from scanrag.evaluation.report.measures import outcomes
+    from scanrag.evaluation.report.viewer import question_body
 
     options = options or ReportOptions()
     if not run_dirs:

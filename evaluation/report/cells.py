@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evaluation.report.data import Group
+from scanrag.evaluation.report.data import Group
 
 Scalar = str | int | float | bool | None
 NO_RETRIEVER = "none"
@@ -82,7 +82,7 @@ def _model_entry(manifest: Mapping[str, Any], ref: str) -> dict[str, Scalar]:
 
 
 def describe_cell(group: Group) -> dict[str, Scalar]:
-    """The columns of :mod:`this module <evaluation.report.cells>` for one grid cell."""
+    """The columns of :mod:`this module <scanrag.evaluation.report.cells>` for one grid cell."""
     manifest = group.run.manifest
     cell = _manifest_cell(group)
     first = next(iter(group.trajectories.values()), None)

@@ -18,8 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluation.report.data import Group
-from evaluation.report.html import esc, short
 from scanrag.decider import (
     JUDGE,
     RULES,
@@ -30,6 +28,8 @@ from scanrag.decider import (
     describe_decider,
     judge_models,
 )
+from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.html import esc, short
 from scanrag.schemas import Status, Trajectory
 
 DEGRADED_MARK = "◐"

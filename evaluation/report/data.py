@@ -7,7 +7,7 @@ becomes a :class:`Group`; when several runs are reported together and their cell
 run key, the labels are prefixed with the run's name so every row of the report is distinct.
 
 The evaluation package is imported inside the functions that need it (its schemas and
-summaries), never when ``evaluation.report`` is imported.
+summaries), never when ``scanrag.evaluation.report`` is imported.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scanrag.schemas import Sample, Trajectory
 
 if TYPE_CHECKING:
-    from evaluation.schemas import GroupSummary, ScoreRow
+    from scanrag.evaluation.schemas import GroupSummary, ScoreRow
 
 
 class ReportError(RuntimeError):
@@ -89,8 +89,8 @@ def _read(what: str, read: Any, warnings: list[str]) -> dict[str, Any]:
 
 def _summaries(run: RunData, rows: list[ScoreRow], groups: set[str]) -> dict[str, GroupSummary]:
     """The run's stored evaluation summary when it covers every scored cell, else a fresh one."""
-    from evaluation.schemas import Summary
-    from evaluation.stage import summarize
+    from scanrag.evaluation.schemas import Summary
+    from scanrag.evaluation.stage import summarize
 
     stored = run.summary.get("scoring")
     if isinstance(stored, dict):
@@ -108,7 +108,7 @@ def _summaries(run: RunData, rows: list[ScoreRow], groups: set[str]) -> dict[str
 
 def load_run(path: str | Path) -> RunData:
     """Read one run directory; raises :class:`ReportError` when it has no trajectories."""
-    from evaluation.stage import latest_rows, latest_trajectories
+    from scanrag.evaluation.stage import latest_rows, latest_trajectories
     from scanrag.rundir import RunDir, RunDirError
 
     run_dir = Path(path)

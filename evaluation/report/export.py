@@ -1,7 +1,7 @@
 """Tidy exports of finished runs: a long table (item × grid cell × metric) and the wide
 comparison (one row per grid cell), as CSV or Parquet.
 
-Both lead with the columns that say what a cell is (:mod:`evaluation.report.cells`: dataset,
+Both lead with the columns that say what a cell is (:mod:`scanrag.evaluation.report.cells`: dataset,
 strategy and parameters, retriever, model per role, judges). The long table then has one row
 per (item, cell, scorer, metric):
 
@@ -12,7 +12,8 @@ per (item, cell, scorer, metric):
                     ``answer_format``, ``n_evidence_pages`` (how many gold pages; the
                     dataset's ``evidence_pages`` is the page list), ``answerable``
 ``item_status``     the trajectory's status (``ok`` or an error kind)
-``outcome``         correct / wrong / unanswered / error / unscored (:mod:`evaluation.outcomes`)
+``outcome``         correct / wrong / unanswered / error / unscored
+(:mod:`scanrag.evaluation.outcomes`)
 ``degraded``        1 when the item's input was reduced below its strategy's promise;
                     ``gold_pages_dropped`` the gold pages those reductions never showed
                     (``|``-joined); ``reductions`` their kinds (``page_cap|context``)
@@ -35,12 +36,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from evaluation.outcomes import Outcome
-from evaluation.report.breakdown import breakdown_fields
-from evaluation.report.cells import describe_cell, union_columns
-from evaluation.report.conditions import decisions, is_degraded
-from evaluation.report.data import Group
-from evaluation.report.measures import item_seconds, outcomes
+from scanrag.evaluation.outcomes import Outcome
+from scanrag.evaluation.report.breakdown import breakdown_fields
+from scanrag.evaluation.report.cells import describe_cell, union_columns
+from scanrag.evaluation.report.conditions import decisions, is_degraded
+from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.measures import item_seconds, outcomes
 from scanrag.schemas import Sample, Trajectory
 
 Format = Literal["csv", "parquet"]
@@ -178,7 +179,7 @@ def long_columns(records: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def long_csv(groups: Sequence[Group]) -> str:
-    from evaluation.report.table import records_csv
+    from scanrag.evaluation.report.table import records_csv
 
     records = long_records(groups)
     return records_csv(records, long_columns(records))
@@ -192,7 +193,7 @@ def write_table(
     from scanrag.scrub import scrub_data, scrub_text
 
     if fmt == "csv":
-        from evaluation.report.table import records_csv
+        from scanrag.evaluation.report.table import records_csv
 
         write_atomic(path, scrub_text(records_csv(records, columns)))
         return path
@@ -249,14 +250,14 @@ def export_runs(
     """Write the long table and the wide comparison of ``run_dirs`` into ``out_dir``
     (default: the run's ``exports/`` folder for one run, ``./exports`` for several); returns
     the files written. Raises :class:`ValueError` for parquet without pyarrow."""
-    from evaluation.report.data import (
+    from scanrag.evaluation.report.data import (
         all_groups,
         check_out_folder,
         default_baseline,
         find_group,
         load_runs,
     )
-    from evaluation.report.table import build_table, wide_columns, wide_rows
+    from scanrag.evaluation.report.table import build_table, wide_columns, wide_rows
     from scanrag.rundir import RunDir
 
     if fmt == "parquet" and not parquet_available():

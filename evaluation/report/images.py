@@ -1,9 +1,9 @@
 """Page images for the trajectory viewer: rendered pages and gold/predicted box overlays.
 
-Pages are rendered through :class:`evaluation.documents.DocumentSource` (cached PNGs in the
+Pages are rendered through :class:`scanrag.evaluation.documents.DocumentSource` (cached PNGs in the
 run's cache folder, or a temporary one) and copied into the report folder, so the report only
 references files of its own. Overlays reuse the region judge's drawing
-(:func:`evaluation.docscope.overlay.draw_overlay`): gold boxes green, predicted boxes red.
+(:func:`scanrag.evaluation.docscope.overlay.draw_overlay`): gold boxes green, predicted boxes red.
 A page that cannot be rendered is recorded in :attr:`PageImages.errors`, never raised.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.report.data import RunData
+from scanrag.evaluation.report.data import RunData
 from scanrag.schemas import BBox
 
 IMAGE_DIR = "img"
@@ -39,7 +39,7 @@ class PageImages:
         self._pages: dict[tuple[Path, str, int], Path | None] = {}
 
     def _source(self, run: RunData) -> Any:
-        from evaluation.documents import DocumentSource
+        from scanrag.evaluation.documents import DocumentSource
 
         if run.path not in self._sources:
             cache = run.cache_dir if run.cache_dir and run.cache_dir.is_dir() else self.cache_dir
@@ -79,7 +79,7 @@ class PageImages:
         name: str,
     ) -> str | None:
         """Path (relative to the report folder) of the page with boxes drawn on it."""
-        from evaluation.docscope.overlay import draw_overlay
+        from scanrag.evaluation.docscope.overlay import draw_overlay
 
         if not gold and not predicted:
             return self.page(run, doc_id, page)

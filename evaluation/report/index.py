@@ -14,18 +14,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.outcomes import Outcome, status_kind
-from evaluation.report.breakdown import breakdown_fields
-from evaluation.report.conditions import (
+from scanrag.decider import describe_decider
+from scanrag.evaluation.outcomes import Outcome, status_kind
+from scanrag.evaluation.report.breakdown import breakdown_fields
+from scanrag.evaluation.report.conditions import (
     conditions_html,
     decider_setting,
     degraded_badge,
     is_degraded,
 )
-from evaluation.report.data import Group, RunData
-from evaluation.report.html import esc, img, outcome_badge, short, table
-from evaluation.report.measures import OutcomeCounts
-from evaluation.report.table import (
+from scanrag.evaluation.report.data import Group, RunData
+from scanrag.evaluation.report.html import esc, img, outcome_badge, short, table
+from scanrag.evaluation.report.measures import OutcomeCounts
+from scanrag.evaluation.report.table import (
     COST_COLUMNS,
     ComparisonTable,
     MetricCell,
@@ -33,7 +34,6 @@ from evaluation.report.table import (
     fmt,
     legend,
 )
-from scanrag.decider import describe_decider
 
 OUTCOME_RANK = {"correct": 0, "wrong": 1, "unanswered": 2, "error": 3, "unscored": 4}
 

@@ -3,7 +3,7 @@
 Cost and time per question come from the trajectories (their per-stage ``usage``, and
 ``timings``: ``total`` wall seconds, ``model`` and ``wait`` seconds of the model calls); judge
 cost from the score rows' ``usage``. Item outcomes (correct / wrong / unanswered / error by
-kind) follow :mod:`evaluation.outcomes`.
+kind) follow :mod:`scanrag.evaluation.outcomes`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluation.outcomes import Outcome, error_counts, gave_output, item_outcome
-from evaluation.report.data import Group
+from scanrag.evaluation.outcomes import Outcome, error_counts, gave_output, item_outcome
+from scanrag.evaluation.report.data import Group
 from scanrag.schemas import Trajectory, Usage
 
 # The metric that stands for "accuracy" in plots, in order of preference.
@@ -136,8 +136,8 @@ def accuracy_metric(groups: Sequence[Group]) -> str | None:
     """The accuracy the plots use: the decider's own (``<scorer>.accuracy`` of the single
     scorer ``report.decider`` names), else the first of :data:`ACCURACY_METRICS` any group
     has a value for."""
-    from evaluation.report.conditions import decider_setting
     from scanrag.decider import decider_order
+    from scanrag.evaluation.report.conditions import decider_setting
 
     preferred = [f"{s}.accuracy" for g in groups[:1] for s in decider_order(decider_setting(g))]
     for name in [*preferred, *ACCURACY_METRICS]:
@@ -150,7 +150,7 @@ def accuracy_metric(groups: Sequence[Group]) -> str | None:
 
 def row_group(group: Group) -> Any:
     """The evaluation ``RowGroup`` of ``group`` (for the evaluation package's helpers)."""
-    from evaluation.base import RowGroup
+    from scanrag.evaluation.base import RowGroup
 
     return RowGroup(group.key, group.strategy, group.rows, group.run.samples)
 
@@ -158,7 +158,7 @@ def row_group(group: Group) -> Any:
 def correctness(group: Group) -> dict[str, bool]:
     """Answer correctness per sample, by the run's decider (``report.decider``; ``auto``:
     the answer judge where usable, else the rules)."""
-    from evaluation.report.conditions import decisions
+    from scanrag.evaluation.report.conditions import decisions
 
     return {sid: decision.correct for sid, decision in decisions(group).items()}
 
@@ -188,7 +188,7 @@ def outcomes(group: Group) -> dict[str, Outcome]:
 
 def outcome_counts(group: Group, by_item: dict[str, Outcome] | None = None) -> OutcomeCounts:
     by_item = outcomes(group) if by_item is None else by_item
-    from evaluation.report.conditions import is_degraded
+    from scanrag.evaluation.report.conditions import is_degraded
 
     counts = OutcomeCounts(
         errors_by_kind=error_counts(str(t.status) for t in group.trajectories.values()),

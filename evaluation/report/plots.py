@@ -17,7 +17,7 @@
 * ``oracle_ablation.png`` — accuracy of the standard strategies next to oracle pages →
   + oracle regions → + oracle facts, with 95% intervals.
 
-:mod:`evaluation.report.plots_more` draws accuracy against cost and latency and the
+:mod:`scanrag.evaluation.report.plots_more` draws accuracy against cost and latency and the
 breakdowns by document type, evidence source, answer format and evidence-page count. Each
 function returns the file written, or ``None`` when the runs hold nothing to plot.
 """
@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.report import plotkit
-from evaluation.report.breakdown import Bin, wilson
-from evaluation.report.data import Group, RunData
-from evaluation.report.measures import correctness, row_group
+from scanrag.evaluation.report import plotkit
+from scanrag.evaluation.report.breakdown import Bin, wilson
+from scanrag.evaluation.report.data import Group, RunData
+from scanrag.evaluation.report.measures import correctness, row_group
 
 ORACLES = ("oracle_pages", "oracle_regions", "oracle_facts")
 MAX_K = 20
@@ -66,7 +66,7 @@ def layout_bins(group: Group) -> dict[str, dict[str, dict[str, Any]]]:
     stored = group.table("layout.bins")
     if isinstance(stored, dict) and stored:
         return stored
-    from evaluation.docscope.layout import BINS, FACTORS, bin_label, layout_factors
+    from scanrag.evaluation.docscope.layout import BINS, FACTORS, bin_label, layout_factors
 
     correct = correctness(group)
     bins: dict[str, dict[str, dict[str, Any]]] = {
@@ -132,7 +132,7 @@ def plot_layout(groups: Sequence[Group], path: Path) -> Path | None:
 
 def funnel(group: Group) -> list[tuple[str, float]]:
     """``[(stage, share of items still passing)]`` for the stages this group was scored on."""
-    from evaluation.docscope.completeness import (
+    from scanrag.evaluation.docscope.completeness import (
         fact_check,
         geometric_check,
         page_check,
@@ -199,7 +199,7 @@ def plot_funnel(groups: Sequence[Group], path: Path) -> Path | None:
 
 def rankings(group: Group) -> dict[str, list[int]]:
     """Pages each trajectory retrieved, in rank order, from its ``retrieve`` steps."""
-    from evaluation.retrieval.scorer import ranked_pages
+    from scanrag.evaluation.retrieval.scorer import ranked_pages
 
     out: dict[str, list[int]] = {}
     for sid, traj in group.trajectories.items():
@@ -215,7 +215,7 @@ def recall_curve(group: Group) -> dict[int, float]:
     stored = group.table("retrieval.curve")
     if isinstance(stored, dict) and stored:
         return {int(k): float(v) for k, v in sorted(stored.items(), key=lambda kv: int(kv[0]))}
-    from evaluation.retrieval.metrics import evaluate_retrieval
+    from scanrag.evaluation.retrieval.metrics import evaluate_retrieval
 
     ranked = rankings(group)
     items = [s for s in _answerable(group) if s in ranked]

@@ -4,10 +4,10 @@
   interval) against its cost per question (USD; tokens per question when every cell cost
   nothing, as local models do) and against its latency per question (model seconds, or wall
   seconds where the calls were not timed); each point labelled where no other label or point
-  is (:func:`evaluation.report.plotkit.place_labels`, leader lines for labels set apart);
+  is (:func:`scanrag.evaluation.report.plotkit.place_labels`, leader lines for labels set apart);
 * ``breakdowns.png`` — accuracy per document type, evidence source, answer format and number
-  of evidence pages (:mod:`evaluation.report.breakdown`), each bin with its n and a 95% Wilson
-  interval; a dimension the samples do not carry is left out.
+  of evidence pages (:mod:`scanrag.evaluation.report.breakdown`), each bin with its n and a 95%
+  Wilson interval; a dimension the samples do not carry is left out.
 
 Each function returns the file written, or ``None`` when there is nothing to plot.
 """
@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.report import plotkit
-from evaluation.report.breakdown import DIMENSIONS, breakdowns
-from evaluation.report.data import Group
-from evaluation.report.measures import GroupCost, group_cost
+from scanrag.evaluation.report import plotkit
+from scanrag.evaluation.report.breakdown import DIMENSIONS, breakdowns
+from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.measures import GroupCost, group_cost
 
 
 def _axis(costs: Sequence[GroupCost], options: Sequence[tuple[str, str]]) -> tuple[str, str]:

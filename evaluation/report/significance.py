@@ -5,8 +5,8 @@ scorer). Each resample draws those items with replacement; the scorer's own ``ag
 recomputes the metric for both groups on the same draw (with no inner bootstrap), so micro
 ratios, accuracies on subsets and means are all tested exactly as they are defined. The
 two-sided p-value and the interval of the difference come from
-:func:`evaluation.stats.paired_bootstrap_statistic`. Aggregates are computed once per draw and
-shared by every metric of the same scorer.
+:func:`scanrag.evaluation.stats.paired_bootstrap_statistic`. Aggregates are computed once per draw
+and shared by every metric of the same scorer.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.report.data import Group
+from scanrag.evaluation.report.data import Group
 
 # Below this many paired items a bootstrap test says nothing useful (with two items every
 # resample shows the same difference, so p comes out 0): no significance marker is shown.
@@ -48,7 +48,7 @@ class _Aggregates:
     """Metric values of one group's rows on bootstrap draws, cached per draw."""
 
     def __init__(self, group: Group, scorer: Any, rows: list[Any]) -> None:
-        from evaluation.base import RowGroup, StatsOptions
+        from scanrag.evaluation.base import RowGroup, StatsOptions
 
         self.scorer = scorer
         self.rows = rows
@@ -88,8 +88,8 @@ def compare(
     draw: groups scored on the same items draw the same resamples, so they are reused.
     """
     cache = {} if cache is None else cache
-    from evaluation.base import get_scorer
-    from evaluation.stats import paired_bootstrap_statistic
+    from scanrag.evaluation.base import get_scorer
+    from scanrag.evaluation.stats import paired_bootstrap_statistic
 
     out: dict[str, Comparison] = {}
     by_scorer: dict[str, list[str]] = {}

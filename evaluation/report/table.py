@@ -5,8 +5,8 @@ Every metric is computed over all items, errors counted as wrong; each metric ce
 many of its items were errors (``errors``) and each row its outcome counts (correct, wrong,
 unanswered, error by kind), so failures are never read as wrong answers. Written as Markdown
 (``comparison.md``), CSV (``comparison.csv``: one column per number, led by the columns that
-say what the cell is, see :mod:`evaluation.report.cells`) and JSON (``comparison.json``); the
-HTML report renders the same :class:`ComparisonTable`.
+say what the cell is, see :mod:`scanrag.evaluation.report.cells`) and JSON (``comparison.json``);
+the HTML report renders the same :class:`ComparisonTable`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluation.report.cells import Scalar, describe_cell, scalar, union_columns
-from evaluation.report.conditions import DEGRADED_MARK, CellConditions, cell_conditions
-from evaluation.report.data import Group
-from evaluation.report.measures import (
+from scanrag.evaluation.report.cells import Scalar, describe_cell, scalar, union_columns
+from scanrag.evaluation.report.conditions import DEGRADED_MARK, CellConditions, cell_conditions
+from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.measures import (
     GroupCost,
     OutcomeCounts,
     group_cost,
@@ -29,7 +29,7 @@ from evaluation.report.measures import (
     metric_label,
     outcome_counts,
 )
-from evaluation.report.significance import (
+from scanrag.evaluation.report.significance import (
     MIN_TEST_ITEMS,
     BaselineCache,
     Comparison,

@@ -5,7 +5,7 @@ time and cost, the raw model reply, its page images with the gold boxes in green
 predicted boxes in red (gold pages first, then predicted ones), each answer sentence with its
 faithfulness verdict when a faithfulness row exists, every scorer's status with the judges'
 reasons and raw replies, the parsed citations, and the recorded steps with each model call's
-tokens, cost, latency, prompt and reply (:mod:`evaluation.report.viewer_calls`).
+tokens, cost, latency, prompt and reply (:mod:`scanrag.evaluation.report.viewer_calls`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluation.outcomes import Outcome
-from evaluation.report.breakdown import breakdown_fields
-from evaluation.report.conditions import decision_for, reductions_html, replays_html
-from evaluation.report.data import Group
-from evaluation.report.html import esc, img, outcome_badge, short, table
-from evaluation.report.images import PageImages
-from evaluation.report.measures import item_seconds
-from evaluation.report.viewer_calls import final_prompt, judge_replies, raw_reply, steps_html
+from scanrag.evaluation.outcomes import Outcome
+from scanrag.evaluation.report.breakdown import breakdown_fields
+from scanrag.evaluation.report.conditions import decision_for, reductions_html, replays_html
+from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.html import esc, img, outcome_badge, short, table
+from scanrag.evaluation.report.images import PageImages
+from scanrag.evaluation.report.measures import item_seconds
+from scanrag.evaluation.report.viewer_calls import (
+    final_prompt,
+    judge_replies,
+    raw_reply,
+    steps_html,
+)
 from scanrag.schemas import Sample, Trajectory
 
 REASON_KEYS = ("reason", "reasons", "explanation", "rationale", "justification", "execution")
@@ -57,7 +62,7 @@ def _pages_to_show(sample: Sample, trajectory: Trajectory, limit: int) -> list[i
 def _images(
     group: Group, sample: Sample, traj: Trajectory, images: PageImages, qname: str, limit: int
 ) -> str:
-    from evaluation.docscope.common import doc_scope, gold_regions_by_page, predicted_boxes
+    from scanrag.evaluation.docscope.common import doc_scope, gold_regions_by_page, predicted_boxes
 
     scope = doc_scope(traj, sample)
     gold_by_page = gold_regions_by_page(sample, scope)

@@ -3,7 +3,7 @@
 the judges' raw replies.
 
 Everything from the run is escaped. What a trajectory kept is what is shown: page text was
-stored as a preview (:mod:`agents.calls`), so a page part says how long the full text was.
+stored as a preview (:mod:`scanrag.agents.calls`), so a page part says how long the full text was.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from evaluation.report.html import compact_json, esc
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.report.html import compact_json, esc
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.schemas import ModelCall, PromptPart, Step, Trajectory
 
 

@@ -1,5 +1,5 @@
 """Evaluate retrievers on a dataset: build each index, run every question scoped to its own
-document, and score the rankings against the gold pages (``evaluation.retrieval.metrics``).
+document, and score the rankings against the gold pages (``scanrag.evaluation.retrieval.metrics``).
 
 Used by ``scanrag retrieve eval`` and ``benchmarks/retrieval.py``. Retrievers are built through
 the ``RETRIEVERS`` registry: each evaluated name is an alias whose parameters are
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from evaluation.retrieval.metrics import RetrievalReport, evaluate_retrieval
 from scanrag.config import RetrieverSpec
+from scanrag.evaluation.retrieval.metrics import RetrievalReport, evaluate_retrieval
 from scanrag.hashing import stable_hash
 from scanrag.index_pool import IndexPool
 from scanrag.protocols import Retriever

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
-from evaluation.judging import JudgeContext
-from evaluation.retrieval.metrics import mrr_at_k, recall_at_k
-from evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.retrieval.metrics import mrr_at_k, recall_at_k
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
 MAX_K = 20

@@ -2,7 +2,7 @@
 
 The extractor sees only the question Q, the gold explanation E and the system's answer A
 (the trajectory's answer text followed by its reported issues, rendered as text) and returns
-integer counts (:class:`~evaluation.scholscan.formula.ScholScanCounts`); inconsistent counts
+integer counts (:class:`~scanrag.evaluation.scholscan.formula.ScholScanCounts`); inconsistent counts
 (hit > gold, reached > gold, negatives) fail validation, which triggers the judge's one retry
 and then a ``judge_parse_error`` row, excluded from every mean.
 
@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, split_rows
-from evaluation.judging import JudgeContext
-from evaluation.prompts import scholscan as prompt
-from evaluation.schemas import AggregateResult, ScoreRow
-from evaluation.scholscan.formula import (
+from scanrag.evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, split_rows
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.prompts import scholscan as prompt
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.scholscan.formula import (
     OFFICIAL,
     ScholScanConstants,
     ScholScanCounts,

@@ -11,7 +11,7 @@ The prediction is ``trajectory.evidence_chain``; when it is empty, anchors are r
 the answer text (each anchor mention with the text up to the next one). "No Evidence, No
 Score": with no recoverable anchor that matches, evidence metrics are 0 without a judge call.
 The matching judge grades each hit's text against every gold text of its anchor (one call per
-hit); the formulas are in :mod:`evaluation.sinbench.metrics`. A failed judge call leaves the
+hit); the formulas are in :mod:`scanrag.evaluation.sinbench.metrics`. A failed judge call leaves the
 evidence metrics ``None`` (excluded, counted), never 0.
 """
 
@@ -23,11 +23,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, split_rows
-from evaluation.judging import JudgeContext
-from evaluation.prompts import sinbench as prompt
-from evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
-from evaluation.sinbench.metrics import (
+from scanrag.evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, split_rows
+from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.prompts import sinbench as prompt
+from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
+from scanrag.evaluation.sinbench.metrics import (
     ANCHOR_TEXT_RE,
     MAX_GRADE,
     TAU,

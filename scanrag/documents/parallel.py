@@ -227,5 +227,5 @@ def submit_range(
 
 def submit_task(target: str, *args: Any) -> Future[Any]:
     """Have a worker run ``module:function(*args)`` (see ``page_worker.run_task``); starts
-    the pool when needed. Used for index builds split into parts (``indexes.bm25``)."""
+    the pool when needed. Used for index builds split into parts (``scanrag.indexes.bm25``)."""
     return _submit("run_task", target, args)

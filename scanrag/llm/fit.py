@@ -1,8 +1,8 @@
 """Does a request fit its model's context window? Asked of the model client, before sending.
 
 Used by every caller that must not learn the window from a refused call: the strategies'
-readers (``agents.planning``) and the judges (``evaluation.judging``). The client is any
-:class:`~scanrag.llm.types.ChatModel`; one that also offers ``context_window_of(model)`` and
+readers (``scanrag.agents.planning``) and the judges (``scanrag.evaluation.judging``). The client is
+any :class:`~scanrag.llm.types.ChatModel`; one that also offers ``context_window_of(model)`` and
 ``count_prompt_tokens(request)`` (the gateway, :class:`~scanrag.llm.gateway.LLMClient`) is
 asked, anything else plans nothing and the call decides.
 """

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.citations import find_citations, parse_citations
-from agents.evidence import DocInfo, ParseContext, bbox_problem
-from agents.reply import apply_output
+from scanrag.agents.citations import find_citations, parse_citations
+from scanrag.agents.evidence import DocInfo, ParseContext, bbox_problem
+from scanrag.agents.reply import apply_output
 from scanrag.schemas import UNANSWERABLE, Status, Trajectory
 
 GOLDEN = Path(__file__).parent / "golden" / "citations"
@@ -111,7 +111,7 @@ def test_answer_citations_are_stripped_from_the_answer() -> None:
 
 
 def test_two_different_answer_tags_are_ambiguous_and_unclosed_tag_reads_to_end() -> None:
-    """Issue 20: the last tag used to win silently; neither is taken now (agents.reply)."""
+    """Issue 20: the last tag used to win silently; neither is taken now (scanrag.agents.reply)."""
     parsed = parse_citations("<answer>draft</answer> thinking more <answer>final")
     assert parsed.answer is None and parsed.notes["ambiguous_answers"] == ["draft", "final"]
     assert parsed.notes["answer_tags"] == 2 and parsed.notes["answer_tag_unclosed"] is True

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.citations import parse_citations
-from agents.evidence import ParseContext
-from agents.textmask import mask, unit_start
+from scanrag.agents.citations import parse_citations
+from scanrag.agents.evidence import ParseContext
+from scanrag.agents.textmask import mask, unit_start
 
 CITE = '[page=1, doc_page="1", bbox=[0, 0, 1, 1]]'
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.citations import find_citations, parse_citations
-from agents.evidence import ParseContext
+from scanrag.agents.citations import find_citations, parse_citations
+from scanrag.agents.evidence import ParseContext
 
 CTX = ParseContext.with_pages(9)
 BOX = [0.1, 0.1, 0.2, 0.2]

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from PIL import Image
 
-from agents.context import (
+from scanrag.agents.context import (
     TRUNCATION_MARK,
     ContextOptions,
     PageRef,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from agents.context import page_text
-from agents.prompts.reader import ROLE
+from scanrag.agents.context import page_text
+from scanrag.agents.prompts.reader import ROLE
 from scanrag.llm.types import ChatRequest
 from scanrag.registry import STRATEGIES
 from scanrag.schemas import Document, Status

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from agents.common import call_model, parse_context
-from agents.context import ContextOptions, PageRef
-from agents.prompts.reader import reader_prompt
-from agents.reader import ReaderSpec, read_pages
-from graphs.full_doc import FullDocStrategy
-from graphs.topk_rag import TopKRagStrategy
+from scanrag.agents.common import call_model, parse_context
+from scanrag.agents.context import ContextOptions, PageRef
+from scanrag.agents.prompts.reader import reader_prompt
+from scanrag.agents.reader import ReaderSpec, read_pages
+from scanrag.graphs.full_doc import FullDocStrategy
+from scanrag.graphs.topk_rag import TopKRagStrategy
 from scanrag.llm import ContextOverflowError
 from scanrag.llm.fit import PlannedOverflowError
 from scanrag.schemas import Status, Trajectory

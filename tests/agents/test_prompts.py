@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.prompts import reader as reader_module
-from agents.prompts.base import Prompt, PromptError
-from agents.prompts.reader import OUTPUTS, TASKS, reader_prompt
+from scanrag.agents.prompts import reader as reader_module
+from scanrag.agents.prompts.base import Prompt, PromptError
+from scanrag.agents.prompts.reader import OUTPUTS, TASKS, reader_prompt
 from scanrag.hashing import stable_hash
 from scanrag.tasks import task_spec
 
@@ -51,8 +51,8 @@ def test_values_with_dollars_are_inserted_verbatim() -> None:
 
 
 def test_every_reader_prompt_says_that_document_text_is_data() -> None:
-    from agents.prompts.agentic import ASSESSOR, PLANNER
-    from agents.prompts.scan import map_prompt
+    from scanrag.agents.prompts.agentic import ASSESSOR, PLANNER
+    from scanrag.agents.prompts.scan import map_prompt
 
     for output in OUTPUTS:
         for task in TASKS:

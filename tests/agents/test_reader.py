@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from agents.common import parse_context
-from agents.context import TRUNCATION_MARK, ContextOptions, PageRef
-from agents.prompts.reader import reader_prompt
-from agents.reader import ReaderSpec, read_pages
+from scanrag.agents.common import parse_context
+from scanrag.agents.context import TRUNCATION_MARK, ContextOptions, PageRef
+from scanrag.agents.prompts.reader import reader_prompt
+from scanrag.agents.reader import ReaderSpec, read_pages
 from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.schemas import Status, Trajectory
 from scanrag.tasks import task_spec

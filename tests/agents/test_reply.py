@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agents.evidence import ParseContext
-from agents.reader import parse_reply
-from agents.reply import TRUNCATED_MESSAGE, apply_output
-from agents.structured import MAX_ITEMS, parse_structured, schema_for
-from evaluation.docscope.answer import AnswerRulesScorer
+from scanrag.agents.evidence import ParseContext
+from scanrag.agents.reader import parse_reply
+from scanrag.agents.reply import TRUNCATED_MESSAGE, apply_output
+from scanrag.agents.structured import MAX_ITEMS, parse_structured, schema_for
+from scanrag.evaluation.docscope.answer import AnswerRulesScorer
 from scanrag.llm import ScriptedModel
 from scanrag.llm.types import ChatRequest, ChatResponse
 from scanrag.registry import STRATEGIES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents import routing
+from scanrag.agents import routing
 
 
 def test_after_prepare() -> None:

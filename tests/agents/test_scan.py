@@ -1,10 +1,10 @@
-"""``agents.scan.merge_records``: what map windows record on their own trajectories is folded
-into the item's trajectory in window order."""
+"""``scanrag.agents.scan.merge_records``: what map windows record on their own trajectories is
+folded into the item's trajectory in window order."""
 
 from __future__ import annotations
 
-from agents.common import add_step
-from agents.scan import merge_records
+from scanrag.agents.common import add_step
+from scanrag.agents.scan import merge_records
 from scanrag.schemas import Status, Trajectory, Usage
 
 

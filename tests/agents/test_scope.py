@@ -1,10 +1,10 @@
-"""``agents.scope``: an item's context resolves its documents once; page keys round-trip."""
+"""``scanrag.agents.scope``: an item's context resolves its documents once; page keys round-trip."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from agents.scope import ItemContext, ReaderParams, Scope
+from scanrag.agents.scope import ItemContext, ReaderParams, Scope
 from scanrag.schemas import Status, Trajectory
 
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.citations import parse_citations
-from agents.evidence import ParseContext, ParsedOutput, format_citation
-from agents.reply import apply_output
-from agents.structured import (
+from scanrag.agents.citations import parse_citations
+from scanrag.agents.evidence import ParseContext, ParsedOutput, format_citation
+from scanrag.agents.reply import apply_output
+from scanrag.agents.structured import (
     parse_structured,
     schema_for,
     schema_sketch,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.documents import DocumentError, DocumentNotFoundError, DocumentSource
+from scanrag.evaluation.documents import DocumentError, DocumentNotFoundError, DocumentSource
 
 
 def make_pdf(path: Path, pages: int) -> Path:

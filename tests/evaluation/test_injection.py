@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from evaluation.docscope.answer import AnswerScorer
-from evaluation.docscope.fact import FactScorer
-from evaluation.docscope.region import RegionScorer
-from evaluation.documents import DocumentSource
-from evaluation.faithfulness.scorer import FaithfulnessScorer
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.scholscan.scorer import ScholScanScorer
-from evaluation.sinbench.scorer import SinBenchScorer
+from scanrag.evaluation.docscope.answer import AnswerScorer
+from scanrag.evaluation.docscope.fact import FactScorer
+from scanrag.evaluation.docscope.region import RegionScorer
+from scanrag.evaluation.documents import DocumentSource
+from scanrag.evaluation.faithfulness.scorer import FaithfulnessScorer
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.scholscan.scorer import ScholScanScorer
+from scanrag.evaluation.sinbench.scorer import SinBenchScorer
 from scanrag.llm import ScriptedModel
 from scanrag.llm.types import ChatRequest
 from scanrag.schemas import (

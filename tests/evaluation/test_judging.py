@@ -7,7 +7,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from evaluation.judging import (
+from scanrag.evaluation.judging import (
     JudgeConfig,
     JudgeContext,
     JudgeParseError,

@@ -6,7 +6,7 @@ import asyncio
 
 from pydantic import BaseModel
 
-from evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.llm import LLMClient, Message, ScriptedModel
 from scanrag.llm.scripted import register_scripted
 

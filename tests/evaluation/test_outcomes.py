@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import StatsOptions
-from evaluation.outcomes import (
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.outcomes import (
     STATUS_KINDS,
     Outcome,
     error_counts,
@@ -15,8 +15,8 @@ from evaluation.outcomes import (
     item_outcome,
     status_kind,
 )
-from evaluation.schemas import ScoreRow
-from evaluation.stage import score_run, summarize
+from scanrag.evaluation.schemas import ScoreRow
+from scanrag.evaluation.stage import score_run, summarize
 from scanrag.schemas import Sample, Status, Trajectory
 
 NO_CI = StatsOptions(n_resamples=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.cli.score import score_dir
+from scanrag.evaluation.cli.score import score_dir
 from scanrag.hashing import file_sha256
 from scanrag.llm import ScriptedModel
 from scanrag.schemas import Trajectory

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.base import PureScorer, Scorer, StatsOptions
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.schemas import ScoreRow
-from evaluation.stage import (
+from scanrag.evaluation.base import PureScorer, Scorer, StatsOptions
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.schemas import ScoreRow
+from scanrag.evaluation.stage import (
     ScoringError,
     latest_rows,
     read_rows,

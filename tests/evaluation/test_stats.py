@@ -1,4 +1,4 @@
-"""Golden vectors for evaluation.stats, computed by hand."""
+"""Golden vectors for scanrag.evaluation.stats, computed by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.stats import (
+from scanrag.evaluation.stats import (
     accuracy,
     balanced_accuracy,
     bootstrap_ci,

@@ -1,4 +1,4 @@
-"""Classification and rank measures of evaluation.stats on small cases worked out by hand
+"""Classification and rank measures of scanrag.evaluation.stats on small cases worked out by hand
 (restricted label lists, unsortable labels, degenerate tables)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from evaluation.stats import (
+from scanrag.evaluation.stats import (
     balanced_accuracy,
     cohen_kappa,
     kendall_tau_b,

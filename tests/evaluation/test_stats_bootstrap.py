@@ -1,4 +1,4 @@
-"""Bootstrap intervals, midpoints, p-values and empty inputs of evaluation.stats, by hand.
+"""Bootstrap intervals, midpoints, p-values and empty inputs of scanrag.evaluation.stats, by hand.
 
 A statistic that ignores its resample and returns 0, 1, 2, ... in call order makes the draws
 a known sequence, so the percentile interval can be worked out without numpy.
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from evaluation.stats import (
+from scanrag.evaluation.stats import (
     BootstrapResult,
     PairedResult,
     bootstrap_ci,

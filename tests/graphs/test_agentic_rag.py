@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from graphs.agentic_rag import AgenticRagStrategy
+from scanrag.graphs.agentic_rag import AgenticRagStrategy
 from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.schemas import Status
 

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import aiosqlite
 import pytest
 
-from graphs import checkpoints
-from graphs.checkpoints import shared_checkpointer
+from scanrag.graphs import checkpoints
+from scanrag.graphs.checkpoints import shared_checkpointer
 from scanrag.registry import STRATEGIES
 from scanrag.schemas import Status
 

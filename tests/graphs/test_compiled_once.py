@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from agents.scope import ItemContext
-from graphs.base import edge
+from scanrag.agents.scope import ItemContext
+from scanrag.graphs.base import edge
 from scanrag.llm.types import ChatRequest
 from scanrag.registry import STRATEGIES
 from scanrag.schemas import PageHit, Status, Trajectory

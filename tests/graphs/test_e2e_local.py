@@ -26,10 +26,10 @@ SMALL: dict[str, Any] = {"max_tokens": 48, "max_chars_per_page": 200, "block_box
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sample, dict[str, Any], Any]:
-    from indexes.bm25 import BM25Index
     from scanrag.datasets.generic import load_generic
     from scanrag.documents import ingest_pdf
-    from synth import generate_corpus
+    from scanrag.indexes.bm25 import BM25Index
+    from scanrag.synth import generate_corpus
 
     out = tmp_path_factory.mktemp("synth")
     generate_corpus(out, seed=3, n_docs=1, min_pages=10, max_pages=10, questions_per_doc=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from graphs.full_doc import FullDocStrategy
+from scanrag.graphs.full_doc import FullDocStrategy
 from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.schemas import Status
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from graphs.oracle import OracleFactsStrategy, OraclePagesStrategy, OracleRegionsStrategy
+from scanrag.graphs.oracle import OracleFactsStrategy, OraclePagesStrategy, OracleRegionsStrategy
 from scanrag.schemas import BBox, Fact, Region
 
 REPLY = 'Page 3 says 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from graphs.scan import ScanStrategy
+from scanrag.graphs.scan import ScanStrategy
 from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.llm.types import ChatRequest
 from scanrag.schemas import Status

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agents.scope import ItemContext
+from scanrag.agents.scope import ItemContext
 from scanrag.schemas import Status, Trajectory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def test_every_built_in_strategy_is_listed() -> None:
 
 def test_langgraph_json_is_written_from_the_registered_strategies(tmp_path: Path) -> None:
     """One source for the names: the entry points; the file and the factories follow them."""
-    from graphs import studio
+    from scanrag.graphs import studio
 
     assert tuple(sorted(NODES)) == studio.STRATEGY_NAMES
     assert all(callable(getattr(studio, name)) for name in studio.STRATEGY_NAMES)
@@ -93,7 +93,7 @@ def test_each_graph_gives_its_json_schemas(name: str) -> None:
     assert CONFIG["python_version"] == "3.11"
     graph = _load(CONFIG["graphs"][name])()
     for schema in (graph.get_input_jsonschema(), graph.get_output_jsonschema()):
-        # the keys every strategy shares, and its own state's (agents.state.StrategyState)
+        # the keys every strategy shares, and its own state's (scanrag.agents.state.StrategyState)
         assert {"trajectory", "stop", OWN_KEY[name]} <= set(schema["properties"])
         assert not (set(OWN_KEY.values()) - {OWN_KEY[name]}) & set(schema["properties"])
     context = graph.get_context_jsonschema()

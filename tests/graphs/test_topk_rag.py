@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphs.topk_rag import TopKRagStrategy
+from scanrag.graphs.topk_rag import TopKRagStrategy
 from scanrag.llm import ContextOverflowError
 from scanrag.schemas import Status
 

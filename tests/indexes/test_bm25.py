@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexes.bm25 import BM25Index
-from indexes.tokenize import TokenizerConfig
+from scanrag.indexes.bm25 import BM25Index
+from scanrag.indexes.tokenize import TokenizerConfig
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_page_heading_is_indexed_as_a_field():
 
 
 def test_saved_index_checks_page_text(tmp_path, corpus):
-    from indexes.errors import IndexMismatchError
+    from scanrag.indexes.errors import IndexMismatchError
 
     index = BM25Index(page_text="text")
     index.add(corpus)
@@ -174,7 +174,7 @@ def test_bad_parameters_rejected(params, message):
 def test_statistics_are_rank_bm25s_own(corpus):
     """The engine's statistics are those ``BM25Okapi`` computes from the token lists: the same
     idf per term (the mean summed in first-seen order), after an incremental add too."""
-    from indexes.bm25_reference import reference_okapi
+    from scanrag.indexes.bm25_reference import reference_okapi
 
     index = BM25Index()
     index.add(corpus[:1])
@@ -194,8 +194,8 @@ def test_indexes_saved_by_earlier_versions_still_load(tmp_path, corpus):
     import json
     from collections import Counter
 
-    from indexes.bm25 import tokenize_pages
-    from indexes.bm25_store import COUNTS_FILE, TOKENS_FILE
+    from scanrag.indexes.bm25 import tokenize_pages
+    from scanrag.indexes.bm25_store import COUNTS_FILE, TOKENS_FILE
 
     index = BM25Index()
     index.add(corpus)

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexes.bm25 import BM25Index
-from indexes.bm25_counts import count_texts
-from indexes.bm25_reference import mismatches
-from indexes.bm25_vocab import Vocabulary
-from indexes.tokenize import TokenizerConfig
+from scanrag.indexes.bm25 import BM25Index
+from scanrag.indexes.bm25_counts import count_texts
+from scanrag.indexes.bm25_reference import mismatches
+from scanrag.indexes.bm25_vocab import Vocabulary
+from scanrag.indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
 # Words chosen to meet every special case: stopwords, stems that merge words, numbers with
@@ -168,7 +168,7 @@ def test_memory_budget_must_not_be_negative() -> None:
 def test_a_sharded_build_equals_a_whole_one(make_document, monkeypatch) -> None:
     """A large corpus is counted by the ingestion pool's workers, slice by slice, and merged
     in order: the same postings, statistics and scores."""
-    import indexes.bm25 as bm25_module
+    import scanrag.indexes.bm25 as bm25_module
     from scanrag.documents.parallel import shutdown_pool
 
     documents = _documents(make_document, 6)

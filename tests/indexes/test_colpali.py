@@ -1,9 +1,9 @@
 """The ColPali multi-vector index end to end with tiny random ColQwen2/ColPali models.
 
-The models are built offline (``indexes.colpali_tiny``): real processors, real forward passes,
-random weights. Rankings are meaningless, so the tests check the plumbing against independent
-computations: stored vectors vs. a fresh encoding, MaxSim vs. brute force, regions vs. a patch
-whose similarity is boosted by hand, patch layout vs. the processor's pixel order.
+The models are built offline (``scanrag.indexes.colpali_tiny``): real processors, real forward
+passes, random weights. Rankings are meaningless, so the tests check the plumbing against
+independent computations: stored vectors vs. a fresh encoding, MaxSim vs. brute force, regions vs. a
+patch whose similarity is boosted by hand, patch layout vs. the processor's pixel order.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexes.colpali import REGION_TYPE, ColPaliIndex
-from indexes.colpali_tiny import tiny_model_dir
-from indexes.errors import CorruptIndexError, IndexMismatchError
 from scanrag.documents.errors import RenderError
+from scanrag.indexes.colpali import REGION_TYPE, ColPaliIndex
+from scanrag.indexes.colpali_tiny import tiny_model_dir
+from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError
 from scanrag.schemas import Document
 
 pytestmark = pytest.mark.model
@@ -161,7 +161,7 @@ def test_regions_are_bounded_and_configurable(qwen_dir, docs, index):
 def test_qwen_layout_matches_the_processor_pixel_order(index):
     from PIL import Image
 
-    from indexes.colpali_layouts import page_grid
+    from scanrag.indexes.colpali_layouts import page_grid
 
     image = Image.new("RGB", (168, 224), "white")  # exactly 6 x 8 merged 28 px patches
     image.paste((0, 0, 0), (56, 140, 84, 168))  # merged cell (row 5, col 2)

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from indexes import colpali_kernel
-from indexes.colpali_scoring import MaxSimScorer
+from scanrag.indexes import colpali_kernel
+from scanrag.indexes.colpali_scoring import MaxSimScorer
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json
 import numpy as np
-from indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
 
 rng = np.random.default_rng(7)
 lengths = [6, 2, 9, 0, 4, 70, 7, 3, 5, 1, 8]
@@ -65,8 +65,8 @@ def test_the_scorer_hands_blocks_and_selections_to_the_kernel(monkeypatch):
     scoring (the kernel is stood in for by the matrix product)."""
     import numpy as np
 
-    from indexes import colpali_scoring
-    from indexes.colpali_scoring import PackedVectors
+    from scanrag.indexes import colpali_scoring
+    from scanrag.indexes.colpali_scoring import PackedVectors
 
     calls = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexes.colpali_layouts import (
+from scanrag.indexes.colpali_layouts import (
     PatchGrid,
     page_grid,
     qwen_layout,

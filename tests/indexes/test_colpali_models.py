@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from indexes import colpali_models
-from indexes.colpali_models import FAMILIES, load_colpali, resolve_family, select_device
-from indexes.errors import ModelLoadError
+from scanrag.indexes import colpali_models
+from scanrag.indexes.colpali_models import FAMILIES, load_colpali, resolve_family, select_device
+from scanrag.indexes.errors import ModelLoadError
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexes.colpali_regions import (
+from scanrag.indexes.colpali_regions import (
     connected_components,
     propose_regions,
     similarity_grid,

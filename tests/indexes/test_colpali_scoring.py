@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexes import colpali_scoring as scoring
-from indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes import colpali_scoring as scoring
+from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
 
 
 def reference(query: np.ndarray, page: np.ndarray) -> float:

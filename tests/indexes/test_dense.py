@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from indexes.dense import DenseIndex
-from indexes.encoders import load_encoder
-from indexes.errors import CorruptIndexError, IndexMismatchError, ModelLoadError
+from scanrag.indexes.dense import DenseIndex
+from scanrag.indexes.encoders import load_encoder
+from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError, ModelLoadError
 
 pytestmark = pytest.mark.model
 
@@ -163,8 +163,8 @@ def test_bad_options_rejected():
 
 def test_torch_vector_search_is_selected_and_recorded(docs, index, monkeypatch):
     """CUDA without faiss-gpu selects exact search in torch (stood in for by the CPU here)."""
-    from indexes import dense
-    from indexes.encoders import DeviceChoice
+    from scanrag.indexes import dense
+    from scanrag.indexes.encoders import DeviceChoice
 
     monkeypatch.setattr(dense, "select_devices", lambda device: DeviceChoice("cpu", False, True))
     other = DenseIndex(chunk_overlap=16)

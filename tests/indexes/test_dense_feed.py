@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from indexes import dense_feed, encoders
-from indexes.dense_feed import (
+from scanrag.indexes import dense_feed, encoders
+from scanrag.indexes.dense_feed import (
     OnnxFeed,
     TorchFeed,
     default_batch_size,
@@ -19,9 +19,9 @@ from indexes.dense_feed import (
     pad_batch,
     prefetch,
 )
-from indexes.dense_tiny import tiny_encoder_dir
-from indexes.dense_windows import WindowCutter
-from indexes.encoders import load_encoder
+from scanrag.indexes.dense_tiny import tiny_encoder_dir
+from scanrag.indexes.dense_windows import WindowCutter
+from scanrag.indexes.encoders import load_encoder
 
 TEXTS = [
     "Quarterly revenue grew by twelve percent in Europe and Asia.",

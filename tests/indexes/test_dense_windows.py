@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexes.dense_tiny import tiny_encoder_dir
-from indexes.dense_windows import PROBE_TEXTS, WindowCutter, _split_words, special_ids
-from indexes.encoders import DEFAULT_MODEL, load_encoder, token_windows
+from scanrag.indexes.dense_tiny import tiny_encoder_dir
+from scanrag.indexes.dense_windows import PROBE_TEXTS, WindowCutter, _split_words, special_ids
+from scanrag.indexes.encoders import DEFAULT_MODEL, load_encoder, token_windows
 
 pytestmark = pytest.mark.model
 

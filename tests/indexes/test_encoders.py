@@ -6,8 +6,8 @@ import faiss
 import pytest
 import torch
 
-from indexes import encoders
-from indexes.encoders import (
+from scanrag.indexes import encoders
+from scanrag.indexes.encoders import (
     DEFAULT_MODEL,
     PRESETS,
     DeviceChoice,
@@ -18,7 +18,7 @@ from indexes.encoders import (
     select_devices,
     token_windows,
 )
-from indexes.errors import ModelLoadError
+from scanrag.indexes.errors import ModelLoadError
 
 
 @pytest.fixture
@@ -173,11 +173,11 @@ def test_bf16_is_an_explicit_choice_never_auto(monkeypatch):
 def test_bf16_on_a_cpu_without_it_warns(monkeypatch, caplog):
     monkeypatch.setattr(encoders, "native_bf16", lambda: False)
     layer = torch.nn.Linear(4, 4)
-    with caplog.at_level("WARNING", logger="indexes.encoders"):
+    with caplog.at_level("WARNING", logger="scanrag.indexes.encoders"):
         cast = encoders._to_bf16(layer, "cpu")
     assert cast.weight.dtype == torch.bfloat16
     assert "emulated" in caplog.text
     caplog.clear()
-    with caplog.at_level("WARNING", logger="indexes.encoders"):
+    with caplog.at_level("WARNING", logger="scanrag.indexes.encoders"):
         encoders._to_bf16(torch.nn.Linear(4, 4), "cuda")  # GPUs: no CPU flag to check
     assert caplog.text == ""

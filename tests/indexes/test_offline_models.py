@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from indexes.offline_models import cached_build
+from scanrag.indexes.offline_models import cached_build
 
 
 def _build(calls: list[Path]):

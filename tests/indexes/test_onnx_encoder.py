@@ -1,6 +1,6 @@
 """The ONNX Runtime encoder backend: export, agreement with torch, caching, backend choice.
 
-Exports use the tiny offline encoder (``indexes.dense_tiny``) into a temporary model folder;
+Exports use the tiny offline encoder (``scanrag.indexes.dense_tiny``) into a temporary model folder;
 the bundled MiniLM is only read for its layout, never exported here.
 """
 
@@ -11,12 +11,12 @@ import json
 import numpy as np
 import pytest
 
-from indexes import encoders
-from indexes.dense import DenseIndex
-from indexes.dense_tiny import tiny_encoder_dir
-from indexes.encoders import CPU_BACKEND, load_encoder, model_fingerprint, resolve_backend
-from indexes.errors import ModelLoadError
-from indexes.onnx_encoder import exported_model, load_onnx_encoder, read_layout
+from scanrag.indexes import encoders
+from scanrag.indexes.dense import DenseIndex
+from scanrag.indexes.dense_tiny import tiny_encoder_dir
+from scanrag.indexes.encoders import CPU_BACKEND, load_encoder, model_fingerprint, resolve_backend
+from scanrag.indexes.errors import ModelLoadError
+from scanrag.indexes.onnx_encoder import exported_model, load_onnx_encoder, read_layout
 
 pytestmark = pytest.mark.model
 

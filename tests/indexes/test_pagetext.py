@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexes.pagetext import page_heading, page_texts, running_lines
+from scanrag.indexes.pagetext import page_heading, page_texts, running_lines
 from scanrag.schemas import BBox, Block, Document, Page
 
 

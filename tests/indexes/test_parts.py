@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from indexes.bm25 import BM25Index
+from scanrag.indexes.bm25 import BM25Index
 from scanrag.schemas import Document
 
 
@@ -57,7 +57,7 @@ def test_parts_must_cover_the_documents_in_order(corpus: list[Document]) -> None
 
 
 def test_a_kind_without_the_hooks_says_so(corpus: list[Document]) -> None:
-    from indexes.base import PageIndex
+    from scanrag.indexes.base import PageIndex
 
     class Plain(BM25Index):
         kind = "plain"
@@ -70,7 +70,7 @@ def test_a_kind_without_the_hooks_says_so(corpus: list[Document]) -> None:
 
 @pytest.mark.model
 def test_dense_from_parts_matches_a_whole_build(corpus: list[Document]) -> None:
-    from indexes.dense import DenseIndex
+    from scanrag.indexes.dense import DenseIndex
 
     whole = DenseIndex()
     whole.add(corpus)

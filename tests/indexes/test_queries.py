@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexes.queries import (
+from scanrag.indexes.queries import (
     apply_query_mode,
     check_query_mode,
     expand_statements,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from indexes.tokenize import ENGLISH_STOPWORDS, TokenizerConfig
+from scanrag.indexes.tokenize import ENGLISH_STOPWORDS, TokenizerConfig
 
 from .conftest import GOLDEN
 

@@ -6,7 +6,7 @@ import faiss
 import numpy as np
 import pytest
 
-from indexes.vector_store import VectorStore
+from scanrag.indexes.vector_store import VectorStore
 
 
 def _unit(n: int, dim: int, seed: int) -> np.ndarray:
@@ -116,7 +116,7 @@ def test_load_rejects_inconsistent_files(tmp_path):
 
 # -- exact search in torch (the GPU path without faiss-gpu, run here on the CPU) ---------------
 def test_torch_search_gives_faiss_flat_hits(monkeypatch):
-    from indexes import vector_store
+    from scanrag.indexes import vector_store
 
     data, queries = _unit(500, 16, 20), _unit(7, 16, 21)
     reference, on_torch = VectorStore(16), VectorStore(16, torch_device="cpu")

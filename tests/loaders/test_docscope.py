@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from loaders.docscope import load_docscope
-from loaders.docscope_boxes import NORMALIZED, POINTS, detect_units
 from scanrag.datasets import load_dataset
+from scanrag.loaders.docscope import load_docscope
+from scanrag.loaders.docscope_boxes import NORMALIZED, POINTS, detect_units
 
 MakePdf = Callable[[Path, int], Path]  # pages are 300 x 400 points (600 x 800 pixels at 144 DPI)
 

@@ -15,8 +15,8 @@ from typing import Any
 import pymupdf
 import pytest
 
-from loaders.docscope import load_docscope
-from loaders.docscope_boxes import PAPER_MEAN_AREA, mean_area
+from scanrag.loaders.docscope import load_docscope
+from scanrag.loaders.docscope_boxes import PAPER_MEAN_AREA, mean_area
 
 GOLDEN = Path(__file__).parent / "golden" / "docscope_readme_item.json"
 

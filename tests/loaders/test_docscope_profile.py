@@ -10,8 +10,8 @@ from typing import Any
 import pymupdf
 import pytest
 
-from loaders.docscope import load_docscope
 from scanrag.datasets import DatasetError
+from scanrag.loaders.docscope import load_docscope
 
 
 def _pdf(path: Path, pages: int = 2) -> None:
@@ -99,7 +99,7 @@ def test_profile_names_are_checked(bench: Path) -> None:
 
 
 def test_the_official_gold_reads_the_row(bench: Path) -> None:
-    from evaluation.docscope.gold import official_gold
+    from scanrag.evaluation.docscope.gold import official_gold
 
     samples = {s.id: s for s in load_docscope(bench, validate=False, profile="official").samples}
     gold = official_gold(samples["past_pdf"])

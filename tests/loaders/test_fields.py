@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from loaders.financebench import doc_type, load_financebench
-from loaders.mmlongbench import load_mmlongbench
-from loaders.sinbench import load_sinbench
 from scanrag.datasets import Dataset, breakdown, load_generic
 from scanrag.datasets.fields import normalise_metadata, source_list
+from scanrag.loaders.financebench import doc_type, load_financebench
+from scanrag.loaders.mmlongbench import load_mmlongbench
+from scanrag.loaders.sinbench import load_sinbench
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from loaders.financebench import load_financebench
 from scanrag.datasets import load_dataset
+from scanrag.loaders.financebench import load_financebench
 
 SAMPLE_FILE = "financebench_sample.jsonl"
 WriteRows = Callable[..., Path]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from loaders.mmlongbench import load_mmlongbench, parse_pages
 from scanrag.datasets import DatasetError, load_dataset, load_generic
 from scanrag.datasets.fields import content_id
+from scanrag.loaders.mmlongbench import load_mmlongbench, parse_pages
 
 SAMPLE_FILE = "mmlongbench-doc_samples_sample.json"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from loaders.mmlongbench import load_mmlongbench
 from scanrag.datasets import DatasetError
+from scanrag.loaders.mmlongbench import load_mmlongbench
 
 ROW = {
     "doc_id": "d.pdf",

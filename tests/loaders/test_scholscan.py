@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from loaders.scholscan import load_scholscan
 from scanrag.datasets import load_dataset
+from scanrag.loaders.scholscan import load_scholscan
 from scanrag.schemas.families import family_code
 
 MakePdf = Callable[[Path, int], Path]
@@ -90,7 +90,7 @@ def test_items_become_error_detection_samples(corpus: Path) -> None:
 
 
 def test_the_scholscan_scorer_reads_the_loaded_fields(corpus: Path) -> None:
-    from evaluation.scholscan.scorer import gold_explanation, gold_has_error, sample_family
+    from scanrag.evaluation.scholscan.scorer import gold_explanation, gold_has_error, sample_family
 
     dataset = load_scholscan(corpus)
     within, cross, _, negative = dataset.samples

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from loaders.sinbench import SUMMARY_QUESTION, load_sinbench
 from scanrag.datasets import DatasetError, load_dataset
+from scanrag.loaders.sinbench import SUMMARY_QUESTION, load_sinbench
 
 SAMPLE_FILE = "sin-bench_sample.jsonl"
 
@@ -45,8 +45,8 @@ def test_public_rows_become_chains_per_task(formats_dir: Path) -> None:
 
 
 def test_anchors_are_readable_by_the_sinbench_scorer(formats_dir: Path) -> None:
-    from evaluation.sinbench.metrics import anchor_keys
-    from evaluation.sinbench.scorer import gold_verdict
+    from scanrag.evaluation.sinbench.metrics import anchor_keys
+    from scanrag.evaluation.sinbench.scorer import gold_verdict
 
     dataset = load_sinbench(formats_dir / SAMPLE_FILE, validate=False)
     for sample in dataset.samples:

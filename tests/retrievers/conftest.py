@@ -65,7 +65,7 @@ def contract_samples() -> list[Sample]:
 
 def _tiny_colpali() -> Retriever:
     """ColPali with a tiny randomly initialised ColQwen2 built offline (no weights exist here)."""
-    from indexes.colpali_tiny import tiny_model_dir
+    from scanrag.indexes.colpali_tiny import tiny_model_dir
 
     return create_retriever("colpali", {"model": str(tiny_model_dir("colqwen2")), "device": "cpu"})
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from indexes.colpali import ColPaliIndex
-from indexes.colpali_tiny import tiny_model_dir
-from indexes.errors import UnknownDocumentError
+from scanrag.indexes.colpali import ColPaliIndex
+from scanrag.indexes.colpali_tiny import tiny_model_dir
+from scanrag.indexes.errors import UnknownDocumentError
 from scanrag.registry import RETRIEVERS
 from scanrag.retriever_specs import create_retriever
 
@@ -74,7 +74,7 @@ def test_unknown_document_and_bad_options(retriever, model_dir):
 
 
 def test_runs_through_the_retrieval_evaluation(model_dir, samples, by_name):
-    from evaluation.retrieval.evaluate import evaluate_retrievers
+    from scanrag.evaluation.retrieval.evaluate import evaluate_retrievers
 
     result = evaluate_retrievers(
         samples,

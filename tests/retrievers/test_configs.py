@@ -5,8 +5,8 @@ every configs/*.yaml. Each goes the way ``scanrag run`` takes it: config validat
 retriever preflight, ``scanrag.runner.components.build_retriever`` (aliases resolved inside
 composites, samples injected), indexing the generated PDFs of conftest, then searching, and a
 second build that loads the saved index (what a resumed run does). Hub models, which cannot be
-downloaded here, are replaced by the tiny offline models (``indexes.dense_tiny`` and the tiny
-ColQwen2 of ``indexes.colpali_tiny``); the bundled default encoder stays as it is.
+downloaded here, are replaced by the tiny offline models (``scanrag.indexes.dense_tiny`` and the
+tiny ColQwen2 of ``scanrag.indexes.colpali_tiny``); the bundled default encoder stays as it is.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def test_the_shown_configs_are_found() -> None:
 
 @pytest.fixture(scope="module")
 def offline_models() -> dict[str, str]:
-    from indexes.colpali_tiny import tiny_model_dir
-    from indexes.dense_tiny import tiny_encoder_dir
+    from scanrag.indexes.colpali_tiny import tiny_model_dir
+    from scanrag.indexes.dense_tiny import tiny_encoder_dir
 
     return {"dense": str(tiny_encoder_dir()), "colpali": str(tiny_model_dir("colqwen2"))}
 

@@ -8,8 +8,8 @@ from itertools import pairwise
 
 import pytest
 
-from indexes.bm25 import BM25Index
-from indexes.errors import UnknownDocumentError
+from scanrag.indexes.bm25 import BM25Index
+from scanrag.indexes.errors import UnknownDocumentError
 from scanrag.protocols import Retriever
 from scanrag.registry import RETRIEVERS
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from indexes.bm25 import BM25Index
-from retrievers.fusion import fuse, merge_views, normalised_scores, rrf_fuse
-from retrievers.hybrid import HybridRetriever
-from retrievers.views import search_views
+from scanrag.indexes.bm25 import BM25Index
+from scanrag.retrievers.fusion import fuse, merge_views, normalised_scores, rrf_fuse
+from scanrag.retrievers.hybrid import HybridRetriever
+from scanrag.retrievers.views import search_views
 from scanrag.schemas import BBox, PageHit, Region
 
 
@@ -131,7 +131,7 @@ def test_save_load_round_trip(tmp_path, corpus):
     again = HybridRetriever(["bm25", "example_tfidf"], weights=[1, 2]).load(tmp_path / "h", corpus)
     query = "revenue in Europe"
     assert again.search(query, 5) == hybrid.search(query, 5)
-    from indexes.errors import IndexMismatchError
+    from scanrag.indexes.errors import IndexMismatchError
 
     with pytest.raises(IndexMismatchError, match="hybrid index"):
         HybridRetriever(["bm25", "example_tfidf"]).load(tmp_path / "h")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.retrieval.evaluate import evaluate_retrievers
+from scanrag.evaluation.retrieval.evaluate import evaluate_retrievers
 
 pytestmark = pytest.mark.model
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.model
 @pytest.fixture
 def encodings(monkeypatch) -> Iterator[list[int]]:
     """Pages encoded by each dense encoding pass (one entry per pass)."""
-    from indexes.dense import DenseIndex
+    from scanrag.indexes.dense import DenseIndex
 
     passes: list[int] = []
     original = DenseIndex._encode_documents
@@ -32,7 +32,7 @@ def encodings(monkeypatch) -> Iterator[list[int]]:
 
 @pytest.fixture(scope="module")
 def tiny_dense() -> dict[str, Any]:
-    from indexes.dense_tiny import tiny_encoder_dir
+    from scanrag.indexes.dense_tiny import tiny_encoder_dir
 
     return {"model": str(tiny_encoder_dir()), "device": "cpu"}
 

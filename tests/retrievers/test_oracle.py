@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from indexes.errors import UnknownDocumentError
-from retrievers.oracle import OracleRetriever
+from scanrag.indexes.errors import UnknownDocumentError
+from scanrag.retrievers.oracle import OracleRetriever
 from scanrag.schemas import Sample
 
 Q = "What did the telescope observe?"

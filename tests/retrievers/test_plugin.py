@@ -7,8 +7,8 @@ from importlib import metadata
 
 import pytest
 
-from evaluation.retrieval.evaluate import evaluate_retrievers
-from indexes.base import PageIndex
+from scanrag.evaluation.retrieval.evaluate import evaluate_retrievers
+from scanrag.indexes.base import PageIndex
 from scanrag.registry import RETRIEVERS
 from scanrag.retriever_specs import create_retriever
 

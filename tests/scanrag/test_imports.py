@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_bench_script
+
 HEAVY = ("torch", "faiss", "litellm", "langgraph", "transformers", "sentence_transformers")
 REPO = Path(__file__).resolve().parents[2]
 # The layer diagram as the README draws it: each layer imports the kernel and the layer just
@@ -18,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 LAYERS = ("scanrag", "indexes", "retrievers", "agents", "graphs")
 BESIDE = ("evaluation", "loaders", "synth")
 PACKAGES = (*LAYERS, *BESIDE)
+STRUCTURE = load_bench_script("structure")  # maps folders to installed module names
 
 
 def arrows() -> dict[str, set[str]]:
@@ -30,7 +33,7 @@ def arrows() -> dict[str, set[str]]:
     return allowed
 
 
-@pytest.mark.parametrize("module", ["scanrag", "scanrag.llm", "scanrag.cli", "evaluation"])
+@pytest.mark.parametrize("module", ["scanrag", "scanrag.llm", "scanrag.cli", "scanrag.evaluation"])
 def test_light_import(module: str) -> None:
     code = (
         f"import sys, {module}\n"
@@ -44,15 +47,14 @@ def test_light_import(module: str) -> None:
 
 
 def _modules(package: str) -> list[str]:
-    root = REPO / package
+    """The installed names of ``package``'s modules (``agents`` → ``scanrag.agents...``)."""
     return sorted(
-        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-        for path in root.rglob("*.py")
+        name for name in STRUCTURE.module_files(REPO) if STRUCTURE.package_of(name) == package
     )
 
 
 def test_every_scorer_module_and_the_runner_import_light() -> None:
-    wanted = [m for m in _modules("evaluation") if not m.startswith("evaluation.report")]
+    wanted = [m for m in _modules("evaluation") if not m.startswith("scanrag.evaluation.report")]
     wanted += ["scanrag.runner", "scanrag.runner.engine", "scanrag.config", "scanrag.datasets"]
     wanted += _modules("loaders")
     code = (
@@ -67,22 +69,26 @@ def test_every_scorer_module_and_the_runner_import_light() -> None:
 
 
 def _project_imports(path: Path) -> set[str]:
+    """The layers (``scanrag`` for the kernel) whose modules ``path`` imports."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
+            found.update(STRUCTURE.package_of(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
+            if node.module == "scanrag":  # ``from scanrag import agents`` names a layer
+                found.update(STRUCTURE.package_of(f"scanrag.{a.name}") for a in node.names)
+            else:
+                found.add(STRUCTURE.package_of(node.module))
     return found & set(PACKAGES)
 
 
 def _package_edges() -> dict[str, dict[str, list[str]]]:
     """Package → imported package → the files that import it."""
     edges: dict[str, dict[str, list[str]]] = {p: {} for p in PACKAGES}
-    for package in PACKAGES:
-        for path in sorted((REPO / package).rglob("*.py")):
-            for other in _project_imports(path) - {package}:
-                edges[package].setdefault(other, []).append(str(path.relative_to(REPO)))
+    for name, path in sorted(STRUCTURE.module_files(REPO).items()):
+        package = STRUCTURE.package_of(name)
+        for other in _project_imports(path) - {package}:
+            edges[package].setdefault(other, []).append(str(path.relative_to(REPO)))
     return edges
 
 
@@ -104,12 +110,16 @@ def test_imports_follow_the_arrows_exactly(package: str) -> None:
 
 
 def test_every_project_package_is_on_the_diagram() -> None:
+    """Each top-level source folder is a layer: the kernel (``scanrag``) and the folders
+    pyproject.toml installs under it."""
     on_disk = {
         path.parent.name
         for path in REPO.glob("*/__init__.py")
         if path.parent.name not in {"tests", "benchmarks", "scripts"}
     }
     assert on_disk == set(PACKAGES)
+    installed = {STRUCTURE.package_of(name) for name in STRUCTURE.source_folders(REPO)}
+    assert installed == set(PACKAGES)
 
 
 def test_the_arrows_are_one_chain() -> None:

@@ -15,7 +15,7 @@ from scanrag.plugins import PluginError, import_plugin, plugin_arguments
 from scanrag.registry import COMMANDS, SCORERS
 
 PLUGIN = """
-from evaluation.base import PureScorer
+from scanrag.evaluation.base import PureScorer
 from scanrag.registry import SCORERS
 
 

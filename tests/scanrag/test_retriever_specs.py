@@ -185,7 +185,7 @@ def test_create_retriever_rejects_a_factory_that_builds_no_retriever() -> None:
 
 
 def test_create_retriever_params_are_the_constructor_arguments() -> None:
-    from indexes.bm25 import BM25Index
+    from scanrag.indexes.bm25 import BM25Index
 
     retriever = create_retriever("bm25", {"k1": 1.1, "tokenizer": {"stopwords": "english"}})
     assert isinstance(retriever, BM25Index) and isinstance(retriever, Retriever)

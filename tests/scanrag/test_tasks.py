@@ -65,7 +65,7 @@ def test_unknown_task_types_list_the_known_ones() -> None:
 
 
 def test_default_scorers_come_from_the_table() -> None:
-    from evaluation.base import default_scorer_names
+    from scanrag.evaluation.base import default_scorer_names
 
     assert default_scorers(["error_detection", "nonsense"]) == ["scholscan"]
     assert default_scorer_names(["chain_qa"]) == ["faithfulness", "sinbench"]
@@ -75,9 +75,9 @@ def test_default_scorers_come_from_the_table() -> None:
 
 
 def test_a_new_task_type_is_one_table_entry(table_check: TaskSpec) -> None:
-    from agents.prompts.reader import reader_prompt
-    from agents.structured import schema_for
-    from evaluation.base import default_scorer_names
+    from scanrag.agents.prompts.reader import reader_prompt
+    from scanrag.agents.structured import schema_for
+    from scanrag.evaluation.base import default_scorer_names
 
     sample = Sample(
         id="t1", doc_ids=["a.pdf"], question="Are the totals right?", task="table_check"
@@ -98,8 +98,8 @@ def test_a_new_task_type_is_one_table_entry(table_check: TaskSpec) -> None:
 def test_an_item_resolves_its_task_once_and_unknown_tasks_read_as_qa() -> None:
     from unittest import mock
 
-    from agents.prompts.reader import reader_prompt
-    from agents.scope import ItemContext
+    from scanrag.agents.prompts.reader import reader_prompt
+    from scanrag.agents.scope import ItemContext
     from scanrag.llm import ScriptedModel
     from scanrag.protocols import StrategyContext
 
@@ -108,7 +108,9 @@ def test_an_item_resolves_its_task_once_and_unknown_tasks_read_as_qa() -> None:
         update={"task": "nonsense"}
     )
     ctx = StrategyContext(llm=ScriptedModel([]), documents={}, models={})
-    with mock.patch("agents.scope.task_spec_or_default", wraps=task_spec_or_default) as look:
+    with mock.patch(
+        "scanrag.agents.scope.task_spec_or_default", wraps=task_spec_or_default
+    ) as look:
         item = ItemContext.resolve(sample, ctx)
         assert item.task is task_spec("qa") and item.task is item.task
     assert look.call_count == 1

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from scanrag.datasets import Dataset, load_generic
-from synth import generate_corpus
+from scanrag.synth import generate_corpus
 
 CORPUS_PARAMS: dict[str, int] = {
     "seed": 7,

@@ -15,7 +15,7 @@ import pytest
 from scanrag.cli import main as cli_main
 from scanrag.datasets import Dataset
 from scanrag.hashing import file_sha256
-from synth import GENERATOR_VERSION, generate_corpus
+from scanrag.synth import GENERATOR_VERSION, generate_corpus
 
 SMALL: dict[str, Any] = {"n_docs": 2, "min_pages": 10, "max_pages": 14, "questions_per_doc": 4}
 

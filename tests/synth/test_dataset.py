@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scanrag.datasets import DatasetError, load_dataset
-from synth.dataset import load_synthetic, verify_corpus
+from scanrag.synth.dataset import load_synthetic, verify_corpus
 
 PARAMS = {"seed": 2, "n_docs": 1, "min_pages": 10, "max_pages": 12, "questions_per_doc": 3}
 

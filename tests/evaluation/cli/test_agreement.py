@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli.agreement import (
+from scanrag.cli import main
+from scanrag.evaluation.cli.agreement import (
     AgreementInputError,
     agreement_report,
     normalize_label,
@@ -15,8 +16,7 @@ from evaluation.cli.agreement import (
     read_label_csv,
     read_score_units,
 )
-from evaluation.schemas import ScoreRow
-from scanrag.cli import main
+from scanrag.evaluation.schemas import ScoreRow
 
 HUMAN = """item_id,label,note
 q1/p1/g0,covered,

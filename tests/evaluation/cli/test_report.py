@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli.report import default_out
 from scanrag.cli import main
+from scanrag.evaluation.cli.report import default_out
 
 
 def test_report_command_writes_the_report(

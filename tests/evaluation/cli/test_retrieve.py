@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli.retrieve import parse_ks, parse_settings
 from scanrag.cli import main
+from scanrag.evaluation.cli.retrieve import parse_ks, parse_settings
 from scanrag.registry import RETRIEVERS
 
 _spec = importlib.util.spec_from_file_location(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli.score import score_dir
 from scanrag.cli import main
+from scanrag.evaluation.cli.score import score_dir
 from scanrag.llm import ChatRequest, ScriptedModel, clear_scripted, register_scripted
 from scanrag.schemas import BBox, Citation, Fact, Region, Sample, Trajectory
 

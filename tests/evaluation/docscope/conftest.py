@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from evaluation.documents import DocumentSource
-from evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.documents import DocumentSource
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
 from scanrag.untrusted import read_quoted

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.answer import AnswerRulesScorer, AnswerScorer, says_unanswerable
-from evaluation.prompts import docscope_answer
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.answer import AnswerRulesScorer, AnswerScorer, says_unanswerable
+from scanrag.evaluation.prompts import docscope_answer
 from scanrag.llm import ModelError
 
 NO_CI = StatsOptions(n_resamples=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.docscope.answer_rules import (
+from scanrag.evaluation.docscope.answer_rules import (
     anls,
     infer_format,
     is_refusal,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.docscope.answer_rules import (
+from scanrag.evaluation.docscope.answer_rules import (
     FORMATS,
     Number,
     anls,

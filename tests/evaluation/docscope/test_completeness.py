@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.completeness import (
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.completeness import (
     BUCKETS,
     CompletenessScorer,
     answer_correct,
@@ -16,7 +16,7 @@ from evaluation.docscope.completeness import (
     page_check,
     region_check,
 )
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.schemas import ScoreRow
 
 NO_CI = StatsOptions(n_resamples=0)
 
@@ -189,7 +189,7 @@ def test_which_items_are_answerable() -> None:
 
 
 def test_official_binding_reads_official_rows() -> None:
-    from evaluation.docscope.completeness import completeness_official
+    from scanrag.evaluation.docscope.completeness import completeness_official
 
     assert completeness_official.name == "completeness_official"
     assert completeness_official.item_level is False

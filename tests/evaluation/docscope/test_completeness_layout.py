@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.completeness import CompletenessScorer, bucket_of
-from evaluation.docscope.layout import LayoutScorer, bin_label, layout_factors
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.completeness import CompletenessScorer, bucket_of
+from scanrag.evaluation.docscope.layout import LayoutScorer, bin_label, layout_factors
+from scanrag.evaluation.schemas import ScoreRow
 
 NO_CI = StatsOptions(n_resamples=0)
 

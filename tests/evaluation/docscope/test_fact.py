@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.common import DocScope, evidence_units
-from evaluation.docscope.fact import FactScorer
-from evaluation.prompts import docscope_fact
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.common import DocScope, evidence_units
+from scanrag.evaluation.docscope.fact import FactScorer
+from scanrag.evaluation.prompts import docscope_fact
 from scanrag.llm import ModelError
 from scanrag.schemas import Citation, Fact
 

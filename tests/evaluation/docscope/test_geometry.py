@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.docscope.geometry import clip, gold_vs_union, union_area
+from scanrag.evaluation.docscope.geometry import clip, gold_vs_union, union_area
 from scanrag.schemas import BBox
 
 

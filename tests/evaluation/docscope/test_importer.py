@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.docscope.importer import ImportReport, read_infer
-from evaluation.docscope.infer_record import (
+from scanrag.evaluation.docscope.importer import ImportReport, read_infer
+from scanrag.evaluation.docscope.infer_record import (
     STRATEGY,
     _answer,
     _span,
     _usage,
     trajectory_from_record,
 )
-from evaluation.docscope.official import INFER_KEY
+from scanrag.evaluation.docscope.official import INFER_KEY
 from scanrag.hashing import file_sha256
 from scanrag.schemas import UNANSWERABLE, BBox, Region, Status, Usage
 
@@ -179,7 +179,7 @@ def test_error_records_and_records_without_a_parsed_block() -> None:
 def test_import_into_a_new_nested_or_empty_folder_with_a_missing_pdf_and_a_bad_row(
     official_files: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    from evaluation.docscope.importer import import_infer
+    from scanrag.evaluation.docscope.importer import import_infer
 
     benchmark, infer = official_files
     items = json.loads(benchmark.read_text(encoding="utf-8"))
@@ -229,7 +229,7 @@ def test_an_infer_file_with_nothing_to_import_is_refused_before_any_folder(
     official_files: tuple[Path, Path], tmp_path: Path, infer_text: str, message: str
 ) -> None:
     """Issue 20: an empty or all-invalid infer file imported with exit 0 into an empty run."""
-    from evaluation.docscope.importer import InferImportError, import_infer
+    from scanrag.evaluation.docscope.importer import InferImportError, import_infer
 
     benchmark, _ = official_files
     infer = tmp_path / "infer.jsonl"
@@ -241,7 +241,7 @@ def test_an_infer_file_with_nothing_to_import_is_refused_before_any_folder(
 
 
 def test_out_naming_a_file_is_refused(official_files: tuple[Path, Path], tmp_path: Path) -> None:
-    from evaluation.docscope.importer import InferImportError, import_infer
+    from scanrag.evaluation.docscope.importer import InferImportError, import_infer
 
     benchmark, infer = official_files
     taken = tmp_path / "results.csv"

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from evaluation.judge_prompts import (
+from scanrag.evaluation.judge_prompts import (
     PromptFileError,
     check_template,
     read_prompt_files,
     template_fields,
     template_hash,
 )
-from evaluation.judging import JudgeConfig
-from evaluation.stage import row_basis
+from scanrag.evaluation.judging import JudgeConfig
+from scanrag.evaluation.stage import row_basis
 from scanrag.llm import ScriptedModel
 from scanrag.schemas import BBox, Citation, Fact, Region, Sample, Trajectory
 
@@ -61,8 +61,8 @@ def test_reading_and_checking_prompt_files(tmp_path: Path) -> None:
 
 
 def _ctx(tmp_path: Path, replies: list[str], prompts: dict[str, str]) -> Any:
-    from evaluation.documents import DocumentSource
-    from evaluation.judging import JudgeContext
+    from scanrag.evaluation.documents import DocumentSource
+    from scanrag.evaluation.judging import JudgeContext
 
     folder = tmp_path / "pdfs"
     config = JudgeConfig(default_model="scripted/judge", prompts=prompts)
@@ -83,7 +83,7 @@ SAMPLE = Sample(
 
 @pytest.mark.parametrize("profile", ["paper", "official"])
 async def test_answer_prompt_is_used_verbatim(tmp_path: Path, profile: str) -> None:
-    from evaluation.docscope.answer import AnswerScorer
+    from scanrag.evaluation.docscope.answer import AnswerScorer
 
     ctx = _ctx(tmp_path, ['{"consistent": true, "reason": "ok"}'], {"answer": ANSWER})
     traj = Trajectory(sample_id="q1", strategy="s", answer="12 million", raw_output="x")
@@ -96,7 +96,7 @@ async def test_answer_prompt_is_used_verbatim(tmp_path: Path, profile: str) -> N
 
 
 async def test_fact_prompt_fields_per_profile(tmp_path: Path) -> None:
-    from evaluation.docscope.fact import FactScorer
+    from scanrag.evaluation.docscope.fact import FactScorer
 
     raw = 'Revenue was 12 [page=2, doc_page="1", bbox=[0.1, 0.1, 0.6, 0.2]].\n<answer>12</answer>'
     traj = Trajectory(
@@ -123,9 +123,9 @@ async def test_fact_prompt_fields_per_profile(tmp_path: Path) -> None:
 async def test_region_prompt_gets_144_dpi_pixels_and_the_image(
     tmp_path: Path, pdf_dir: Path, profile: str
 ) -> None:
-    from evaluation.docscope.region import RegionScorer
-    from evaluation.documents import DocumentSource
-    from evaluation.judging import JudgeContext
+    from scanrag.evaluation.docscope.region import RegionScorer
+    from scanrag.evaluation.documents import DocumentSource
+    from scanrag.evaluation.judging import JudgeContext
 
     reply = json.dumps({"items": [{"id": "g1", "label": "covered"}]})
     config = JudgeConfig(default_model="scripted/judge", prompts={"region": REGION})
@@ -153,8 +153,8 @@ async def test_region_prompt_gets_144_dpi_pixels_and_the_image(
 
 
 def test_prompt_files_change_the_row_basis() -> None:
-    from evaluation.docscope.answer import AnswerScorer
-    from evaluation.docscope.pages import PagesScorer
+    from scanrag.evaluation.docscope.answer import AnswerScorer
+    from scanrag.evaluation.docscope.pages import PagesScorer
 
     plain = JudgeConfig(default_model="m")
     custom = JudgeConfig(default_model="m", prompts={"answer": ANSWER})
@@ -190,8 +190,8 @@ def test_score_command_takes_judge_prompt(tmp_path: Path, capsys) -> None:
 def test_config_equivalent_reaches_the_judges(tmp_path: Path) -> None:
     from pydantic import ValidationError
 
-    from evaluation.backend import EvaluationBackend
     from scanrag.config.sections import ScoringSpec
+    from scanrag.evaluation.backend import EvaluationBackend
     from scanrag.protocols import JudgeSetup
 
     path = write(tmp_path, "answer.txt", ANSWER)

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.base import StatsOptions
-from evaluation.docscope.answer import (
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.docscope.answer import (
     ROLE,
     AnswerScorer,
     answer_messages,
     official_answer_summary,
 )
-from evaluation.docscope.profiles import OFFICIAL
-from evaluation.judge_prompts import template_hash
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.prompts import docscope_answer as prompt
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.docscope.profiles import OFFICIAL
+from scanrag.evaluation.judge_prompts import template_hash
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.prompts import docscope_answer as prompt
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.llm import ModelError, ScriptedModel
 from scanrag.schemas import Status
 

@@ -7,14 +7,14 @@ import json
 import re
 from typing import Any
 
-from evaluation.base import StatsOptions
-from evaluation.docscope import official_prompts as prompt
-from evaluation.docscope.fact import LABELS, ROLE, FactScorer
-from evaluation.docscope.gold import fact_ids, official_gold
-from evaluation.docscope.profiles import OFFICIAL
-from evaluation.judge_prompts import template_hash
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.docscope import official_prompts as prompt
+from scanrag.evaluation.docscope.fact import LABELS, ROLE, FactScorer
+from scanrag.evaluation.docscope.gold import fact_ids, official_gold
+from scanrag.evaluation.docscope.profiles import OFFICIAL
+from scanrag.evaluation.judge_prompts import template_hash
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.llm import ChatRequest, ModelError, ScriptedModel
 from scanrag.schemas import Citation, Fact, Status
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import StatsOptions
-from evaluation.docscope.pages import PagesScorer, micro
-from evaluation.docscope.profiles import OFFICIAL
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.docscope.pages import PagesScorer, micro
+from scanrag.evaluation.docscope.profiles import OFFICIAL
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.schemas import Status
 
 NO_CI = StatsOptions(n_resamples=0)

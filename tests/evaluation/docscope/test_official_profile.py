@@ -7,22 +7,22 @@ import json
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions, default_scorer_names
-from evaluation.docscope.answer import AnswerScorer
-from evaluation.docscope.completeness import CompletenessScorer
-from evaluation.docscope.fact import FactScorer
-from evaluation.docscope.official import (
+from scanrag.evaluation.base import RowGroup, StatsOptions, default_scorer_names
+from scanrag.evaluation.docscope.answer import AnswerScorer
+from scanrag.evaluation.docscope.completeness import CompletenessScorer
+from scanrag.evaluation.docscope.fact import FactScorer
+from scanrag.evaluation.docscope.official import (
     INFER_KEY,
     labels_by_id,
     official_view,
     reply_object,
     verdict,
 )
-from evaluation.docscope.official_summary import official_summary
-from evaluation.docscope.pages import PagesScorer, micro, page_prf, pages_official
-from evaluation.docscope.region import RegionScorer
-from evaluation.schemas import GroupSummary
-from evaluation.stage import row_basis
+from scanrag.evaluation.docscope.official_summary import official_summary
+from scanrag.evaluation.docscope.pages import PagesScorer, micro, page_prf, pages_official
+from scanrag.evaluation.docscope.region import RegionScorer
+from scanrag.evaluation.schemas import GroupSummary
+from scanrag.evaluation.stage import row_basis
 from scanrag.llm import ModelError
 from scanrag.schemas import BBox, Citation, Fact, Region, Status
 
@@ -285,7 +285,7 @@ async def test_answer_judge_is_always_called(make_sample, make_traj, make_ctx) -
 
 
 def test_completeness_with_no_correct_page_is_all_fail(make_sample) -> None:
-    from evaluation.schemas import ScoreRow
+    from scanrag.evaluation.schemas import ScoreRow
 
     def row(scorer: str, **counts: float) -> ScoreRow:
         return ScoreRow(sample_id="q1", strategy="s", scorer=scorer, counts=counts)

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from evaluation.base import StatsOptions
-from evaluation.docscope.gold import official_gold
-from evaluation.docscope.profiled import Opening
-from evaluation.docscope.profiles import OFFICIAL
-from evaluation.docscope.reading import drawable, released_view
-from evaluation.docscope.region import RegionScorer, summarise_regions
-from evaluation.docscope.region_geometry import RegionGeometryScorer
-from evaluation.docscope.region_page import RENDER_DPI, _pixels
-from evaluation.documents import DocumentSource
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.docscope.gold import official_gold
+from scanrag.evaluation.docscope.profiled import Opening
+from scanrag.evaluation.docscope.profiles import OFFICIAL
+from scanrag.evaluation.docscope.reading import drawable, released_view
+from scanrag.evaluation.docscope.region import RegionScorer, summarise_regions
+from scanrag.evaluation.docscope.region_geometry import RegionGeometryScorer
+from scanrag.evaluation.docscope.region_page import RENDER_DPI, _pixels
+from scanrag.evaluation.documents import DocumentSource
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.llm import ChatRequest, ModelError, ScriptedModel
 from scanrag.schemas import BBox, Citation, Region, Status
 

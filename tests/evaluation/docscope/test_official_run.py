@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli.score import score_dir
-from evaluation.docscope.importer import InferImportError, import_infer, read_infer
-from evaluation.docscope.official_parser import parse_official
-from evaluation.docscope.official_summary import official_summary
+from scanrag.evaluation.cli.score import score_dir
+from scanrag.evaluation.docscope.importer import InferImportError, import_infer, read_infer
+from scanrag.evaluation.docscope.official_parser import parse_official
+from scanrag.evaluation.docscope.official_summary import official_summary
 from scanrag.llm import ScriptedModel
 from scanrag.schemas import Status
 
@@ -77,7 +77,7 @@ def test_import_writes_a_run_folder(imported: Path) -> None:
 def test_official_summary_matches_summarize_eval(scored, capsys) -> None:
     run, _ = scored
     summary = json.loads((run / "summary.json").read_text())
-    from evaluation.schemas import GroupSummary
+    from scanrag.evaluation.schemas import GroupSummary
 
     group = GroupSummary.model_validate(summary["scoring"]["groups"][CELL])
     expected = {
@@ -99,7 +99,7 @@ def test_official_summary_matches_summarize_eval(scored, capsys) -> None:
         },
     }
     assert official_summary(group) == expected
-    from evaluation.docscope.official_summary import main
+    from scanrag.evaluation.docscope.official_summary import main
 
     assert main([str(run)]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -175,8 +175,8 @@ def test_official_rows_carry_per_box_and_per_fact_statuses(scored) -> None:
 
 
 def test_the_report_labels_each_headline_with_its_profile(scored, tmp_path: Path) -> None:
-    from evaluation.report.data import all_groups, load_runs
-    from evaluation.report.table import build_table, to_markdown
+    from scanrag.evaluation.report.data import all_groups, load_runs
+    from scanrag.evaluation.report.table import build_table, to_markdown
 
     run, _ = scored
     groups = all_groups(load_runs([run]))

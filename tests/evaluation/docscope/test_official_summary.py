@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.docscope.official_summary import main, official_summary, run_official_summaries
-from evaluation.schemas import GroupSummary, Summary
+from scanrag.evaluation.docscope.official_summary import (
+    main,
+    official_summary,
+    run_official_summaries,
+)
+from scanrag.evaluation.schemas import GroupSummary, Summary
 
 PAGES = {"n": 2, "macro": {"precision": 1.0}}
 BBOX = {"n": 1, "by_label": {"covered": 1}}
@@ -116,7 +120,8 @@ def test_command_line(tmp_path: Path, capsys) -> None:
     assert printed["a"]["pages"] == PAGES
     assert main([]) == 2
     assert (
-        "usage: python -m evaluation.docscope.official_summary RUN_DIR" in capsys.readouterr().err
+        "usage: python -m scanrag.evaluation.docscope.official_summary RUN_DIR"
+        in capsys.readouterr().err
     )
     assert main([str(run), "extra"]) == 2
     capsys.readouterr()

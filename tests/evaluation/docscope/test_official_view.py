@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.docscope.official import (
+from scanrag.evaluation.docscope.official import (
     INFER_KEY,
     JUDGE_MAX_TOKENS,
     OK_STATUSES,
@@ -18,8 +18,8 @@ from evaluation.docscope.official import (
     reply_object,
     verdict,
 )
-from evaluation.docscope.pages import PagesScorer
-from evaluation.schemas import JudgeRecord
+from scanrag.evaluation.docscope.pages import PagesScorer
+from scanrag.evaluation.schemas import JudgeRecord
 from scanrag.schemas import Citation, Status
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.base import StatsOptions
-from evaluation.documents import DocumentSource
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.stage import score_run, summarize
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.documents import DocumentSource
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.stage import score_run, summarize
 from scanrag.llm import ChatRequest, ScriptedModel
 from scanrag.schemas import Citation, Fact, Sample, Trajectory
 from scanrag.untrusted import read_quoted
@@ -76,7 +76,7 @@ def no_evidence(sample: Sample) -> Trajectory:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Sample], Path]:
     from scanrag.datasets import load_generic
-    from synth import generate_corpus
+    from scanrag.synth import generate_corpus
 
     out = generate_corpus(
         tmp_path_factory.mktemp("e1") / "corpus",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from evaluation.docscope.overlay import GREEN, RED, cached_overlay, gold_tag, line_width
-from evaluation.documents import DocumentSource
+from scanrag.evaluation.docscope.overlay import GREEN, RED, cached_overlay, gold_tag, line_width
+from scanrag.evaluation.documents import DocumentSource
 from scanrag.schemas import BBox
 
 

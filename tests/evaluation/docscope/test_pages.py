@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.pages import PagesScorer, page_counts, prf
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.pages import PagesScorer, page_counts, prf
 
 NO_CI = StatsOptions(n_resamples=0)
 

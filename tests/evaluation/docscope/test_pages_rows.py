@@ -3,8 +3,8 @@ and headline flags, and the F1 of a single wrong page, by hand."""
 
 from __future__ import annotations
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.pages import PagesScorer, pages_official, prf
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.pages import PagesScorer, pages_official, prf
 from scanrag.registry import SCORERS
 
 NO_CI = StatsOptions(n_resamples=0)

@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.pages import PagesScorer, pages_official
-from evaluation.docscope.profiled import ProfileBinding
-from evaluation.docscope.profiles import (
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.pages import PagesScorer, pages_official
+from scanrag.evaluation.docscope.profiled import ProfileBinding
+from scanrag.evaluation.docscope.profiles import (
     OFFICIAL,
     OFFICIAL_SUFFIX,
     PAPER,
@@ -22,8 +22,8 @@ from evaluation.docscope.profiles import (
     sample_profile,
     stage_rows,
 )
-from evaluation.schemas import ScoreRow
-from evaluation.stage import row_basis
+from scanrag.evaluation.schemas import ScoreRow
+from scanrag.evaluation.stage import row_basis
 
 NO_CI = StatsOptions(n_resamples=0)
 

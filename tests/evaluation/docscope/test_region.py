@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.region import RegionScorer
-from evaluation.docscope.region_labels import RegionJudgment, gold_index, labels_from
-from evaluation.prompts import docscope_region
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.region import RegionScorer
+from scanrag.evaluation.docscope.region_labels import RegionJudgment, gold_index, labels_from
+from scanrag.evaluation.prompts import docscope_region
 from scanrag.llm import ModelError
 from scanrag.schemas import BBox, Citation, Region
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.region import RegionScorer
-from evaluation.docscope.region_labels import (
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.region import RegionScorer
+from scanrag.evaluation.docscope.region_labels import (
     RegionJudgment,
     gold_index,
     labels_from,
@@ -18,7 +18,7 @@ from evaluation.docscope.region_labels import (
     region_counts,
     region_prf,
 )
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.llm import ModelError
 from scanrag.schemas import BBox, Citation, Region
 
@@ -327,8 +327,8 @@ def test_aggregate_f1_undefined_without_gold() -> None:
 
 
 def test_names_and_labels() -> None:
-    from evaluation.docscope.region import region_official
-    from evaluation.docscope.region_labels import LABELS
+    from scanrag.evaluation.docscope.region import region_official
+    from scanrag.evaluation.docscope.region_labels import LABELS
     from scanrag.registry import SCORERS
 
     assert LABELS == ("covered", "imprecise", "not_covered")

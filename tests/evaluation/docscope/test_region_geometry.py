@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.docscope.region_geometry import RegionGeometryScorer
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope.region_geometry import RegionGeometryScorer
 from scanrag.schemas import BBox, Citation, Region
 
 NO_CI = StatsOptions(n_resamples=0)
@@ -84,7 +84,7 @@ def test_no_correct_page_and_skips(make_sample, make_traj) -> None:
 
 
 def test_measure_boxes_counts_degenerate_boxes_and_keys_units() -> None:
-    from evaluation.docscope.region_geometry import measure_boxes
+    from scanrag.evaluation.docscope.region_geometry import measure_boxes
 
     gold = {
         1: [box(0.1, 0.1, 0.1, 0.3), box(0.1, 0.1, 0.4, 0.4)],  # a zero-width box first
@@ -116,7 +116,7 @@ def test_measure_boxes_counts_degenerate_boxes_and_keys_units() -> None:
 
 
 def test_covered_threshold_is_inclusive() -> None:
-    from evaluation.docscope.region_geometry import measure_boxes
+    from scanrag.evaluation.docscope.region_geometry import measure_boxes
 
     gold = {1: [box(0, 0, 0.5, 0.5)]}
     half = [(1, [BBox.from_list([0, 0, 0.25, 0.5])])]  # GT-recall exactly 0.5
@@ -127,7 +127,7 @@ def test_covered_threshold_is_inclusive() -> None:
 
 
 def test_scorer_parameters_and_rows(make_sample, make_traj) -> None:
-    from evaluation.docscope.region_geometry import region_geometry_official
+    from scanrag.evaluation.docscope.region_geometry import region_geometry_official
 
     assert RegionGeometryScorer.name == "region_geometry"
     bound = region_geometry_official(covered_threshold=0.8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.faithfulness.meta import (
+from scanrag.evaluation.faithfulness.meta import (
     CRITERIA,
     CRITERION_OF,
     ERROR_TYPES,
@@ -16,7 +16,7 @@ from evaluation.faithfulness.meta import (
     normalize_error_type,
     parse_label,
 )
-from evaluation.stats import balanced_accuracy, bootstrap_statistic, macro_f1
+from scanrag.evaluation.stats import balanced_accuracy, bootstrap_statistic, macro_f1
 
 
 @pytest.mark.parametrize(
@@ -153,7 +153,7 @@ def test_meta_evaluate_defaults_and_errors() -> None:
 
 
 def test_every_error_type_and_criterion_is_named_in_the_judge_prompt() -> None:
-    from evaluation.prompts.faithfulness import INSTRUCTIONS
+    from scanrag.evaluation.prompts.faithfulness import INSTRUCTIONS
 
     names = [*ERROR_TYPES.values(), *CRITERIA.values()]
     assert all(name.strip() for name in names) and len(set(names)) == len(names)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from evaluation.base import StatsOptions
-from evaluation.faithfulness.meta import (
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.faithfulness.meta import (
     CRITERIA,
     CRITERION_OF,
     ERROR_TYPES,
@@ -18,15 +18,19 @@ from evaluation.faithfulness.meta import (
     normalize_error_type,
     parse_label,
 )
-from evaluation.faithfulness.scorer import (
+from scanrag.evaluation.faithfulness.scorer import (
     FaithfulnessScorer,
     SentenceJudgment,
     citations_by_sentence,
     region_text,
     response_text,
 )
-from evaluation.faithfulness.text import normalize_for_match, split_sentences, strip_citations
-from evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.faithfulness.text import (
+    normalize_for_match,
+    split_sentences,
+    strip_citations,
+)
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest
 from scanrag.schemas import BBox, Citation, Document, Page, Sample, Trajectory
@@ -290,7 +294,7 @@ async def test_aggregate_micro_and_tables() -> None:
 async def test_page_text_read_from_the_pdf(tmp_path) -> None:
     import pymupdf
 
-    from evaluation.documents import DocumentSource
+    from scanrag.evaluation.documents import DocumentSource
 
     path = tmp_path / "report.pdf"
     pdf = pymupdf.open()

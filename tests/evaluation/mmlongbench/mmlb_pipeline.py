@@ -172,11 +172,11 @@ def write_inputs(folder: Path) -> Path:
 def score_ours(folder: Path, profile: str = "official") -> dict[str, Any]:
     """Load the set with our loader, score it with the ``mmlongbench`` scorer (official call
     shape, the prompt file) and return accuracy, F1 and each item's prediction and score."""
-    from evaluation.base import RowGroup, StatsOptions
-    from evaluation.judging import JudgeConfig, JudgeContext
-    from evaluation.mmlongbench.scorer import MMLongBenchScorer
-    from loaders.mmlongbench import load_mmlongbench
+    from scanrag.evaluation.base import RowGroup, StatsOptions
+    from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+    from scanrag.evaluation.mmlongbench.scorer import MMLongBenchScorer
     from scanrag.llm import ChatRequest, ModelError, ScriptedModel
+    from scanrag.loaders.mmlongbench import load_mmlongbench
     from scanrag.schemas import Status, Trajectory
 
     path = write_inputs(folder)

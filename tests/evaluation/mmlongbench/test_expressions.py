@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.mmlongbench.expressions import MAX_EXPONENT, OutsideSubsetError, evaluate
+from scanrag.evaluation.mmlongbench.expressions import MAX_EXPONENT, OutsideSubsetError, evaluate
 
 COMPUTED = [
     "['White'] + ['10%']",

@@ -7,7 +7,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from evaluation.mmlongbench import official_acc_f1, official_metrics
+from scanrag.evaluation.mmlongbench import official_acc_f1, official_metrics
 
 NA = "Not answerable"
 ITEMS = [

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.mmlongbench import official_score
-from evaluation.mmlongbench.official import (
+from scanrag.evaluation.mmlongbench import official_score
+from scanrag.evaluation.mmlongbench.official import (
     _is_number,
     anls,
     clean_answer,
@@ -228,8 +228,8 @@ def test_is_number() -> None:
 
 
 def test_list_items_compute_expressions_without_eval() -> None:
-    from evaluation.mmlongbench.expressions import OutsideSubsetError
-    from evaluation.mmlongbench.official import ReleasedCodeRaisesError
+    from scanrag.evaluation.mmlongbench.expressions import OutsideSubsetError
+    from scanrag.evaluation.mmlongbench.official import ReleasedCodeRaisesError
 
     assert list_items("[1, 'a']") == [1, "a"]
     assert list_items("x") == ["x"]
@@ -246,7 +246,7 @@ def test_list_items_compute_expressions_without_eval() -> None:
 
 
 def test_list_scores_never_execute_code() -> None:
-    from evaluation.mmlongbench.official import official_outcome
+    from scanrag.evaluation.mmlongbench.official import official_outcome
 
     assert official_score("['3']", "[1+2]", "List") == 1.0  # as eval computes it
     refused = official_outcome("['a']", "[__import__('os').getcwd()]", "List")

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions, default_scorer_names, get_scorer
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.mmlongbench import official_acc_f1
-from evaluation.mmlongbench.extraction import (
+from scanrag.evaluation.base import RowGroup, StatsOptions, default_scorer_names, get_scorer
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.mmlongbench import official_acc_f1
+from scanrag.evaluation.mmlongbench.extraction import (
     FAIL_TO_ANSWER,
     Extraction,
     answer_as_text,
     canonical_prediction,
 )
-from evaluation.mmlongbench.scorer import MMLongBenchScorer, evidence_sources, gold_answer
-from evaluation.prompts import mmlongbench_extract as prompt
+from scanrag.evaluation.mmlongbench.scorer import MMLongBenchScorer, evidence_sources, gold_answer
+from scanrag.evaluation.prompts import mmlongbench_extract as prompt
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.schemas import Sample, Trajectory
 

@@ -27,7 +27,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def report_dir(finished_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from evaluation.report import ReportOptions, build_report
+    from scanrag.evaluation.report import ReportOptions, build_report
 
     out = tmp_path_factory.mktemp("report-out")
     build_report([finished_run], out, options=ReportOptions(n_resamples=300))
@@ -43,7 +43,7 @@ def error_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def error_report(error_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from evaluation.report import ReportOptions, build_report
+    from scanrag.evaluation.report import ReportOptions, build_report
 
     out = tmp_path_factory.mktemp("error-report")
     build_report([error_run], out, options=ReportOptions(n_resamples=200))

@@ -100,7 +100,7 @@ def flaky_reader(samples: list[Sample]) -> ScriptedModel:
 
 
 def make_corpus(root: Path) -> Path:
-    from synth import generate_corpus
+    from scanrag.synth import generate_corpus
 
     return generate_corpus(
         root / "corpus",

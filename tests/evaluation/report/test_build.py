@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluation.report import ReportOptions, build_report
-from evaluation.report.viewer import item_warnings, judge_reasons
+from scanrag.evaluation.report import ReportOptions, build_report
+from scanrag.evaluation.report.viewer import item_warnings, judge_reasons
 from scanrag.schemas import Trajectory
 
 SECRET = "hunter2-very-secret-value"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import yaml
 
-from evaluation.report.conditions import cell_conditions, decisions
-from evaluation.report.data import load_run
-from evaluation.report.export import long_csv
-from evaluation.report.table import build_table, to_csv
+from scanrag.evaluation.report.conditions import cell_conditions, decisions
+from scanrag.evaluation.report.data import load_run
+from scanrag.evaluation.report.export import long_csv
+from scanrag.evaluation.report.table import build_table, to_csv
 
 
 def test_summary_names_the_decider_and_counts_degraded_items(finished_run: Path) -> None:

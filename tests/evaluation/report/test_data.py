@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.report.data import ReportError, all_groups, find_group, load_run, load_runs
+from scanrag.evaluation.report.data import ReportError, all_groups, find_group, load_run, load_runs
 
 KEYS = ["full_doc", "oracle_pages", "topk_rag+bm25"]
 
@@ -66,7 +66,7 @@ def test_unknown_baseline_and_unreadable_runs(finished_run: Path, tmp_path: Path
 
 def test_the_default_baseline_is_the_configs_first_cell(finished_run: Path) -> None:
     """Not the alphabetically first: the config lists topk_rag, then full_doc, oracle_pages."""
-    from evaluation.report.data import default_baseline
+    from scanrag.evaluation.report.data import default_baseline
 
     run = load_run(finished_run)
     assert run.groups[0].label == "full_doc"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.report import export
-from evaluation.report.data import load_runs
 from scanrag.cli import main
+from scanrag.evaluation.report import export
+from scanrag.evaluation.report.data import load_runs
 from scanrag.rundir import RunDir
 
 
@@ -92,7 +92,7 @@ def test_mixed_column_types_become_text() -> None:
 
 
 def test_cell_columns_read_model_entries_from_the_manifest(finished_run: Path) -> None:
-    from evaluation.report.cells import describe_cell
+    from scanrag.evaluation.report.cells import describe_cell
 
     run = load_runs([finished_run])[0]
     group = run.groups[0]

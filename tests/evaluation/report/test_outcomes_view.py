@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from evaluation.report.data import load_run
-from evaluation.report.measures import outcome_counts, outcomes
+from scanrag.evaluation.report.data import load_run
+from scanrag.evaluation.report.measures import outcome_counts, outcomes
 
 
 def _csv(path: Path) -> dict[str, dict[str, str]]:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.report import outputs_doc
-from evaluation.report.export import export_runs
+from scanrag.evaluation.report import outputs_doc
+from scanrag.evaluation.report.export import export_runs
 from scanrag.rundir import RunDir
 
 
 def test_the_document_is_current() -> None:
     assert outputs_doc.DOC.read_text(encoding="utf-8") == outputs_doc.render(), (
-        "docs/outputs.md is stale: run python -m evaluation.report.outputs_doc"
+        "docs/outputs.md is stale: run python -m scanrag.evaluation.report.outputs_doc"
     )
     assert outputs_doc.main(["--check"]) == 0
 
@@ -31,7 +31,7 @@ def test_check_fails_on_a_stale_file(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_every_model_field_is_documented() -> None:
-    from evaluation.schemas import MetricSummary, ScoreRow
+    from scanrag.evaluation.schemas import MetricSummary, ScoreRow
     from scanrag.schemas import ModelCall, Trajectory
 
     text = outputs_doc.render()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluation.report import plots
-from evaluation.report.data import find_group, load_run
+from scanrag.evaluation.report import plots
+from scanrag.evaluation.report.data import find_group, load_run
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_ablation_order_and_stored_retrieval(run_copy: Path, tmp_path: Path) -> 
 
 
 def test_wilson_intervals() -> None:
-    from evaluation.report.breakdown import wilson
+    from scanrag.evaluation.report.breakdown import wilson
 
     low, high = wilson(1, 1)
     assert low == pytest.approx(0.2065, abs=1e-3) and high == 1.0  # one item: wide, not 0→1
@@ -103,7 +103,7 @@ def test_wilson_intervals() -> None:
 
 
 def test_breakdown_bins_have_n_and_intervals(groups: list) -> None:
-    from evaluation.report.breakdown import breakdown_fields, breakdowns
+    from scanrag.evaluation.report.breakdown import breakdown_fields, breakdowns
 
     data = breakdowns(groups)
     assert set(data) == {"doc_type", "evidence_sources", "answer_format", "evidence_pages"}
@@ -122,7 +122,7 @@ def test_breakdown_bins_have_n_and_intervals(groups: list) -> None:
 
 
 def test_string_evidence_sources_are_decoded() -> None:
-    from evaluation.report.breakdown import breakdown_fields
+    from scanrag.evaluation.report.breakdown import breakdown_fields
     from scanrag.schemas import Sample
 
     sample = Sample(
@@ -157,7 +157,7 @@ def test_recall_ticks_are_integers_and_lines_differ() -> None:
 
 
 def test_cost_latency_and_breakdown_files(groups: list, tmp_path: Path) -> None:
-    from evaluation.report import plots_more
+    from scanrag.evaluation.report import plots_more
 
     made = [
         plots_more.plot_cost_latency(groups, "answer.accuracy", tmp_path / "c.png"),
@@ -175,8 +175,8 @@ def crowded_cost_plot(path: Path, monkeypatch: pytest.MonkeyPatch, n: int = 5) -
     case where labels used to print over each other."""
     from types import SimpleNamespace
 
-    from evaluation.report import plots_more
-    from evaluation.report.measures import GroupCost
+    from scanrag.evaluation.report import plots_more
+    from scanrag.evaluation.report.measures import GroupCost
 
     cells = [f"topk_rag+hybrid@reader=model-{i}" for i in range(n)]
     costs = {
@@ -203,7 +203,7 @@ def test_point_labels_do_not_overprint(tmp_path: Path, monkeypatch: pytest.Monke
     inside its axes; the SVG keeps each label as text under its own id."""
     from matplotlib.text import Annotation, Text
 
-    from evaluation.report import plotkit
+    from scanrag.evaluation.report import plotkit
 
     figures = []
     real_save = plotkit.save

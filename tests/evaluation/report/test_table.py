@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.report.data import Group, RunData, load_run
-from evaluation.report.measures import group_cost
-from evaluation.report.significance import Comparison, compare
-from evaluation.report.table import build_table, to_csv, to_markdown
-from evaluation.schemas import ScoreRow
+from scanrag.evaluation.report.data import Group, RunData, load_run
+from scanrag.evaluation.report.measures import group_cost
+from scanrag.evaluation.report.significance import Comparison, compare
+from scanrag.evaluation.report.table import build_table, to_csv, to_markdown
+from scanrag.evaluation.schemas import ScoreRow
 from scanrag.schemas import Sample
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.retrieval.evaluate import evaluate_retrievers, sample_groups
+from scanrag.evaluation.retrieval.evaluate import evaluate_retrievers, sample_groups
 from scanrag.index_pool import IndexPool
 from scanrag.schemas import Sample
 

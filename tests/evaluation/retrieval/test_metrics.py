@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from evaluation.retrieval.metrics import (
+from scanrag.evaluation.retrieval.metrics import (
     evaluate_retrieval,
     hit_at_k,
     mrr_at_k,
@@ -113,7 +113,7 @@ def test_bad_ks():
 
 def test_module_imports_nothing_heavy():
     code = (
-        "import sys, evaluation.retrieval.metrics; "
+        "import sys, scanrag.evaluation.retrieval.metrics; "
         "print([m for m in ('torch', 'faiss', 'indexes', 'retrievers') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.base import RowGroup, StatsOptions
-from evaluation.retrieval.scorer import RetrievalScorer, ranked_pages, recall_curve
+from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.retrieval.scorer import RetrievalScorer, ranked_pages, recall_curve
 from scanrag.schemas import Sample, Status, Step, Trajectory
 
 

@@ -9,7 +9,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from evaluation.scholscan.formula import (
+from scanrag.evaluation.scholscan.formula import (
     OFFICIAL,
     LocationCounts,
     ReasoningCounts,

@@ -8,9 +8,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from evaluation.base import StatsOptions
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.scholscan.formula import (
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.scholscan.formula import (
     ScholScanConstants,
     ScholScanCounts,
     location_score,
@@ -18,7 +18,7 @@ from evaluation.scholscan.formula import (
     score_components,
     unrelated_penalty,
 )
-from evaluation.scholscan.scorer import (
+from scanrag.evaluation.scholscan.scorer import (
     ScholScanScorer,
     gold_explanation,
     render_answer,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.sinbench.metrics import anchor_keys
+from scanrag.evaluation.sinbench.metrics import anchor_keys
 
 
 @pytest.mark.parametrize(

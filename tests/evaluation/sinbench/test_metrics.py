@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.sinbench.metrics import (
+from scanrag.evaluation.sinbench.metrics import (
     TAU,
     anchor_keys,
     assign_hits,

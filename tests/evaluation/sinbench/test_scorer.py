@@ -6,16 +6,21 @@ import json
 
 import pytest
 
-from evaluation.base import StatsOptions
-from evaluation.judging import JudgeConfig, JudgeContext
-from evaluation.sinbench.metrics import (
+from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.judging import JudgeConfig, JudgeContext
+from scanrag.evaluation.sinbench.metrics import (
     anchor_keys,
     chain_metrics,
     find_anchors,
     kendall_tau_order,
     normalize_anchor,
 )
-from evaluation.sinbench.scorer import SinBenchScorer, expand_pairs, gold_verdict, recover_chain
+from scanrag.evaluation.sinbench.scorer import (
+    SinBenchScorer,
+    expand_pairs,
+    gold_verdict,
+    recover_chain,
+)
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest
 from scanrag.parsing import parse_verdict

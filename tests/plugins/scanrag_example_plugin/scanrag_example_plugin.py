@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Candidates, PageIndex
-from indexes.manifest import IndexManifest
-from indexes.tokenize import TokenizerConfig
+from scanrag.indexes.base import Candidates, PageIndex
+from scanrag.indexes.manifest import IndexManifest
+from scanrag.indexes.tokenize import TokenizerConfig
 from scanrag.schemas import Document
 
 

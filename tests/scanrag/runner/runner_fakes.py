@@ -223,9 +223,9 @@ def make_config(root: Path, **sections: Any) -> dict[str, Any]:
 
 from pydantic import BaseModel  # noqa: E402
 
-from evaluation.base import PureScorer, Scorer, mean_metric  # noqa: E402
-from evaluation.judging import JudgeContext  # noqa: E402
-from evaluation.schemas import AggregateResult, ScoreRow  # noqa: E402
+from scanrag.evaluation.base import PureScorer, Scorer, mean_metric  # noqa: E402
+from scanrag.evaluation.judging import JudgeContext  # noqa: E402
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow  # noqa: E402
 from scanrag.registry import SCORERS  # noqa: E402
 
 

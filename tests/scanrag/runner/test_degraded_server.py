@@ -111,8 +111,8 @@ def _rows(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_full_doc_on_a_small_context_is_degraded_everywhere(api_base: str, tmp_path: Path) -> None:
-    from evaluation.report import build_report
-    from evaluation.report.export import export_runs
+    from scanrag.evaluation.report import build_report
+    from scanrag.evaluation.report.export import export_runs
 
     config = _config(tmp_path, api_base)
     lines: list[str] = []

@@ -33,7 +33,7 @@ def _rows(path: Path) -> list[tuple]:
 
 
 def test_sharded_ingest_and_bm25_equal_one_process(tmp_path: Path, local_ray: None) -> None:
-    from indexes.bm25 import BM25Index
+    from scanrag.indexes.bm25 import BM25Index
 
     paths = _pdfs(tmp_path / "pdfs", 5)
     broken = tmp_path / "pdfs" / "broken.pdf"

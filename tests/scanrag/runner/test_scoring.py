@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import runner_fakes as rf
 
-from evaluation.backend import EvaluationBackend
-from evaluation.cli.score import score_dir
 from scanrag.config import config_from_dict
+from scanrag.evaluation.backend import EvaluationBackend
+from scanrag.evaluation.cli.score import score_dir
 from scanrag.registry import BACKENDS
 from scanrag.rundir import JsonlLog, RunDir
 from scanrag.runner import start_run
@@ -67,7 +67,9 @@ def test_score_command_goes_through_a_replaced_backend(tmp_path: Path) -> None:
     try:
         score_dir(result.run_dir, scorers=["fake_exact"], n_resamples=0)
     finally:
-        BACKENDS.register_lazy("scoring", "evaluation.backend:EvaluationBackend", replace=True)
+        BACKENDS.register_lazy(
+            "scoring", "scanrag.evaluation.backend:EvaluationBackend", replace=True
+        )
     assert calls, "scanrag score bypassed the registered scoring backend"
 
 

@@ -1,0 +1,112 @@
+"""Installed, ScanRAG is the one ``scanrag`` namespace: the card's top-level folders (agents/,
+graphs/, ...) become ``scanrag.agents``, ``scanrag.graphs``, ... (pyproject.toml's
+``[tool.setuptools.package-dir]``), and a wheel's top level holds ``scanrag`` alone."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+    "setuptools"
+]
+
+
+def _folder(package: str) -> Path:
+    """Where a package's files are in the checkout, by the package-dir mapping."""
+    parts = package.split(".")
+    for cut in range(len(parts), 0, -1):
+        mapped = SETUPTOOLS["package-dir"].get(".".join(parts[:cut]))
+        if mapped is not None:
+            return REPO / mapped / Path(*parts[cut:])
+    return REPO / Path(*parts)
+
+
+def test_every_package_folder_is_listed_and_every_listed_package_exists() -> None:
+    roots = ["scanrag", *SETUPTOOLS["package-dir"]]
+    on_disk = {
+        ".".join((root, *init.parent.relative_to(_folder(root)).parts))
+        for root in roots
+        for init in _folder(root).rglob("__init__.py")
+    }
+    assert set(SETUPTOOLS["packages"]) == on_disk
+
+
+def test_every_mapped_folder_is_a_top_level_folder_of_the_card() -> None:
+    mapping = SETUPTOOLS["package-dir"]
+    assert all(name == f"scanrag.{folder}" for name, folder in mapping.items())
+    assert set(mapping.values()) == {
+        "agents", "graphs", "indexes", "retrievers", "evaluation", "loaders", "synth",
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(REPO)],
+        check=True, capture_output=True, cwd=out,
+    )  # fmt: skip
+    (built,) = out.glob("scanrag-*.whl")
+    return built
+
+
+def test_the_wheel_holds_scanrag_alone_at_its_top_level(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {
+        "scanrag",
+        wheel.name.split("-py3")[0] + ".dist-info",
+    }
+    for module in ("agents/reader.py", "graphs/topk_rag.py", "evaluation/docscope/pages.py"):
+        assert f"scanrag/{module}" in names
+    sources = {p.relative_to(REPO) for p in REPO.glob("*/**/*.py")}
+    wanted = {p for p in sources if p.parts[0] in {"scanrag", *SETUPTOOLS["package-dir"].values()}}
+    installed = {n.removeprefix("scanrag/") for n in names if n.endswith(".py")}
+    assert {str(p).removeprefix("scanrag/") for p in wanted} == installed
+
+
+def test_entry_points_name_only_the_scanrag_namespace(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        (entry,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]
+        lines = archive.read(entry).decode().splitlines()
+    targets = [line.split("=", 1)[1].strip() for line in lines if "=" in line]
+    assert targets and all(t.startswith("scanrag.") for t in targets), targets
+
+
+def test_a_fresh_venv_with_only_scanrag_has_no_generic_top_level_names(
+    wheel: Path, tmp_path: Path
+) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+         "--no-index", "-q", str(wheel)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    code = (
+        "import importlib.util as u\n"
+        "for name in ('agents', 'graphs', 'indexes', 'retrievers', 'evaluation', 'loaders',"
+        " 'synth'):\n"
+        "    assert u.find_spec(name) is None, name\n"
+        "    print(name, 'absent')\n"
+        "root = u.find_spec('scanrag').submodule_search_locations[0]\n"
+        "print(root)\n"
+    )
+    done = subprocess.run(
+        [str(python), "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    root = Path(done.stdout.splitlines()[-1])
+    assert root.is_relative_to(venv)
+    assert (root / "agents" / "__init__.py").is_file()
+    assert (root / "evaluation" / "docscope" / "pages.py").is_file()
+    shutil.rmtree(venv)
