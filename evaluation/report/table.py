@@ -35,6 +35,7 @@ from scanrag.evaluation.report.significance import (
     Comparison,
     compare,
 )
+from scanrag.evaluation.stats import MIN_INTERVAL_ITEMS, TOO_FEW, interval_text
 
 
 class MetricCell(BaseModel):
@@ -143,12 +144,16 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def cell_text(cell: MetricCell | None) -> str:
-    """``0.620 [0.410, 0.800] * (3 err)`` (value, 95% interval, marker, errors among n)."""
+    """``0.620 [0.410, 0.800] * (3 err)`` (value, 95% interval, marker, errors among n);
+    ``1.000 (n too small)`` below :data:`~scanrag.evaluation.stats.MIN_INTERVAL_ITEMS`."""
     if cell is None or cell.value is None:
         return "—"
     text = fmt(cell.value)
-    if cell.low is not None and cell.high is not None:
-        text += f" [{fmt(cell.low)}, {fmt(cell.high)}]"
+    interval = interval_text(cell.low, cell.high, cell.n)
+    if interval == TOO_FEW:
+        text += f" ({interval})"
+    elif interval != "—":
+        text += f" {interval}"
     text = f"{text} {cell.marker}".rstrip()
     return text + (f" ({cell.errors} err)" if cell.errors else "")
 
@@ -185,7 +190,8 @@ def cost_text(cost: GroupCost, attr: str, digits: int) -> str:
 def legend(table: ComparisonTable) -> str:
     base = f"baseline **{table.baseline}**" if table.baseline else "no baseline"
     return (
-        f"Values with 95% bootstrap intervals; {base}; paired bootstrap "
+        f"Values with 95% bootstrap intervals ({TOO_FEW}: fewer than {MIN_INTERVAL_ITEMS} "
+        f"items); {base}; paired bootstrap "
         f"({table.n_resamples} resamples, same items): * p<0.05, ** p<0.01, *** p<0.001 "
         f"(not tested below {MIN_TEST_ITEMS} shared items). Every metric is over all items, "
         "errors counted as wrong; (N err): N of its items ended in an error. Outcomes: "
