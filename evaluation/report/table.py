@@ -11,8 +11,6 @@ the HTML report renders the same :class:`ComparisonTable`.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +19,8 @@ from pydantic import BaseModel, Field
 from scanrag.evaluation.report.cells import Scalar, describe_cell, scalar, union_columns
 from scanrag.evaluation.report.conditions import DEGRADED_MARK, CellConditions, cell_conditions
 from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.export_types import WIDE_COLUMNS, ColumnType, column_types
+from scanrag.evaluation.report.export_write import csv_text
 from scanrag.evaluation.report.measures import (
     GroupCost,
     OutcomeCounts,
@@ -229,6 +229,7 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
     """One flat record per grid cell: what the cell is, then its outcome counts, metrics
     (value, interval, n, errors, difference and p against the baseline) and costs."""
     kinds = sorted({k for row in table.rows for k in row.outcomes.errors_by_kind})
+    deciders = sorted({s for r in table.rows if r.conditions for s in r.conditions.decided_by})
     records = []
     for row in table.rows:
         record: dict[str, Any] = {"label": row.label, **row.cell, "baseline": int(row.is_baseline)}
@@ -238,6 +239,8 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
         for kind in kinds:
             record[f"errors.{kind}"] = row.outcomes.errors_by_kind.get(kind, 0)
         record |= condition_columns(row.conditions)
+        if row.conditions is not None:  # a scorer that decided no item of this cell: 0
+            record |= {f"decided_by.{k}": row.conditions.decided_by.get(k, 0) for k in deciders}
         for metric in table.metrics:
             cell = row.metrics.get(metric) or MetricCell()
             test = cell.vs_baseline or Comparison()
@@ -267,7 +270,7 @@ def condition_columns(c: CellConditions | None) -> dict[str, Any]:
         "n_degraded": c.degraded,
         "n_gold_pages_dropped": c.gold_pages_dropped,
         "decider": c.decider,
-        "judge_models": ", ".join(c.judge_models) or None,
+        "judge_models": list(c.judge_models),
         "judge_rules_items": c.judge_rules_items,
         "judge_rules_disagree": c.judge_rules_disagree,
         "judge_rules_disagreement": c.disagreement_rate,
@@ -275,7 +278,6 @@ def condition_columns(c: CellConditions | None) -> dict[str, Any]:
         "replayed_items": c.replayed_items,
         "replayed_from": scalar(c.replayed_from) if c.replayed_from else None,
     }
-    record |= {f"decided_by.{k}": v for k, v in c.decided_by.items()}
     return record
 
 
@@ -286,16 +288,12 @@ def wide_columns(table: ComparisonTable, records: Sequence[dict[str, Any]]) -> l
     return head + [c for c in union_columns(records) if c not in head]
 
 
+def wide_types(table: ComparisonTable, records: Sequence[dict[str, Any]]) -> dict[str, ColumnType]:
+    """Every column of the wide table with its documented type, in column order."""
+    columns = wide_columns(table, records)
+    return column_types(columns, records, WIDE_COLUMNS, metrics=table.metrics)
+
+
 def to_csv(table: ComparisonTable) -> str:
     records = wide_rows(table)
-    return records_csv(records, wide_columns(table, records))
-
-
-def records_csv(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """``records`` as CSV with ``columns`` (missing values and ``None`` as empty cells)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for record in records:
-        writer.writerow(["" if (v := record.get(c)) is None else v for c in columns])
-    return buffer.getvalue()
+    return csv_text(records, wide_types(table, records))
