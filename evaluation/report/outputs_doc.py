@@ -81,6 +81,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "seconds_per_item": "wall seconds per item, queueing included",
         "model_seconds_per_item": "seconds in model calls per item (null: calls not timed)",
         "wait_seconds_per_item": "seconds waiting around model calls per item (queue, cache)",
+        "count_seconds_per_item": "seconds counting prompt tokens before the calls per item "
+        "(a server's tokenize endpoint, a tokenizer; null: not timed)",
         "usage": "the cell's total usage",
         "usd_per_item": "USD per item",
         "label": "the cell's label with the caps its items were read under (full_doc ≤60p)",

@@ -174,6 +174,7 @@ COST_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("tokens_per_q", "tokens/q", 0),
     ("model_seconds_per_q", "model s/q", 2),
     ("wait_seconds_per_q", "wait s/q", 2),
+    ("count_seconds_per_q", "count s/q", 2),
     ("seconds_per_q", "wall s/q", 2),
     ("judge_usd_per_q", "judge $/q", 5),
 )
@@ -200,7 +201,8 @@ def legend(table: ComparisonTable) -> str:
         "window), whatever its outcome. A label states the caps its items were read under "
         f"(≤60p: pages, c/p: characters per page, img: page images). ✓/✗ decided by "
         f"{_deciders(table)}. model s/q: time in model calls; wait s/q: time waiting around "
-        "them; wall s/q: the whole item."
+        "them; count s/q: time counting prompt tokens before them (a server's tokenizer); "
+        "wall s/q: the whole item."
     )
 
 

@@ -238,7 +238,11 @@ class Runner:
         if not aliases:
             return {}
         with self.progress.stage("index", len(aliases)) as stage:
-            errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+            job.phase = stage.set_doing
+            try:
+                errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+            finally:
+                job.phase = None
         for message in errors.values():
             self.log(message)
         return errors
