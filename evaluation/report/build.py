@@ -123,6 +123,7 @@ def build_report(
     against; by default the config's first cell (not the alphabetically first). Raises
     :class:`~scanrag.evaluation.report.data.ReportError` for a run folder that cannot be read.
     """
+    from scanrag.evaluation.report.config_diff import config_diff_section
     from scanrag.evaluation.report.export import long_csv
     from scanrag.evaluation.report.images import PageImages
     from scanrag.evaluation.report.index import (
@@ -175,6 +176,7 @@ def build_report(
         + jump
         + _warnings(runs, [f"page image: {e}" for e in errors])
         + runs_section(runs)
+        + config_diff_section(runs)
         + comparison_section(comparison)
         + plots_section(plot_files, out, not_drawn)
         + questions_section(samples, pages, groups, by_item)
