@@ -39,10 +39,13 @@ TOO_FEW = "n too small"
 
 
 def interval_text(low: float | None, high: float | None, n: int, digits: int = 3) -> str:
-    """``[0.410, 0.800]``; ``n too small`` for 1 ≤ n < :data:`MIN_INTERVAL_ITEMS`; else ``—``."""
+    """``[0.410, 0.800]``; ``n too small`` for 1 ≤ n < :data:`MIN_INTERVAL_ITEMS` (also for a
+    summary written before intervals had a minimum); ``—`` without an interval."""
+    if 0 < n < MIN_INTERVAL_ITEMS:
+        return TOO_FEW
     if low is not None and high is not None:
         return f"[{low:.{digits}f}, {high:.{digits}f}]"
-    return TOO_FEW if 0 < n < MIN_INTERVAL_ITEMS else "—"
+    return "—"
 
 
 class BootstrapResult(BaseModel):

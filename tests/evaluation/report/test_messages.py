@@ -65,5 +65,7 @@ def test_an_interval_over_too_few_items_is_not_computed_and_says_so() -> None:
     assert interval_text(one.low, one.high, one.n) == "n too small"
     assert interval_text(None, None, 0) == "—"
     assert cell_text(MetricCell(value=0.0, n=1)) == "0.000 (n too small)"
+    stored = MetricCell(value=0.0, low=0.0, high=0.0, n=1)  # a summary of an older version
+    assert cell_text(stored) == "0.000 (n too small)"
     cell = MetricCell(value=0.5, low=0.2, high=0.8, n=10)
     assert cell_text(cell) == "0.500 [0.200, 0.800]"
