@@ -27,7 +27,7 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
-    from scanrag.commands.run import positive_int
+    from scanrag.commands.args import positive_int
 
     parser = subparsers.add_parser(
         "score",
@@ -90,17 +90,6 @@ def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
     return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints, origin=origin)
 
 
-def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
-    """``ROLE=VALUE`` strings as a mapping; raises ``ValueError`` on a malformed one."""
-    models: dict[str, str] = {}
-    for item in items:
-        role, sep, model = item.partition("=")
-        if not sep or not role.strip() or not model.strip():
-            raise ValueError(f"expected ROLE={what}, got {item!r}")
-        models[role.strip()] = model.strip()
-    return models
-
-
 def score_dir(
     run_dir: Path,
     *,
@@ -126,6 +115,7 @@ def score_dir(
     This is the kernel's :func:`~scanrag.runner.scoring.score_run_dir`, the path
     ``scanrag run`` scores through too, followed by the one writer of ``summary.json``.
     """
+    from scanrag.commands.args import key_values
     from scanrag.config import ScoringSpec
     from scanrag.evaluation.schemas import Summary
     from scanrag.rundir import RunDir
@@ -144,8 +134,8 @@ def score_dir(
         scorers=list(scorers) if scorers else None,
         params=params,
         judge_model=judge_model,
-        role_models=parse_role_models(role_models),
-        judge_prompts=parse_role_models(judge_prompts, "FILE") if judge_prompts else None,
+        role_models=key_values(role_models),
+        judge_prompts=key_values(judge_prompts, what="FILE") if judge_prompts else None,
         retry_failed=retry_failed,
         concurrency=concurrency,
         samples_path=samples_path,
