@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scanrag.evaluation.base import RowGroup, StatsOptions, default_scorer_names, get_scorer
+from scanrag.evaluation.base import RowGroup, StatsOptions, get_scorer
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.evaluation.mmlongbench import official_acc_f1
 from scanrag.evaluation.mmlongbench.extraction import (
@@ -21,6 +21,7 @@ from scanrag.evaluation.mmlongbench.scorer import MMLongBenchScorer, evidence_so
 from scanrag.evaluation.prompts import mmlongbench_extract as prompt
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.schemas import Sample, Trajectory
+from scanrag.tasks import default_scorer_names
 
 NO_CI = StatsOptions(n_resamples=0)
 
