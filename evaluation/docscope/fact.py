@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from scanrag.evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
+from scanrag.evaluation.docscope import fact_prompt as prompt
 from scanrag.evaluation.docscope import official_prompts
 from scanrag.evaluation.docscope.gold import GoldFact
 from scanrag.evaluation.docscope.labelling import label_items
@@ -38,7 +39,6 @@ from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, Profil
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import docscope_fact as prompt
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 

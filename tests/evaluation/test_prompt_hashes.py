@@ -3,16 +3,14 @@ wording, or a move that changed a text, shows here (update a pin only with a new
 
 from __future__ import annotations
 
+from scanrag.evaluation.docscope import answer_prompt as docscope_answer
+from scanrag.evaluation.docscope import fact_prompt as docscope_fact
 from scanrag.evaluation.docscope import official_prompts as docscope_fact_official
-from scanrag.evaluation.prompts import (
-    docscope_answer,
-    docscope_fact,
-    docscope_region,
-    faithfulness,
-    mmlongbench_extract,
-    scholscan,
-    sinbench,
-)
+from scanrag.evaluation.docscope import region_prompt as docscope_region
+from scanrag.evaluation.faithfulness import prompt as faithfulness
+from scanrag.evaluation.mmlongbench import prompt as mmlongbench_extract
+from scanrag.evaluation.scholscan import prompt as scholscan
+from scanrag.evaluation.sinbench import prompt as sinbench
 
 
 def test_judge_prompt_hashes_are_pinned() -> None:
