@@ -212,7 +212,7 @@ def print_official_blocks(run_dir: Path, summary: Any) -> None:
     stage scored under the official profile."""
     import json
 
-    from scanrag.evaluation.docscope.official_summary import summaries
+    from scanrag.evaluation.docscope.official.summary import summaries
     from scanrag.rundir import RunDir
 
     blocks = summaries(summary, RunDir(run_dir).manifest())

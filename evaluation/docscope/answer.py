@@ -33,7 +33,7 @@ from scanrag.evaluation.base import PureScorer, RowGroup, StatsOptions, mean_met
 from scanrag.evaluation.docscope import answer_prompt as prompt
 from scanrag.evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
 from scanrag.evaluation.docscope.common import answer_text
-from scanrag.evaluation.docscope.official import official_judge, verdict
+from scanrag.evaluation.docscope.official.view import official_judge, verdict
 from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from scanrag.evaluation.docscope import answer_prompt as docscope_answer
 from scanrag.evaluation.docscope import fact_prompt as docscope_fact
-from scanrag.evaluation.docscope import official_prompts as docscope_fact_official
 from scanrag.evaluation.docscope import region_prompt as docscope_region
+from scanrag.evaluation.docscope.official import fact_prompt as docscope_fact_official
 from scanrag.evaluation.faithfulness import prompt as faithfulness
 from scanrag.evaluation.mmlongbench import prompt as mmlongbench_extract
 from scanrag.evaluation.scholscan import prompt as scholscan

@@ -11,14 +11,14 @@ from scanrag.evaluation.base import RowGroup, StatsOptions
 from scanrag.evaluation.docscope.answer import AnswerScorer
 from scanrag.evaluation.docscope.completeness import CompletenessScorer
 from scanrag.evaluation.docscope.fact import FactScorer
-from scanrag.evaluation.docscope.official import (
+from scanrag.evaluation.docscope.official.summary import official_summary
+from scanrag.evaluation.docscope.official.view import (
     INFER_KEY,
     labels_by_id,
     official_view,
     reply_object,
     verdict,
 )
-from scanrag.evaluation.docscope.official_summary import official_summary
 from scanrag.evaluation.docscope.pages import PagesScorer, micro, page_prf, pages_official
 from scanrag.evaluation.docscope.region import RegionScorer
 from scanrag.evaluation.schemas import GroupSummary
