@@ -33,7 +33,6 @@ from scanrag.evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
 from scanrag.evaluation.stats import MIN_INTERVAL_ITEMS
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
-from scanrag.tasks import default_scorers
 
 
 @dataclass(frozen=True)
@@ -131,13 +130,6 @@ def get_scorer(name: str, **params: Any) -> Scorer:
     if not isinstance(scorer, Scorer):
         raise TypeError(f"scorer {name!r} is a {type(scorer).__name__}, not an evaluation Scorer")
     return scorer
-
-
-def default_scorer_names(tasks: Iterable[str]) -> list[str]:
-    """The default scorers of ``tasks`` in the task table (``TaskSpec.scorers``) that are
-    registered, in registry order."""
-    wanted = set(default_scorers(tasks))
-    return [name for name in SCORERS.names() if name in wanted]
 
 
 # --------------------------------------------------------------------------- aggregate helpers

@@ -9,6 +9,8 @@ import sys
 import threading
 from typing import Any
 
+from scanrag.commands.args import positive_float, positive_int
+
 COMMON_HELP = """common overrides (each is a shortcut for --set):
   --limit N            datasets.*.limit
   --model NAME         models.agents.* (every agent role)
@@ -26,28 +28,6 @@ EXIT_HELP = """exit codes:
   2  bad config or setup                 3  budget spent   4  disk full   130  interrupted
 the items that are not ok are listed on stderr by status, with the first message of each.
 """
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number ≥ 1 (the error names the flag, not a config key)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:

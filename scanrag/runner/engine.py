@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
 from scanrag.runner.outcome import Stop, StopKind, exit_code, run_outcome
 from scanrag.runner.progress import Log, RunProgress, stderr_log
-from scanrag.runner.scoring import ScoreRequest, score_run_dir
+from scanrag.runner.scoring import score_run_dir, scoring_job
 from scanrag.runner.summary import build_summary, write_summary
 from scanrag.runner.usage import Budget, UsageTally
 from scanrag.schemas import Status, Trajectory, Usage
@@ -320,12 +320,14 @@ class Runner:
     def _score(self, job: RunJob, prior: Usage) -> Stop | None:
         tally = UsageTally()
         self.trajectories.flush()
+        scoring, warnings = scoring_job(self.run_dir, self.config)
+        scoring = replace(
+            scoring, llm=self.judge_llm or self.llm or job.llm, retry_failed=self.retry_errors
+        )
         outcome = score_run_dir(
             self.run_dir,
-            self.config,
-            ScoreRequest(retry_failed=self.retry_errors),
+            scoring,
             scores=self.scores,
-            llm=self.judge_llm or self.llm or job.llm,
             make_llm=self._gateway,
             progress=self.progress,
             tally=tally,
@@ -333,7 +335,7 @@ class Runner:
         )
         self.score_pending = outcome.pending
         self.session["usage_score"] = tally.to_json()
-        for warning in outcome.warnings:
+        for warning in warnings:
             self.log(f"scoring: {warning}")
         if outcome.failures:
             self.session["scoring_failures"] = len(outcome.failures)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from scanrag.config import ExperimentConfig, RunCell, ScoringSpec
+from scanrag.protocols import ScoringJob
 from scanrag.rundir import RunDir, row_key
 from scanrag.runner.conditions import cell_conditions, decider_entry, headline_scorers
-from scanrag.runner.scoring import summarize_rows
+from scanrag.runner.scoring import summarize
 from scanrag.runner.usage import usage_from_json
 from scanrag.schemas import Sample, Usage
 
@@ -121,7 +122,14 @@ def build_summary(
     scoring = scoring or (config.scoring if config is not None else ScoringSpec())
     if scoring.enabled:
         complete = complete and not score_pending
-    metrics = summarize_rows(scores, samples, scoring.params, scoring.resamples, scoring.seed)
+    job = ScoringJob(
+        rows=scores,
+        samples=samples,
+        params=scoring.params,
+        resamples=scoring.resamples,
+        seed=scoring.seed,
+    )
+    metrics = summarize(job)
     decider = config.report.decider if config is not None else manifest.get("decider")
     keys = [cell["run_key"] for cell in cells]
     conditions = cell_conditions(keys, manifest, trajectories, scores, decider)
