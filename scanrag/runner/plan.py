@@ -25,13 +25,14 @@ import asyncio
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from scanrag.config import ExperimentConfig
-from scanrag.protocols import JudgeSetup, ScoringFailedError
+from scanrag.protocols import ScoringFailedError, ScoringJob
 from scanrag.runner import degraded as degradation
 from scanrag.runner.components import (
     LoadedDataset,
@@ -49,6 +50,7 @@ from scanrag.runner.manifest_build import cell_caps
 from scanrag.runner.plan_calls import PlannedCalls, PlanRecorder, model_price
 from scanrag.runner.preflight import preflight
 from scanrag.schemas import Status, Trajectory
+from scanrag.tasks import default_scorer_names
 
 OVERFLOW = "exceeds the context window"  # how a judge prompt that cannot be sent is recorded
 
@@ -195,40 +197,31 @@ def _plan_judges(
     samples = {s.id: s for d in datasets for s in d.samples}
     names = config.scoring.scorers
     if names is None:
-        names = scoring.default_scorers(sorted({s.task for s in samples.values()}))
+        names = default_scorer_names(sorted({s.task for s in samples.values()}))
+    base = ScoringJob(
+        samples=samples,
+        scorers=list(names),
+        params=config.scoring.params,
+        judges=config.judge_models(),
+        judge_prompts=dict(config.scoring.judge_prompts),
+        pdf_dirs=[d.pdf_dir for d in datasets],
+        cache_dir=Path(config.runner.cache_dir),
+        dpi=config.runner.render_dpi,
+        allow_outside_pdf_dir=any(d.allow_outside for d in datasets),
+        concurrency=config.runner.concurrency,
+    )
     by_cell: dict[str, list[Trajectory]] = {}
     for trajectory in trajectories:
         by_cell.setdefault(str(trajectory.run_key), []).append(trajectory)
     for run_key, own in by_cell.items():
-        setup = JudgeSetup(
-            judges=config.judge_models(),
-            llm=recorder.view(run_key, judge=True),
-            pdf_dirs=[d.pdf_dir for d in datasets],
-            cache_dir=Path(config.runner.cache_dir),
-            dpi=config.runner.render_dpi,
-            concurrency=config.runner.concurrency,
-            judge_prompts=dict(config.scoring.judge_prompts),
-            allow_outside_pdf_dir=any(d.allow_outside for d in datasets),
-        )
 
         def on_row(row: Any, key: str = run_key) -> None:
             judged = getattr(row, "judges", None) or []
             over[key] += sum(1 for j in judged if j.error and OVERFLOW in j.error)
 
-        params = {k: dict(v) for k, v in config.scoring.params.items()}
+        job = replace(base, trajectories=own, llm=recorder.view(run_key, judge=True), on_row=on_row)
         try:
-            asyncio.run(
-                scoring.score(
-                    own,
-                    samples,
-                    list(names),
-                    scoring.judge_context(setup),
-                    [],
-                    params,
-                    config.runner.concurrency,
-                    on_row,
-                )
-            )
+            asyncio.run(scoring.score(job))
         except ScoringFailedError as exc:
             warnings.append(f"{run_key}: scoring could not be planned for some items: {exc}")
     return over
