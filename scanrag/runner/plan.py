@@ -49,6 +49,7 @@ from scanrag.runner.items import WorkItem
 from scanrag.runner.manifest_build import cell_caps
 from scanrag.runner.plan_calls import PlannedCalls, PlanRecorder, model_price
 from scanrag.runner.preflight import preflight
+from scanrag.runner.progress import RunProgress
 from scanrag.schemas import Status, Trajectory
 from scanrag.tasks import default_scorer_names
 
@@ -110,6 +111,8 @@ def plan_run(config: ExperimentConfig, log: Callable[[str], None] | None = None)
     """Plan every item of ``config`` (see the module docstring); raises what a run's
     preflight raises for a config that cannot run."""
     say = log or (lambda _m: None)
+    runner = config.runner
+    progress = RunProgress(runner.progress, log=log, interval_s=runner.progress_interval_s)
     datasets = preflight(config)
     cells = config.cells()
     strategies = build_strategies(cells)
@@ -127,15 +130,30 @@ def plan_run(config: ExperimentConfig, log: Callable[[str], None] | None = None)
         )
         job.recorder = recorder
         pending = pending_items(cells, datasets, set())
-        _ingest(job, config, corpus=any(cell.retriever for cell, _, _ in pending), say=say)
+        executor = LocalExecutor(config.runner)
+        corpus = any(cell.retriever for cell, _, _ in pending)
+        paths = document_paths(job.datasets.values(), corpus=corpus)
+        with progress.stage("ingest", len(paths)) as stage:
+            _ingest(job, config, paths, stage.advance, say)
         aliases = sorted({cell.retriever for cell in cells if cell.retriever})
-        retriever_errors = LocalExecutor(config.runner).build_retrievers(
-            job, aliases, lambda alias: say(f"plan: retriever {alias} ready")
-        )
+        with progress.stage("index", len(aliases)) as stage:
+            job.phase = stage.set_doing
+            retriever_errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+        for message in retriever_errors.values():
+            say(message)
         items = work_items(pending, retriever_errors)
         trajectories: list[Trajectory] = []
-        LocalExecutor(config.runner).run_items(job, items, trajectories.append, lambda: None)
-        over_window = _plan_judges(config, datasets, trajectories, recorder, plan.warnings)
+        with progress.stage("plan", len(items)) as stage:
+
+            def sink(trajectory: Trajectory) -> None:
+                trajectories.append(trajectory)
+                stage.advance(error=trajectory.status != Status.OK)
+
+            executor.run_items(job, items, sink, lambda: None)
+        with progress.stage("judges", len(trajectories)) as stage:
+            over_window = _plan_judges(
+                config, datasets, trajectories, recorder, plan.warnings, stage.advance
+            )
     for cell in cells:
         strategy = strategies.get(cell.run_key)
         label = cell_caps(strategy, settings).get("cap_label") or ""
@@ -164,14 +182,17 @@ class _PlanJob(RunJob):
 
 
 def _ingest(
-    job: RunJob, config: ExperimentConfig, *, corpus: bool, say: Callable[[str], None]
+    job: RunJob,
+    config: ExperimentConfig,
+    paths: Sequence[Path],
+    advance: Callable[[], None],
+    say: Callable[[str], None],
 ) -> None:
     """The documents into the document cache, as a run ingests them (the run reuses them)."""
     from scanrag.documents import PageRenderer
 
     cache = Path(config.runner.cache_dir)
-    paths = document_paths(job.datasets.values(), corpus=corpus)
-    result = ingest_paths(paths, cache / "documents")
+    result = ingest_paths(paths, cache / "documents", on_done=lambda _p: advance())
     job.documents = result.documents
     mark_document_failures(list(job.datasets.values()), result)
     for reason in result.failures.values():
@@ -185,9 +206,11 @@ def _plan_judges(
     trajectories: Sequence[Trajectory],
     recorder: PlanRecorder,
     warnings: list[str],
+    advance: Callable[[], None],
 ) -> Counter[str]:
     """Run the scoring stage on the planned items, cell by cell, with judges that record and
-    send nothing; returns the judge prompts per cell too long for the judge's window."""
+    send nothing; returns the judge prompts per cell too long for the judge's window.
+    ``advance`` is called once per item scored."""
     over: Counter[str] = Counter()
     if not config.scoring.enabled or not trajectories:
         return over
@@ -214,10 +237,14 @@ def _plan_judges(
     for trajectory in trajectories:
         by_cell.setdefault(str(trajectory.run_key), []).append(trajectory)
     for run_key, own in by_cell.items():
+        seen: set[str] = set()
 
-        def on_row(row: Any, key: str = run_key) -> None:
+        def on_row(row: Any, key: str = run_key, seen: set[str] = seen) -> None:
             judged = getattr(row, "judges", None) or []
             over[key] += sum(1 for j in judged if j.error and OVERFLOW in j.error)
+            if row.sample_id not in seen:  # an item's first row
+                seen.add(row.sample_id)
+                advance()
 
         job = replace(base, trajectories=own, llm=recorder.view(run_key, judge=True), on_row=on_row)
         try:
