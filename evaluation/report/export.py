@@ -53,8 +53,6 @@ ITEM_COLUMNS = (
 LONG_FIRST = ("run", "cell", "run_key", "dataset", "strategy", "retriever")
 LONG_LAST = ("scorer", "row_status", "metric", "value")
 
-__all__ = ["Format", "export_runs", "long_records", "parquet_available"]
-
 
 def _item(
     sample: Sample | None,
