@@ -188,6 +188,7 @@ def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
     from rich.table import Table
 
+    from scanrag.evaluation.stats import interval_text
     from scanrag.runner.summary import table_console
 
     table = Table(title="scores")
@@ -200,7 +201,7 @@ def print_summary(summary: Any) -> None:
         for metric, m in group.metrics.items():
             if not m.headline:
                 continue
-            ci = f"[{_fmt(m.low)}, {_fmt(m.high)}]" if m.low is not None else "—"
+            ci = interval_text(m.low, m.high, m.n)
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )

@@ -126,7 +126,8 @@ def plugin_overrides(args: argparse.Namespace) -> list[str]:
     given = getattr(args, "plugin", None) or []
     if not given:
         return []
-    source = Path(args.config or Path(args.resume) / "config.resolved.yaml")
+    resume = getattr(args, "resume", None)  # run only; plan always has a config
+    source = Path(args.config) if args.config else Path(str(resume)) / "config.resolved.yaml"
     try:
         existing = anchor_paths(read_yaml(source), source.resolve().parent).get("plugins")
     except Exception:  # the config's own problem, reported when it is loaded
