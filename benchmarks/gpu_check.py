@@ -12,7 +12,8 @@ when every one compiled.
    GPU when the installed faiss has GPU support) against one forced onto the CPU, same pages
    and queries: the chosen devices, top-5 pages equal, largest score difference.
 2. ColPali: a ``ColPaliIndex`` (tiny offline ColQwen2 and ColPali models) on the chosen device
-   against the CPU: stored fp16 vectors, MaxSim scores and region proposals.
+   against the CPU: stored fp16 vectors, MaxSim scores (on CUDA: the project's Triton kernel)
+   and region proposals, and the MaxSim path that scored.
 3. MaxSim throughput on the chosen device (``benchmarks/colpali.py``'s measurement), with the
    largest relative difference from colpali-engine's own scorer.
 
@@ -141,6 +142,7 @@ def colpali(docs: list[Document], family: str) -> dict[str, Any]:
         "device": chosen.device,
         "model_param_device": str(next(chosen.encoder.model.parameters()).device),
         "scorer_device": chosen.scorer.device,
+        "maxsim_path": chosen.scorer.record(),
         "pages": chosen.page_count,
         "vectors_max_abs_diff": float(np.abs(a - b).max()) if a.shape == b.shape else None,
         "regions_on_top3": regions,
