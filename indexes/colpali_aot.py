@@ -152,7 +152,7 @@ def _detected(module: str | None, name: str) -> Iterator[None]:
     if module is None:
         yield
         return
-    target = importlib.import_module(module)
+    target: Any = importlib.import_module(module)
     saved = target.detect_gpu
     target.detect_gpu = lambda: name
     try:

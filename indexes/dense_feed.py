@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from typing import Any, TypeVar
 
@@ -103,7 +103,7 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 
 def prefetch(
     items: Iterable[T], enabled: bool, depth: int = 2, stall_s: float | None = None
-) -> Iterator[T]:
+) -> Generator[T, None, None]:
     """``items``, produced in a background thread up to ``depth`` ahead when ``enabled``.
 
     The thread can neither hang the caller nor outlive it: an error there is raised here, at
