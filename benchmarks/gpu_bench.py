@@ -113,7 +113,7 @@ def search(progress: Section, vectors: int, dim: int, repeats: int) -> None:
     figures = progress.figures
     figures |= {"vectors": vectors, "dim": dim}
     for name, store in stores.items():
-        progress.stage(name, repeats * 7)
+        progress.stage(name, 5 + repeats * 2)
         one = [_timed(lambda s=store, q=q: s.search(q[None], 10), progress) for q in batch[:5]]
         many = [_timed(lambda s=store: s.search(batch, 10), progress) for _ in range(repeats * 2)]
         figures[f"{name}_p50_ms_one_query"] = 1000 * statistics.median(one)

@@ -11,8 +11,9 @@ colpali-engine's ``score_multi_vector`` are timed on the same calls, interleaved
 * ``scoped_half`` — every other page (a scattered scope); ``per_document`` — one call per
   document, the way an agent scoped to one document searches;
 * ``first_call`` — a fresh scorer's first whole-store call with the kernels already compiled
-  (the store is moved to the device); ``first_call_cold`` — the very first call of the path in
-  this process (compiling and autotuning too).
+  (the store is moved to the device); ``first_call_cold`` — the path's very first call in
+  this process, compiling and autotuning too (the fused paths share one device copy of the
+  store, which the first of them makes).
 
 The bound is reading the packed store once per call at the bandwidth of a measured
 device-to-device copy (bytes read and written per second); ``*_fraction_of_bound`` divides by

@@ -66,9 +66,6 @@ class Section:
         if self.elapsed() > self.budget_s:
             raise BudgetSpentError(f"budget of {self.budget_s:g} s spent during stage {self.label}")
 
-    def left(self) -> float:
-        return self.budget_s - self.elapsed()
-
     # -- lines -------------------------------------------------------------------------------
     def elapsed(self) -> float:
         return time.monotonic() - self.started

@@ -137,7 +137,7 @@ class FastPath:
             return f"{self.install or self.module} is not installed"
         if importlib.util.find_spec("triton") is None:
             return "Triton is not installed"
-        if not device.startswith("cuda") and not colpali_kernel.interpreting():
+        if not colpali_kernel.available(device):
             return "needs CUDA"
         return None
 
