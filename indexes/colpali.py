@@ -3,7 +3,7 @@
 Every page is rendered to an image (``scanrag.documents.render.PageRenderer``) and encoded by a
 colpali-engine model (ColPali, ColQwen2, ColQwen2.5, ColSmol/ColIdefics3; see
 ``scanrag.indexes.colpali_models``) into one 128-d vector per input token. Vectors are stored packed
-in float16 (``scanrag.indexes.colpali_scoring.PackedVectors``) together with each page's patch grid
+in float16 (``scanrag.indexes.colpali_packed.PackedVectors``) together with each page's patch grid
 (``scanrag.indexes.colpali_layouts``). Queries are encoded one at a time and scored by MaxSim
 against every page in scope (``scanrag.indexes.colpali_scoring``), on CUDA when available.
 
@@ -46,8 +46,9 @@ from scanrag.indexes.colpali_models import (
     load_colpali,
     resolve_family,
 )
+from scanrag.indexes.colpali_packed import PackedVectors
 from scanrag.indexes.colpali_regions import propose_regions, similarity_grid
-from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors, check_method
+from scanrag.indexes.colpali_scoring import MaxSimScorer, check_method
 from scanrag.indexes.errors import CorruptIndexError
 from scanrag.indexes.manifest import IndexManifest, library_versions
 from scanrag.protocols import PageRenderer

@@ -203,7 +203,7 @@ def library_launches(library: LibraryKernels, family: str) -> Iterator[Launch]:
     """What ``library``'s fast path launches (a whole store, a scope; queries of several
     lengths), once per configuration its autotuner keeps on ``family`` for that launch."""
     from scanrag.indexes.colpali_contenders import FAST_PATHS, DeviceStore
-    from scanrag.indexes.colpali_scoring import PackedVectors
+    from scanrag.indexes.colpali_packed import PackedVectors
 
     rng = np.random.default_rng(0)
     seen: set[str] = set()

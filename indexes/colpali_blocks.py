@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from scanrag.indexes.colpali_scoring import PackedVectors
+    from scanrag.indexes.colpali_packed import PackedVectors
 
 QUERY_ROWS = 128  # query token rows multiplied against a page block at once
 # Score a whole block (and keep the scope's columns) when at least this share of its pages is
@@ -91,10 +91,6 @@ class BlockScorer:
     @property
     def cached_pages(self) -> int:
         return self._blocks[-1].stop if self._blocks else 0
-
-    @property
-    def cached_bytes(self) -> int:
-        return sum(int(b.pages.numel()) * b.pages.element_size() for b in self._blocks)
 
     def invalidate(self) -> None:
         self._blocks, self._starts, self._source = [], np.zeros(0, dtype=np.int64), None

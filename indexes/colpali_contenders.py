@@ -35,7 +35,7 @@ from scanrag.indexes import colpali_kernel
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from scanrag.indexes.colpali_scoring import PackedVectors
+    from scanrag.indexes.colpali_packed import PackedVectors
 
 FAST_PATHS: dict[str, Callable[[], FastPath]] = {}
 INT32_ELEMENTS = 2**31
@@ -72,10 +72,6 @@ class DeviceStore:
     @property
     def pages(self) -> int:
         return len(self.lengths)
-
-    @property
-    def nbytes(self) -> int:
-        return 0 if self.vectors is None else int(self.vectors.numel()) * 2
 
     def sync(self, store: PackedVectors) -> None:
         import torch

@@ -1,8 +1,9 @@
-"""Packed multi-vector page storage and MaxSim scoring, on the fastest path that runs here.
+"""MaxSim scoring of packed multi-vector pages, on the fastest path that runs here.
 
-All page vectors live in one float16 array ``vectors`` (tokens, dim); page ``i`` owns rows
-``offsets[i]:offsets[i + 1]``. MaxSim (late interaction, as in ColBERT/ColPali) scores a page
-against a query as the sum over query tokens of the best dot product with any page token:
+Pages are stored packed (``scanrag.indexes.colpali_packed.PackedVectors``: one float16 array
+of token vectors, page ``i`` owning rows ``offsets[i]:offsets[i + 1]``). MaxSim (late
+interaction, as in ColBERT/ColPali) scores a page against a query as the sum over query tokens
+of the best dot product with any page token:
 
     score(q, p) = Σ_t max_j  q_t · p_j
 
@@ -37,6 +38,7 @@ import numpy as np
 
 from scanrag.indexes.colpali_blocks import BlockScorer
 from scanrag.indexes.colpali_contenders import FAST_PATHS, DeviceStore, FastPath
+from scanrag.indexes.colpali_packed import PackedVectors
 
 log = logging.getLogger(__name__)
 METHODS = ("auto", *FAST_PATHS, "matmul")
@@ -49,54 +51,6 @@ AGREE = 1e-2  # largest relative difference from the reference a fast path may s
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise ValueError(f"unknown MaxSim method {method!r}; known: {', '.join(METHODS)}")
-
-
-class PackedVectors:
-    """Float16 multi-vector pages packed into one array plus row offsets."""
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self.vectors = np.zeros((0, dim), dtype=np.float16)
-        self.offsets = np.zeros(1, dtype=np.int64)
-        self.epoch = 0  # changes when pages are replaced rather than added
-
-    def __len__(self) -> int:
-        return int(self.offsets.size - 1)
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    def page(self, row: int) -> np.ndarray:
-        return self.vectors[self.offsets[row] : self.offsets[row + 1]]
-
-    def extend(self, pages: Sequence[np.ndarray]) -> None:
-        for vectors in pages:
-            if vectors.ndim != 2 or vectors.shape[1] != self.dim:
-                raise ValueError(f"page vectors of shape {vectors.shape}; expected (n, {self.dim})")
-        if not pages:
-            return
-        lengths = np.array([len(v) for v in pages], dtype=np.int64)
-        self.vectors = np.concatenate([self.vectors, *(v.astype(np.float16) for v in pages)])
-        self.offsets = np.concatenate([self.offsets, self.offsets[-1] + np.cumsum(lengths)])
-
-    def replace(self, vectors: np.ndarray, offsets: np.ndarray) -> None:
-        """Install loaded arrays after checking they are consistent."""
-        offsets = np.asarray(offsets, dtype=np.int64)
-        if vectors.ndim != 2 or vectors.shape[1] != self.dim or vectors.dtype != np.float16:
-            raise ValueError(
-                f"vectors are {vectors.dtype} {vectors.shape}; expected float16 (n, {self.dim})"
-            )
-        if (
-            offsets.ndim != 1
-            or offsets.size < 1
-            or offsets[0] != 0
-            or offsets[-1] != len(vectors)
-            or np.any(np.diff(offsets) < 0)
-        ):
-            raise ValueError("page offsets do not partition the stored vectors")
-        self.vectors, self.offsets = vectors, offsets
-        self.epoch += 1
 
 
 class MaxSimScorer:

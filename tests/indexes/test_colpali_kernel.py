@@ -21,7 +21,8 @@ SCRIPT = """
 import importlib, json
 import numpy as np
 from scanrag.indexes import colpali_aot, colpali_kernel
-from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes.colpali_packed import PackedVectors
+from scanrag.indexes.colpali_scoring import MaxSimScorer
 
 rng = np.random.default_rng(7)
 

@@ -12,7 +12,8 @@ import pytest
 
 from scanrag.indexes import colpali_contenders, colpali_kernel, colpali_scoring
 from scanrag.indexes.colpali_contenders import FastPath, ProjectKernel, runs
-from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes.colpali_packed import PackedVectors
+from scanrag.indexes.colpali_scoring import MaxSimScorer
 
 
 @pytest.fixture

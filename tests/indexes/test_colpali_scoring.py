@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from scanrag.indexes import colpali_blocks
-from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes.colpali_packed import PackedVectors
+from scanrag.indexes.colpali_scoring import MaxSimScorer
 
 
 def reference(query: np.ndarray, page: np.ndarray) -> float:
