@@ -7,7 +7,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
+
+from scanrag.counts import MAX_CONCURRENCY, MAX_ROWS, MAX_TOKENS_BUDGET
 
 COMMON_HELP = """common overrides (each is a shortcut for --set):
   --limit N            datasets.*.limit
@@ -28,15 +31,22 @@ the items that are not ok are listed on stderr by status, with the first message
 """
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number ≥ 1 (the error names the flag, not a config key)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``low..high`` (the error names the flag, not a
+    config key; the bounds are the config's, :mod:`scanrag.counts`)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value:,}")
+        return value
+
+    return parse
 
 
 def positive_float(text: str) -> float:
@@ -60,15 +70,21 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY.PATH=VALUE",
         help="override one config value (YAML syntax), e.g. runner.budget.usd=2.5; repeatable",
     )
-    parser.add_argument("--limit", type=positive_int, help="at most N samples per dataset")
+    parser.add_argument(
+        "--limit", type=whole_number(1, MAX_ROWS), help="at most N samples per dataset"
+    )
     parser.add_argument("--model", help="model for every agent role (e.g. local/smollm2-135m)")
     parser.add_argument("--executor", choices=["local", "ray"])
-    parser.add_argument("--concurrency", type=positive_int, help="items in flight")
+    parser.add_argument(
+        "--concurrency", type=whole_number(1, MAX_CONCURRENCY), help="items in flight"
+    )
     parser.add_argument(
         "--budget-usd", type=positive_float, help="stop starting items past this spend"
     )
     parser.add_argument(
-        "--budget-tokens", type=positive_int, help="stop starting items past this usage"
+        "--budget-tokens",
+        type=whole_number(1, MAX_TOKENS_BUDGET),
+        help="stop starting items past this usage",
     )
     parser.add_argument("--no-budget", action="store_true", help="remove the budget")
     parser.add_argument("--runs-dir", help="where run folders are created (default: runs/)")
