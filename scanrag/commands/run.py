@@ -193,7 +193,7 @@ def stop_on_sigterm() -> None:
 def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError
     from scanrag.rundir import RunDirError
-    from scanrag.runner import SetupError, resume_run, start_run
+    from scanrag.runner import RunAbortedError, SetupError, resume_run, start_run
     from scanrag.runner.summary import render_table, table_console
 
     if bool(args.config) == bool(args.resume):
@@ -212,7 +212,7 @@ def handle(args: argparse.Namespace) -> int:
     except (ConfigError, SetupError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # e.g. a full disk while the run folder is being set up
+    except (OSError, RunAbortedError) as exc:  # a full disk while the folder is set up...
         print(f"error: {exc}", file=sys.stderr)
         return 1
     table_console().print(render_table(result.summary))

@@ -412,3 +412,143 @@ def test_imports_into_a_file_or_of_an_empty_infer_file(
         err = capsys.readouterr().err
         assert f"{infer} holds no inference record" in err and "Traceback" not in err
         assert not (tmp_path / "run").exists()
+
+
+# --------------------------------------------------------------------------- 7. hostile rows
+# (issue 31.1: each crashed the whole run, after its folder existed)
+
+
+def _rewrite_rows(root: Path, change: Callable[[list[str]], None]) -> None:
+    """Rewrite the toy dataset's JSONL lines (``change`` edits the list of lines in place)."""
+    questions = root / "questions.jsonl"
+    lines = questions.read_text().splitlines()
+    change(lines)
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _set_field(index: int, field: str, value: str) -> Callable[[list[str]], None]:
+    def change(lines: list[str]) -> None:
+        row = json.loads(lines[index])
+        row[field] = value
+        lines[index] = json.dumps(row)  # ascii escapes: a lone surrogate is "\ud800"
+
+    return change
+
+
+def _manifest_datasets(run: Path) -> dict[str, Any]:
+    (entry,) = json.loads((run / "manifest.json").read_text())["datasets"]
+    return entry
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("question", "What is \ud800?", "field 'question' holds a lone surrogate (U+D800)"),
+        ("id", "q\ud800", "field 'id' holds a lone surrogate (U+D800) at character 1"),
+        ("answer", "v0x1\ud800", "field 'answer' holds a lone surrogate (U+D800)"),
+        ("doc", "doc0\ud800.pdf", "field 'doc' holds a lone surrogate (U+D800)"),
+    ],
+)
+def test_a_lone_surrogate_drops_its_row_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: str, reason: str
+) -> None:
+    path = _config(tmp_path)
+    _rewrite_rows(tmp_path, _set_field(0, field, value))
+    assert _run(str(path), "--limit", "3") == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "1 rows dropped (row 0: line 1" in err
+    run = _only_run(tmp_path)
+    dropped = _manifest_datasets(run)["report"]["dropped"]
+    assert [(d["row"], reason in d["reason"]) for d in dropped] == [(0, True)]
+    assert {r["sample_id"] for r in _rows(run)} == {"q0-2", "q0-3", "q0-4"}
+    assert all(r["status"] == "ok" for r in _rows(run))
+
+
+def test_a_half_made_folder_of_a_surrogate_row_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The folder an older version left (config written, samples.jsonl.tmp half written, no
+    manifest) resumes: the row is dropped now and every other item runs."""
+    from scanrag.config import load_config
+    from scanrag.rundir import RunDir
+
+    path = _config(tmp_path)
+    _rewrite_rows(tmp_path, _set_field(0, "question", "What \ud800?"))
+    half = RunDir.create(tmp_path / "runs", "fake")
+    half.write_config(load_config(path, limit=2))
+    half.file("samples.jsonl.tmp").write_text('{"id": "q0-2", "doc": "doc0.pdf", "que')
+    assert _run("--resume", str(half.path)) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert {r["sample_id"] for r in _rows(half.path)} == {"q0-2", "q0-3"}
+    assert (half.path / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("doc0.pdf\u0000../x", "document name 'doc0.pdf\\x00../x' holds a NUL character"),
+        ("a" * 5_000 + ".pdf", "has a part of 5,004 bytes; a file or folder name may be at most"),
+        ("a/" * 2_100 + "doc0.pdf", "is 4,208 bytes long; a path may be at most 4,096"),
+    ],
+)
+def test_a_document_name_no_file_can_have_is_an_input_error_of_its_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, reason: str
+) -> None:
+    path = _config(tmp_path)
+    _rewrite_rows(tmp_path, _set_field(0, "doc", name))
+    assert _run(str(path), "--limit", "3") == 0
+    assert "Traceback" not in capsys.readouterr().err
+    run = _only_run(tmp_path)
+    rows = {r["sample_id"]: r for r in _rows(run) if r["run_key"] == "first_pages"}
+    assert rows["q0-1"]["status"] == "input_error" and reason in rows["q0-1"]["errors"][0]
+    assert {rows[k]["status"] for k in ("q0-2", "q0-3")} == {"ok"}
+    assert reason in _manifest_datasets(run)["input_errors"]["q0-1"]
+
+
+def test_a_row_nested_100000_deep_is_dropped_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path)
+    deep = '{"id": "deep", "doc": "doc0.pdf", "question": "q?", "m": ' + "[" * 100_000
+    _rewrite_rows(tmp_path, lambda lines: lines.insert(0, deep + "]" * 100_000 + "}"))
+    assert _run(str(path), "--limit", "2") == 0
+    assert "Traceback" not in capsys.readouterr().err
+    run = _only_run(tmp_path)
+    (dropped,) = _manifest_datasets(run)["report"]["dropped"]
+    assert dropped["reason"] == "line 1 nests deeper than Python can read (bound: 64)"
+    assert {r["sample_id"] for r in _rows(run)} == {"q0-1", "q0-2"}
+
+
+def test_text_with_unicode_line_separators_survives_the_run_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """U+2028 and \\x1c are text inside a JSON string; samples.jsonl kept them raw and
+    reading it back split the row there (str.splitlines)."""
+    path = _config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    question = "What is the secret value of item D0P1?\u2028Answer\x1cbriefly."
+    _rewrite_rows(tmp_path, _set_field(0, "question", question))
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    assert main(["score", str(run), "--quiet"]) == 0
+    assert "unreadable" not in capsys.readouterr().err
+    from scanrag.rundir import RunDir
+
+    samples, _, bad = RunDir(run).samples()
+    assert bad == [] and samples[0].question == question
+
+
+def test_an_unexpected_error_after_the_folder_exists_removes_a_folder_with_no_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.runner import datasets as run_datasets
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+    monkeypatch.setattr(run_datasets, "freeze", broken)
+    path = _config(tmp_path)
+    assert _run(str(path), "--limit", "1") == 1
+    err = capsys.readouterr().err
+    assert "error: the run stopped: UnicodeEncodeError:" in err and "Traceback" not in err
+    assert "no item had run; its folder " in err and " was removed" in err
+    assert list((tmp_path / "runs").iterdir()) == []
