@@ -28,7 +28,7 @@ import yaml
 
 from scanrag.cli import main
 from scanrag.documents.pagestore import PAGE_CACHE
-from scanrag.rundir import JsonlLog
+from scanrag.rundir import JsonlLog, RunDir
 
 FAKES = Path(__file__).resolve().parents[1] / "runner"
 LLM_TESTS = Path(__file__).resolve().parents[1] / "llm"
@@ -136,11 +136,15 @@ def test_resume_and_score_refuse_bad_scorer_parameters_before_anything(
     err = capsys.readouterr().err
     assert "error: the run cannot resume:" in err and "'zzz_unknown'" in err
     assert "Traceback" not in err
-    # a recorded config with a misspelt scorer name (an older version did not check it)
+    # a recorded config with a misspelt scorer name (an older version did not check it, and
+    # recorded its hash as it wrote it)
     config = run / "config.resolved.yaml"
     data = yaml.safe_load(config.read_text())
     data["scoring"]["params"] = {"page": {"profile": "paper"}}
     config.write_text(yaml.safe_dump(data))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config_hash"] = RunDir(run).recorded_config_hash()
+    (run / "manifest.json").write_text(json.dumps(manifest))
     assert main(["score", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"error: cannot score {run}:" in err
@@ -470,7 +474,6 @@ def test_a_half_made_folder_of_a_surrogate_row_resumes(
     """The folder an older version left (config written, samples.jsonl.tmp half written, no
     manifest) resumes: the row is dropped now and every other item runs."""
     from scanrag.config import load_config
-    from scanrag.rundir import RunDir
 
     path = _config(tmp_path)
     _rewrite_rows(tmp_path, _set_field(0, "question", "What \ud800?"))
@@ -531,8 +534,6 @@ def test_text_with_unicode_line_separators_survives_the_run_folder(
     run = _only_run(tmp_path)
     assert main(["score", str(run), "--quiet"]) == 0
     assert "unreadable" not in capsys.readouterr().err
-    from scanrag.rundir import RunDir
-
     samples, _, bad = RunDir(run).samples()
     assert bad == [] and samples[0].question == question
 
@@ -552,3 +553,106 @@ def test_an_unexpected_error_after_the_folder_exists_removes_a_folder_with_no_ro
     assert "error: the run stopped: UnicodeEncodeError:" in err and "Traceback" not in err
     assert "no item had run; its folder " in err and " was removed" in err
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+# --------------------------------------------------------------------------- 8. damaged files
+# (issue 31.2: a config.resolved.yaml cut to half was believed: the lost scoring section fell
+# back to the default scorers, judge calls were made and rows appended)
+
+
+def _half(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _without_scoring(path: Path) -> None:
+    """Cut where the scoring section starts: still valid YAML, the section gone."""
+    text = path.read_text()
+    path.write_text(text[: text.index("\nscoring:") + 1])
+
+
+def _commands(run: Path) -> list[list[str]]:
+    return [
+        ["score", str(run), "--quiet"],
+        ["run", "--resume", str(run), "--no-progress"],
+        ["report", str(run), "--out", str(run.parent / "report-out")],
+        ["export", str(run), "--out", str(run.parent / "export-out")],
+    ]
+
+
+def _unparsable(path: Path) -> None:
+    path.write_text(path.read_text() + "scoring: [unclosed\n")
+
+
+MISMATCH = "config.resolved.yaml does not match the run's manifest (config_hash "
+UNREADABLE = "config.resolved.yaml is not readable YAML ("
+
+
+@pytest.mark.parametrize(
+    ("damage", "messages"),
+    [
+        (_half, (MISMATCH, UNREADABLE)),  # which one depends on where the half falls
+        (_without_scoring, (MISMATCH,)),
+        (_unparsable, (UNREADABLE,)),
+    ],
+)
+def test_a_damaged_config_is_refused_by_every_command_that_reads_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Callable[[Path], None],
+    messages: tuple[str, ...],
+) -> None:
+    scoring = {"enabled": True, "scorers": ["fake_judge"], "params": {}}
+    path = _config(tmp_path, scoring=scoring, models={"judges": {"default": "scripted/fake-judge"}})
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    damage(run / "config.resolved.yaml")
+    kept = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != ".lock"}
+    judged = len(rf.JUDGE.requests)
+    capsys.readouterr()
+    for argv in _commands(run):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert any(m in err for m in messages), (argv, err)
+        assert str(run / "config.resolved.yaml") in err
+        assert "It was edited or damaged since the run wrote it: restore it" in err
+        assert "Traceback" not in err
+    now = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != ".lock"}
+    assert now == kept  # nothing appended, nothing rewritten
+    assert len(rf.JUDGE.requests) == judged  # no judge call
+    assert not (run.parent / "report-out").exists() and not (run.parent / "export-out").exists()
+
+
+def test_a_damaged_samples_file_is_refused_and_a_wanted_edit_can_be_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    samples = run / "samples.jsonl"
+    samples.write_text(samples.read_text().splitlines()[0] + "\n")  # one sample lost
+    capsys.readouterr()
+    assert main(["score", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{samples} does not match the run's manifest (sha256 " in err
+    assert "remove 'samples.jsonl' under 'files' from" in err
+    # the recovery the message names: accept the file as it stands
+    manifest = json.loads((run / "manifest.json").read_text())
+    del manifest["files"]["samples.jsonl"]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["score", str(run), "--quiet"]) in (0, 1)
+    assert "does not match" not in capsys.readouterr().err
+
+
+def test_a_resume_that_changes_the_config_records_its_hash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    assert _run(str(path), "--limit", "1") == 0
+    run = _only_run(tmp_path)
+    assert _run("--resume", str(run), "--set", "scoring.resamples=7") == 0
+    assert yaml.safe_load((run / "config.resolved.yaml").read_text())["scoring"]["resamples"] == 7
+    assert main(["score", str(run), "--quiet"]) == 0
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["config_hash"] == RunDir(run).recorded_config_hash()
+    assert "config_hash_next" not in manifest
