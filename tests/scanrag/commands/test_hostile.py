@@ -656,3 +656,63 @@ def test_a_resume_that_changes_the_config_records_its_hash(
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["config_hash"] == RunDir(run).recorded_config_hash()
     assert "config_hash_next" not in manifest
+
+
+# --------------------------------------------------------------------------- 9. counts, answers
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1000000000000", "runner.concurrency: Input should be less than or equal to 1024"),
+        ("true", "runner.concurrency: must be a whole number, got a boolean (true)"),
+    ],
+)
+def test_a_concurrency_out_of_bounds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
+    """Issue 31.4: both ran with exit 0."""
+    path = _config(tmp_path)
+    path.write_text(path.read_text().replace("concurrency: 4", f"concurrency: {value}"))
+    assert _run(str(path)) == 2
+    _refused(capsys.readouterr().err, tmp_path, f"invalid config {path}:", message)
+    with pytest.raises(SystemExit) as code:
+        _run(str(_config(tmp_path)), "--concurrency", "1000000000000")
+    assert code.value.code == 2
+    assert "argument --concurrency: must be at most 1,024" in capsys.readouterr().err
+
+
+def test_an_answer_that_would_compute_for_minutes_is_scored_0_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31.5: ``[((9**999)**999)**999]`` ran > 20 s in process; through ``scanrag score``
+    it was killed at 90 s and 445 MB with no row written."""
+    from scanrag.llm.scripted import ScriptedModel, register_scripted
+
+    bomb = "[((9**999)**999)**999]"
+    register_scripted("bomb", ScriptedModel(responder=lambda request: bomb, name="scripted/bomb"))
+
+    def as_lists(lines: list[str]) -> None:
+        for i, line in enumerate(lines):
+            row = json.loads(line)
+            lines[i] = json.dumps({**row, "answer": "['a']", "answer_format": "List"})
+
+    path = _config(
+        tmp_path,
+        models={
+            "agents": {"reader": "scripted/bomb"},
+            "judges": {"default": "scripted/fake-judge"},
+        },
+        strategies=[{"name": "fake_reader", "label": "read", "params": {"k": 1}}],
+        scoring={"enabled": True, "scorers": ["mmlongbench"], "resamples": 0},
+    )
+    _rewrite_rows(tmp_path, as_lists)
+    started = time.perf_counter()
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    assert main(["score", str(run), "--quiet"]) == 0
+    assert time.perf_counter() - started < 120  # seconds of setup; the scoring is microseconds
+    rows = _rows(run, "scores.jsonl")
+    assert len(rows) == 2 and {r["metrics"]["score"] for r in rows} == {0.0}
+    for row in rows:
+        assert "a power of up to 3,163,833 bits" in row["details"]["refused"]
