@@ -135,13 +135,13 @@ def _line_record(index: int, line: str) -> Record:
     except json.JSONDecodeError as exc:
         return index, None, f"{where} is not valid JSON: {exc.msg}"
     except RecursionError:
-        return index, None, f"{where} nests deeper than Python can read (bound: {MAX_DEPTH})"
+        return _record(index, TooDeep(), where)
 
 
 def _record(index: int, value: Any, where: str) -> Record:
     """A parsed element or line as a record, or the reason it cannot be one."""
     if isinstance(value, TooDeep):
-        return index, None, f"{where} nests deeper than Python can read (bound: {MAX_DEPTH})"
+        return index, None, f"{where} nests deeper than {MAX_DEPTH} levels (too deep to read)"
     if not isinstance(value, dict):
         kind = "an object" if where.startswith("item") else "a JSON object"
         return index, None, f"{where} is not {kind}"

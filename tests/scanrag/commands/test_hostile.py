@@ -518,7 +518,7 @@ def test_a_row_nested_100000_deep_is_dropped_alone(
     assert "Traceback" not in capsys.readouterr().err
     run = _only_run(tmp_path)
     (dropped,) = _manifest_datasets(run)["report"]["dropped"]
-    assert dropped["reason"] == "line 1 nests deeper than Python can read (bound: 64)"
+    assert dropped["reason"] == "line 1 nests deeper than 64 levels (too deep to read)"
     assert {r["sample_id"] for r in _rows(run)} == {"q0-1", "q0-2"}
 
 

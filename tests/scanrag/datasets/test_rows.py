@@ -97,7 +97,7 @@ def test_a_json_array_element_too_deep_is_dropped_alone(tmp_path: Path) -> None:
         (1, None),
         (2, {"id": "c", "s": "[[{"}),
     ]
-    assert records[1][2] == "item 1 nests deeper than Python can read (bound: 64)"
+    assert records[1][2] == "item 1 nests deeper than 64 levels (too deep to read)"
 
 
 @pytest.mark.parametrize(
