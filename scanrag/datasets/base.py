@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from scanrag.datasets.errors import DatasetError, DocumentPathError
 from scanrag.datasets.paths import resolve_document
-from scanrag.datasets.rows import row_problem, text_problem
+from scanrag.datasets.rows import row_problem, suspects, text_problem
 from scanrag.registry import LOADERS
 from scanrag.schemas import Sample
 
@@ -257,7 +257,7 @@ def drop_unstorable(dataset: Dataset) -> None:
     samples of loaders that read other formats (a plugin's CSV)."""
     kept = []
     for sample in dataset.samples:
-        problem = row_problem(sample.model_dump())
+        problem = _sample_problem(sample)
         if problem is None:
             kept.append(sample)
             continue
@@ -266,6 +266,17 @@ def drop_unstorable(dataset: Dataset) -> None:
     if len(kept) != len(dataset.samples):
         dataset.samples = kept
         dataset.report.rows_kept = len(kept)
+
+
+def _sample_problem(sample: Sample) -> str | None:
+    """:func:`~scanrag.datasets.rows.row_problem` of ``sample``, walked only where its JSON
+    (which pydantic refuses to write for text UTF-8 cannot store) says it must be."""
+    try:
+        text = sample.model_dump_json()
+    except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
+        return row_problem(sample.model_dump())
+    _, deep = suspects(text)
+    return row_problem(sample.model_dump(), text=False) if deep else None
 
 
 def unique_ids(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 MAX_DEPTH = 64  # lists and objects inside one another in a row (real rows: under 6)
@@ -44,28 +45,50 @@ def _where(path: tuple[Any, ...]) -> str:
     return f"field {name!r}"
 
 
-def row_problem(value: Any) -> str | None:
+def row_problem(value: Any, *, text: bool = True) -> str | None:
     """The first defect of a row read from a file (text UTF-8 cannot store, in a key or a
     value, or nesting deeper than :data:`MAX_DEPTH`), as a drop reason; ``None`` when
-    sound. Walks without recursion, fields in order."""
+    sound. Walks without recursion, fields in order; ``text=False`` checks the nesting only
+    (the row's source holds no surrogate: :func:`suspects`)."""
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
     while stack:
         item, path = stack.pop()
         if len(path) > MAX_DEPTH:
             return f"{_where(path[:1])} nests deeper than {MAX_DEPTH} levels"
         if isinstance(item, str):
-            problem = text_problem(item)
+            problem = text_problem(item) if text else None
             if problem is not None:
                 return f"{_where(path)} {problem}"
         elif isinstance(item, dict):
-            for key in item:
+            for key in item if text else ():
                 problem = text_problem(key) if isinstance(key, str) else None
                 if problem is not None:
                     return f"a key of {_where(path)} {problem}"
-            stack.extend((item[k], (*path, k)) for k in reversed(list(item)))
+            stack.extend(
+                (item[k], (*path, k)) for k in reversed(list(item)) if text or _nests(item[k])
+            )
         elif isinstance(item, list | tuple):
-            stack.extend((item[i], (*path, i)) for i in reversed(range(len(item))))
+            indexes = reversed(range(len(item)))
+            stack.extend((item[i], (*path, i)) for i in indexes if text or _nests(item[i]))
     return None
+
+
+def _nests(value: Any) -> bool:
+    return isinstance(value, dict | list | tuple)
+
+
+# A JSON escape of a surrogate: the one way a surrogate gets into text read as UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def suspects(json_text: str) -> tuple[bool, bool]:
+    """Whether the row read from ``json_text`` may hold text UTF-8 cannot store (the text has
+    a surrogate escape) and whether it may nest past :data:`MAX_DEPTH` (more brackets than
+    that). ``False`` is certain, so :func:`row_problem` runs (and checks text) only where it
+    can find something: a C-speed look instead of a walk for nearly every row."""
+    deep = json_text.count("[") + json_text.count("{") > MAX_DEPTH
+    surrogate = "\\u" in json_text and _SURROGATE_ESCAPE.search(json_text) is not None
+    return surrogate, deep
 
 
 def loads(text: str) -> Any:

@@ -33,7 +33,14 @@ from scanrag.datasets.base import (
 )
 from scanrag.datasets.fields import normalise_metadata
 from scanrag.datasets.paths import resolve_document
-from scanrag.datasets.rows import MAX_DEPTH, TooDeep, array_elements, loads, row_problem
+from scanrag.datasets.rows import (
+    MAX_DEPTH,
+    TooDeep,
+    array_elements,
+    loads,
+    row_problem,
+    suspects,
+)
 from scanrag.schemas import Sample
 
 Record = tuple[int, dict[str, Any] | None, str | None]
@@ -97,7 +104,9 @@ def read_records(path: Path, *, arrays: bool = True) -> list[Record]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DatasetError(f"{path} is not UTF-8 text: {exc}") from exc
-        return [_record(i, item, f"item {i}") for i, item in enumerate(array_items(path, text))]
+        items = array_items(path, text)
+        surrogates, _ = suspects(text)
+        return [_record(i, item, f"item {i}", text=surrogates) for i, item in enumerate(items)]
     records: list[Record] = []
     for index, line in enumerate(_lines(data)):
         if line is None:
@@ -116,9 +125,11 @@ def _lines(data: bytes) -> list[str | None]:
     """The lines of a JSONL file; ``None`` for one that is not UTF-8 (the others keep their
     numbers)."""
     try:
-        return list(_LINE_END.split(data.decode("utf-8")))
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    else:
+        return list(_LINE_END.split(text) if "\r" in text else text.split("\n"))
     lines: list[str | None] = []
     for raw in _LINE_END_BYTES.split(data):
         try:
@@ -131,21 +142,24 @@ def _lines(data: bytes) -> list[str | None]:
 def _line_record(index: int, line: str) -> Record:
     where = f"line {index + 1}"
     try:
-        return _record(index, json.loads(line), where)
+        value = json.loads(line)
     except json.JSONDecodeError as exc:
         return index, None, f"{where} is not valid JSON: {exc.msg}"
     except RecursionError:
-        return _record(index, TooDeep(), where)
+        return _record(index, TooDeep(), where, text=False)
+    surrogates, deep = suspects(line)
+    return _record(index, value, where, text=surrogates, walk=surrogates or deep)
 
 
-def _record(index: int, value: Any, where: str) -> Record:
-    """A parsed element or line as a record, or the reason it cannot be one."""
+def _record(index: int, value: Any, where: str, *, text: bool, walk: bool = True) -> Record:
+    """A parsed element or line as a record, or the reason it cannot be one; ``text`` and
+    ``walk``: what :func:`~scanrag.datasets.rows.suspects` says the row may hold."""
     if isinstance(value, TooDeep):
         return index, None, f"{where} nests deeper than {MAX_DEPTH} levels (too deep to read)"
     if not isinstance(value, dict):
         kind = "an object" if where.startswith("item") else "a JSON object"
         return index, None, f"{where} is not {kind}"
-    problem = row_problem(value)
+    problem = row_problem(value, text=text) if walk else None
     if problem is None:
         return index, value, None
     ident = value.get("id")

@@ -130,3 +130,23 @@ def test_samples_a_loader_built_from_other_formats_are_checked_too(tmp_path: Pat
     (dropped,) = dataset.report.dropped
     assert dropped.id == "b"
     assert dropped.reason.startswith("sample field 'metadata.note' holds a lone surrogate")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"q": "plain"}', (False, False)),
+        ('{"q": "\\ud800"}', (True, False)),
+        ('{"q": "\\uDBFF\\uDFFF"}', (True, False)),  # a pair: suspected, then found sound
+        ('{"q": "\\\\ud800 is text"}', (True, False)),  # an escaped backslash: the walk decides
+        ('{"q": "\\u00e9\\u2028"}', (False, False)),
+        ('{"m": ' + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "}", (False, True)),
+    ],
+)
+def test_suspects_never_miss_what_the_walk_finds(text: str, expected: tuple[bool, bool]) -> None:
+    from scanrag.datasets.rows import suspects
+
+    assert suspects(text) == expected
+    value, (surrogates, deep) = json.loads(text), expected
+    looked = row_problem(value, text=surrogates) if surrogates or deep else None
+    assert looked == row_problem(value)
