@@ -211,7 +211,7 @@ def ours(folder: Path, profile: str = "official") -> tuple[dict, dict, list[str]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
         assert main(score) == 0
-    from scanrag.evaluation.docscope.official_summary import run_official_summaries
+    from scanrag.evaluation.docscope.official.summary import run_official_summaries
 
     summary = next(iter(run_official_summaries(run).values()))
     if profile != "official":

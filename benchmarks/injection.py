@@ -176,23 +176,23 @@ def reader_messages(question: Question, attack: str | None, layout: str) -> Any:
 
 
 def answer_judge_messages(question: Question, answer: str, layout: str) -> Any:
-    from scanrag.evaluation.prompts import docscope_answer
+    from scanrag.evaluation.docscope import answer_prompt
     from scanrag.llm.types import Message
 
     if layout == "fenced":
-        return docscope_answer.build_messages(
+        return answer_prompt.build_messages(
             question=question.question, gold=question.gold, answer=answer
         )
-    legacy_rules = docscope_answer.INSTRUCTIONS.split("\n- The system answer is what")[0]
+    legacy_rules = answer_prompt.INSTRUCTIONS.split("\n- The system answer is what")[0]
     text = LEGACY_ANSWER_JUDGE.format(question=question.question, gold=question.gold, answer=answer)
     return [
-        Message(role="system", content=docscope_answer.SYSTEM),
+        Message(role="system", content=answer_prompt.SYSTEM),
         Message(role="user", content=f"{legacy_rules}\n\n{text}"),
     ]
 
 
 def sinbench_messages(question: Question, answer: str, layout: str) -> Any:
-    from scanrag.evaluation.prompts import sinbench
+    from scanrag.evaluation.sinbench import prompt as sinbench
     from scanrag.llm.types import Message
 
     if layout == "fenced":

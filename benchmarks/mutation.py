@@ -126,20 +126,20 @@ MODULES: dict[str, list[str]] = {
         "tests/evaluation/faithfulness/test_meta.py",
         "tests/evaluation/faithfulness/test_scorer.py",
     ],
-    "scanrag.evaluation.docscope.official_parser": [
-        "tests/evaluation/docscope/test_official_parser.py",
-        "tests/evaluation/docscope/test_official_parser_edges.py",
+    "scanrag.evaluation.docscope.official.parser": [
+        "tests/evaluation/docscope/official/test_parser.py",
+        "tests/evaluation/docscope/official/test_parser_edges.py",
     ],
-    "scanrag.evaluation.docscope.official_summary": [
-        "tests/evaluation/docscope/test_official_summary.py",
+    "scanrag.evaluation.docscope.official.summary": [
+        "tests/evaluation/docscope/official/test_summary.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
     "scanrag.evaluation.docscope.profiles": [
         "tests/evaluation/docscope/test_profiles.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
-    "scanrag.evaluation.docscope.official": [
-        "tests/evaluation/docscope/test_official_view.py",
+    "scanrag.evaluation.docscope.official.view": [
+        "tests/evaluation/docscope/official/test_view.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
     "scanrag.evaluation.docscope.profiled": [
@@ -180,7 +180,7 @@ MODULES: dict[str, list[str]] = {
     "scanrag.evaluation.docscope.importer": [
         "tests/evaluation/docscope/test_importer.py",
         "tests/evaluation/docscope/test_official_run.py",
-        "tests/evaluation/docscope/test_official_view.py",
+        "tests/evaluation/docscope/official/test_view.py",
         "tests/evaluation/docscope/test_official_profile.py",
     ],
     # Shared reply parsing (JSON objects in replies, verdict words): each module of the package.
@@ -332,34 +332,34 @@ EQUIVALENT: dict[str, str] = {
     "scanrag.evaluation.sinbench.metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
         "a normalised grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
     ),
-    # scanrag.evaluation.docscope.official_parser
-    "scanrag.evaluation.docscope.official_parser:<module>:92:76:const:True->False": (
+    # scanrag.evaluation.docscope.official.parser
+    "scanrag.evaluation.docscope.official.parser:<module>:92:76:const:True->False": (
         "every alternative ends in a literal '.', and no listed word plus '.' starts another, "
         "so the alternation order never changes what is matched"
     ),
-    "scanrag.evaluation.docscope.official_parser:OfficialCitation:108:20:const:'none'->''": _PASSED,
-    "scanrag.evaluation.docscope.official_parser:OfficialCitation:111:22:const:0->1": _PASSED,
-    "scanrag.evaluation.docscope.official_parser:OfficialCitation:112:20:const:0->1": _PASSED,
-    "scanrag.evaluation.docscope.official_parser:OfficialCitation:113:26:const:True->False": (
+    "scanrag.evaluation.docscope.official.parser:OfficialCitation:108:20:const:'none'->''": _PASSED,
+    "scanrag.evaluation.docscope.official.parser:OfficialCitation:111:22:const:0->1": _PASSED,
+    "scanrag.evaluation.docscope.official.parser:OfficialCitation:112:20:const:0->1": _PASSED,
+    "scanrag.evaluation.docscope.official.parser:OfficialCitation:113:26:const:True->False": (
         _PASSED
     ),
-    "scanrag.evaluation.docscope.official_parser:OfficialParse:124:27:const:False->True": _PASSED,
-    "scanrag.evaluation.docscope.official_parser:_citation_meta:157:69:const:'none'->''": (
+    "scanrag.evaluation.docscope.official.parser:OfficialParse:124:27:const:False->True": _PASSED,
+    "scanrag.evaluation.docscope.official.parser:_citation_meta:157:69:const:'none'->''": (
         "an empty doc_page falls through to the `.strip() or 'none'` of the returned value"
     ),
-    "scanrag.evaluation.docscope.official_parser:_clean:208:52:const:1->2": _ANCHORED,
-    "scanrag.evaluation.docscope.official_parser:_clean:208:52:const:1->0": _ANCHORED,
-    "scanrag.evaluation.docscope.official_parser:_clean:209:48:const:1->2": _ANCHORED,
-    "scanrag.evaluation.docscope.official_parser:_clean:209:48:const:1->0": _ANCHORED,
-    "scanrag.evaluation.docscope.official_parser:_citations:229:86:const:True->False": (
+    "scanrag.evaluation.docscope.official.parser:_clean:208:52:const:1->2": _ANCHORED,
+    "scanrag.evaluation.docscope.official.parser:_clean:208:52:const:1->0": _ANCHORED,
+    "scanrag.evaluation.docscope.official.parser:_clean:209:48:const:1->2": _ANCHORED,
+    "scanrag.evaluation.docscope.official.parser:_clean:209:48:const:1->0": _ANCHORED,
+    "scanrag.evaluation.docscope.official.parser:_citations:229:86:const:True->False": (
         "zip(strict=...): the masked text has the length of the text"
     ),
-    "scanrag.evaluation.docscope.official_parser:_citations:237:20:binop:Sub->Add": _COVERED,
-    "scanrag.evaluation.docscope.official_parser:_citations:237:37:const:1->2": _COVERED,
-    "scanrag.evaluation.docscope.official_parser:_citations:237:37:const:1->0": _COVERED,
-    "scanrag.evaluation.docscope.official_parser:_citations:242:41:cmp1:Lt->LtE": _COVERED,
-    # scanrag.evaluation.docscope.official
-    "scanrag.evaluation.docscope.official:reply_object:224:7:cmp1:Lt->LtE": (
+    "scanrag.evaluation.docscope.official.parser:_citations:237:20:binop:Sub->Add": _COVERED,
+    "scanrag.evaluation.docscope.official.parser:_citations:237:37:const:1->2": _COVERED,
+    "scanrag.evaluation.docscope.official.parser:_citations:237:37:const:1->0": _COVERED,
+    "scanrag.evaluation.docscope.official.parser:_citations:242:41:cmp1:Lt->LtE": _COVERED,
+    # scanrag.evaluation.docscope.official.view
+    "scanrag.evaluation.docscope.official.view:reply_object:224:7:cmp1:Lt->LtE": (
         "find('{') and rfind('}') never return the same index"
     ),
     # scanrag.evaluation.docscope.profiles

@@ -1,17 +1,22 @@
 """The judge-and-score stage as the kernel's runner drives it (a ``ScoringBackend``).
 
 Registered as ``scoring`` in the ``scanrag.backends`` entry-point group, so the runner in
-``scanrag`` reaches the scorers without importing this package. Every method is a thin
-adapter over :mod:`scanrag.evaluation.stage`: scorers and their parameters are named, rows cross the
-boundary as :class:`~scanrag.evaluation.schemas.ScoreRow` objects or their JSON form.
+``scanrag`` reaches the scorers without importing this package. Each method takes one
+:class:`~scanrag.protocols.ScoringJob` and hands its fields to :mod:`scanrag.evaluation.stage`;
+rows go out as :class:`~scanrag.evaluation.schemas.ScoreRow` objects and come back as their
+JSON form.
+
+The judges of a job (models, prompt files, documents, client) become one
+:class:`~scanrag.evaluation.judging.JudgeContext`, built once per backend and setup: the
+runner scores a run in chunks, and the chunks share the context's opened documents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Hashable
 from typing import Any
 
-from scanrag.evaluation.base import StatsOptions, default_scorer_names
+from scanrag.evaluation.base import StatsOptions
 from scanrag.evaluation.judging import ROLES, JudgeConfig, JudgeContext
 from scanrag.evaluation.stage import (
     build_scorers,
@@ -21,112 +26,99 @@ from scanrag.evaluation.stage import (
     score_run,
     summarize,
 )
-from scanrag.protocols import JudgeSetup
-from scanrag.schemas import Sample, Trajectory
+from scanrag.protocols import ScoringJob, ScoringPlan
+
+
+def judge_problems(job: ScoringJob) -> list[str]:
+    """``config.key: message`` for each judge role no scorer has and each prompt file that
+    cannot be used (unreadable, too large, a role without prompts, unknown fields)."""
+    from scanrag.evaluation.judge_prompts import PromptFileError, read_prompt_files
+
+    problems = [
+        f"models.judges.{role}: unknown judge role {role!r}; known roles: {', '.join(ROLES)}"
+        for role in job.judges
+        if role != "default" and role not in ROLES
+    ]
+    for role, path in job.judge_prompts.items():
+        try:
+            read_prompt_files({role: path})
+        except PromptFileError as exc:
+            problems.append(f"scoring.judge_prompts.{role}: {exc}")
+    return problems
 
 
 class EvaluationBackend:
     """The built-in scoring backend."""
 
-    def default_scorers(self, tasks: Sequence[str]) -> list[str]:
-        return default_scorer_names(sorted(set(tasks)))
+    def __init__(self) -> None:
+        self._contexts: dict[Hashable, JudgeContext] = {}
 
-    def judge_context(self, setup: JudgeSetup) -> JudgeContext:
-        from scanrag.evaluation.documents import DocumentSource
-        from scanrag.evaluation.judge_prompts import read_prompt_files
-
-        prompts = read_prompt_files(dict(getattr(setup, "judge_prompts", None) or {}))
-        config = JudgeConfig.from_mapping(
-            setup.judges, concurrency=setup.concurrency, prompts=prompts
-        )
-        documents = DocumentSource(
-            list(setup.pdf_dirs),
-            cache_dir=setup.cache_dir,
-            dpi=setup.dpi,
-            allow_outside=setup.allow_outside_pdf_dir,
-        )
-        return JudgeContext(llm=setup.llm, config=config, documents=documents)
-
-    def judge_problems(
-        self, judges: Mapping[str, str], judge_prompts: Mapping[str, str]
-    ) -> list[tuple[str, str]]:
-        """``(config key, message)`` for each judge role no scorer has and each prompt file
-        that cannot be used (unreadable, too large, a role without prompts, unknown fields)."""
-        from scanrag.evaluation.judge_prompts import PromptFileError, read_prompt_files
-
-        problems = [
-            (
-                f"models.judges.{role}",
-                f"unknown judge role {role!r}; known roles: {', '.join(ROLES)}",
-            )
-            for role in judges
-            if role != "default" and role not in ROLES
-        ]
-        for role, path in judge_prompts.items():
-            try:
-                read_prompt_files({role: path})
-            except PromptFileError as exc:
-                problems.append((f"scoring.judge_prompts.{role}", str(exc)))
-        return problems
-
-    def pending(
-        self,
-        trajectories: Sequence[Trajectory],
-        samples: Mapping[str, Sample],
-        scorers: Sequence[str],
-        existing: Sequence[Mapping[str, Any]],
-        params: Mapping[str, Mapping[str, Any]],
-        judge_ctx: JudgeContext,
-        retry_failed: bool = False,
-    ) -> list[tuple[Trajectory, str]]:
-        built = build_scorers(scorers, params)
+    def plan(self, job: ScoringJob) -> ScoringPlan:
+        problems = judge_problems(job)
+        if problems or not job.trajectories:
+            return ScoringPlan(problems=problems)
         todo = pending_pairs(
-            latest_trajectories(trajectories),
-            samples,
-            built,
-            latest_rows(existing),
-            retry_failed,
-            judges=judge_ctx.config,
+            latest_trajectories(job.trajectories),
+            job.samples,
+            build_scorers(job.scorers, job.params),
+            latest_rows(job.rows),
+            job.retry_failed,
+            judges=self.judge_context(job).config,
         )
-        return [(traj, scorer.name) for traj, _, scorer in todo]
+        return ScoringPlan(pending=[(traj, scorer.name) for traj, _, scorer in todo])
 
-    async def score(
-        self,
-        trajectories: Sequence[Trajectory],
-        samples: Mapping[str, Sample],
-        scorers: Sequence[str],
-        judge_ctx: JudgeContext,
-        existing: Sequence[Mapping[str, Any]],
-        params: Mapping[str, Mapping[str, Any]],
-        concurrency: int,
-        on_row: Callable[[Any], None],
-        retry_failed: bool = False,
-    ) -> None:
+    async def score(self, job: ScoringJob) -> None:
         # raises scanrag.evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
         await score_run(
-            trajectories,
-            samples,
-            scorers,
-            judge_ctx,
-            existing,
-            scorer_params=params,
-            concurrency=concurrency,
-            on_row=on_row,
-            retry_failed=retry_failed,
+            job.trajectories,
+            job.samples,
+            job.scorers,
+            self.judge_context(job),
+            job.rows,
+            scorer_params=job.params,
+            concurrency=job.concurrency,
+            on_row=job.on_row,
+            retry_failed=job.retry_failed,
         )
 
-    def summarize(
-        self,
-        rows: Sequence[Mapping[str, Any]],
-        samples: Mapping[str, Sample],
-        params: Mapping[str, Mapping[str, Any]],
-        resamples: int,
-        seed: int,
-    ) -> dict[str, Any]:
-        stats = StatsOptions(n_resamples=resamples, seed=seed)
-        summary = summarize(rows, samples, stats=stats, scorer_params=params)
+    def summarize(self, job: ScoringJob) -> dict[str, Any]:
+        stats = StatsOptions(n_resamples=job.resamples, seed=job.seed)
+        summary = summarize(job.rows, job.samples, stats=stats, scorer_params=job.params)
         return {
             "headline": summary.flat(headline_only=True),
             "all": summary.flat(),
             "detail": summary.model_dump(mode="json"),
         }
+
+    def judge_context(self, job: ScoringJob) -> JudgeContext:
+        """The job's judges: its models per role and prompt files (read here; a bad one
+        raises :class:`~scanrag.evaluation.judge_prompts.PromptFileError`), its client and
+        its documents; one context per setup, shared by every job that has it."""
+        key = (
+            tuple(job.judges.items()),
+            tuple(job.judge_prompts.items()),
+            job.concurrency,
+            id(job.llm),  # the context holds the client, so the id stays its own
+            tuple(job.pdf_dirs),
+            job.cache_dir,
+            job.dpi,
+            job.allow_outside_pdf_dir,
+        )
+        if key not in self._contexts:
+            self._contexts[key] = _new_context(job)
+        return self._contexts[key]
+
+
+def _new_context(job: ScoringJob) -> JudgeContext:
+    from scanrag.evaluation.documents import DocumentSource
+    from scanrag.evaluation.judge_prompts import read_prompt_files
+
+    prompts = read_prompt_files(dict(job.judge_prompts))
+    config = JudgeConfig.from_mapping(job.judges, concurrency=job.concurrency, prompts=prompts)
+    documents = DocumentSource(
+        list(job.pdf_dirs),
+        cache_dir=job.cache_dir,
+        dpi=job.dpi,
+        allow_outside=job.allow_outside_pdf_dir,
+    )
+    return JudgeContext(llm=job.llm, config=config, documents=documents)

@@ -109,13 +109,9 @@ class JudgeConfig(BaseModel):
         cls, default_model: str | None, role_models: Sequence[str] = (), **kwargs: Any
     ) -> JudgeConfig:
         """Build from CLI-style ``role=model`` strings; raises ``ValueError`` on bad ones."""
-        models: dict[str, str] = {}
-        for item in role_models:
-            role, sep, model = item.partition("=")
-            if not sep or not role.strip() or not model.strip():
-                raise ValueError(f"expected ROLE=MODEL, got {item!r}")
-            models[role.strip()] = model.strip()
-        return cls(default_model=default_model, models=models, **kwargs)
+        from scanrag.commands.args import key_values
+
+        return cls(default_model=default_model, models=key_values(role_models), **kwargs)
 
 
 # --------------------------------------------------------------------------- JSON extraction

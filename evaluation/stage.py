@@ -17,7 +17,6 @@ import dataclasses
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -83,9 +82,10 @@ def _sample_map(samples: Mapping[str, Sample] | Iterable[Sample]) -> Mapping[str
 def build_scorers(
     names: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, Scorer]:
-    """Instantiate scorers by registry name with their parameters (``{name: {...}}``)."""
+    """Instantiate scorers by registry name with their parameters (``{name: {...}}``; a
+    ``None`` entry: the defaults)."""
     params = params or {}
-    return {name: get_scorer(name, **dict(params.get(name, {}))) for name in names}
+    return {name: get_scorer(name, **dict(params.get(name) or {})) for name in names}
 
 
 def _plain(value: Any) -> Any:
@@ -239,54 +239,6 @@ async def score_run(
     return done
 
 
-async def score_trajectories(
-    trajectories: Iterable[Trajectory | Mapping[str, Any]],
-    samples: Mapping[str, Sample] | Iterable[Sample],
-    *,
-    llm: Any = None,
-    judges: Mapping[str, str] | None = None,
-    scorers: Sequence[str] | None = None,
-    params: Mapping[str, Any] | None = None,
-    documents: Mapping[Path, Any] | None = None,
-    renderer: Any = None,
-    pdf_dirs: Sequence[Path] = (),
-    cache_dir: Path | None = None,
-    concurrency: int = 8,
-    existing_rows: Iterable[ScoreRow | Mapping[str, Any]] = (),
-    on_row: RowSink | None = None,
-) -> list[ScoreRow]:
-    """:func:`score_run` for the experiment runner, from run-level objects.
-
-    ``judges`` is the run config's ``models.judges`` (``default`` plus roles); ``documents``
-    maps PDF paths to ingested documents (their ``name`` is the sample's doc id);
-    ``renderer`` is the run's ``PageRenderer``; ``params`` maps scorer names to keyword
-    parameters; ``scorers`` defaults to every scorer handling the samples' tasks.
-    """
-    from scanrag.evaluation.base import default_scorer_names
-    from scanrag.evaluation.documents import DocumentSource
-    from scanrag.evaluation.judging import JudgeConfig
-
-    sample_map = _sample_map(samples)
-    names = (
-        list(scorers) if scorers else default_scorer_names({s.task for s in sample_map.values()})
-    )
-    paths = {doc.name: path for path, doc in (documents or {}).items()}
-    source = DocumentSource(pdf_dirs, paths=paths, cache_dir=cache_dir, renderer=renderer)
-    config = JudgeConfig.from_mapping(judges or {}, concurrency=concurrency)
-    ctx = JudgeContext(llm=llm, config=config, documents=source)
-    per_scorer = {k: v for k, v in (params or {}).items() if k in names and isinstance(v, Mapping)}
-    return await score_run(
-        trajectories,
-        sample_map,
-        names,
-        ctx,
-        existing_rows,
-        scorer_params=per_scorer,
-        concurrency=concurrency,
-        on_row=on_row,
-    )
-
-
 # --------------------------------------------------------------------------- summaries
 
 
@@ -361,24 +313,3 @@ def summarize(
             out.tables.update({f"{name}.{k}": v for k, v in result.tables.items()})
         summary.groups[group_name] = out
     return summary
-
-
-# --------------------------------------------------------------------------- files
-
-
-def read_rows(path: str | Path) -> list[ScoreRow]:
-    """Rows of a ``scores.jsonl``; a torn (newline-less) last line is ignored."""
-    from scanrag.rundir import iter_jsonl
-
-    rows: list[ScoreRow] = []
-    for number, data in iter_jsonl(path):
-        try:
-            rows.append(ScoreRow.model_validate(data))
-        except ValueError as exc:
-            raise ValueError(f"{path}:{number}: not a score row: {exc}") from None
-    return rows
-
-
-def summarize_dicts(rows: Iterable[Mapping[str, Any]], **kwargs: Any) -> dict[str, Any]:
-    """:func:`summarize` on JSON rows, returned as JSON data (for run summaries)."""
-    return summarize(list(rows), **kwargs).model_dump(mode="json")

@@ -191,6 +191,7 @@ class ColPaliIndex(PageIndex):
         for images in self._images(documents):
             encoded.extend(self.encoder.encode_images(images))
             log.debug("colpali: encoded %d pages", len(encoded))
+            self._pages_indexed(len(images))
         self.store.extend([page.vectors for page in encoded])
         self._append_grids([page.grid for page in encoded])
 

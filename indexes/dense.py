@@ -311,6 +311,7 @@ class DenseIndex(PageIndex):
                 vectors.append(block)
             rows.append(np.repeat(np.arange(start, start + len(windows)), counts))
             start += len(windows)
+            self._pages_indexed(len(windows))
         return vectors, rows, start
 
     def _windows(self, texts: Iterator[str]) -> Iterator[list[list[np.ndarray]]]:

@@ -94,82 +94,73 @@ class ScoringFailedError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class JudgeSetup:
-    """What the scoring stage needs to build its judges: model names per judge role
-    (``default`` plus roles), the model client, where the PDFs are, the render cache and DPI,
-    how many judge calls may run at once, prompt files replacing a role's built-in judge
-    prompt (role → path, ``scoring.judge_prompts``), and whether a dataset of the run allows
-    documents outside its PDF folder (``allow_outside_pdf_dir``)."""
+class ScoringJob:
+    """One scoring job, the only argument of every :class:`ScoringBackend` method.
 
-    judges: Mapping[str, str]
-    llm: ChatModel | None
-    pdf_dirs: Sequence[Path]
-    cache_dir: Path
-    dpi: int
-    concurrency: int
-    judge_prompts: Mapping[str, str] = field(default_factory=dict)
-    allow_outside_pdf_dir: bool = False
+    The runner builds it from a run folder and its recorded config
+    (:func:`scanrag.runner.scoring.scoring_job`); a command replaces fields the user changed
+    (``dataclasses.replace``). Each method reads the fields it needs: ``plan`` what to score,
+    the scorers and the judges; ``score`` all but ``resamples``/``seed``; ``summarize`` the
+    rows, samples, parameters and bootstrap settings.
+    """
+
+    # what to score
+    trajectories: Sequence[Trajectory] = ()  # later ones replace earlier ones per item
+    samples: Mapping[str, Sample] = field(default_factory=dict)  # by sample id
+    rows: Sequence[Mapping[str, Any]] = ()  # score rows already written (JSON), later ones win
+    # the scorers
+    scorers: Sequence[str] = ()  # registry names
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # scorer → kwargs
+    # the judges
+    judges: Mapping[str, str] = field(default_factory=dict)  # role → model; ``default``: others
+    judge_prompts: Mapping[str, str] = field(default_factory=dict)  # role → prompt file, verbatim
+    llm: ChatModel | None = None  # None: judged parts are skipped
+    # the documents judges and scorers read
+    pdf_dirs: Sequence[Path] = ()
+    cache_dir: Path | None = None  # page images and overlays
+    dpi: int = 144
+    allow_outside_pdf_dir: bool = False  # a dataset of the run allows it
+    # how
+    concurrency: int = 8  # pairs scored at once, and judge calls in flight
+    retry_failed: bool = False  # reuse policy: False re-scores only missing and stale rows
+    on_row: Callable[[Any], None] | None = None  # gets each new row as soon as it is done
+    # summaries
+    resamples: int = 1000  # bootstrap resamples, 0: no intervals
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ScoringPlan:
+    """What a backend makes of a job before scoring it. ``problems`` are ``config.key:
+    message`` lines for what it cannot use (a judge role, a prompt file); when there are any,
+    nothing is planned. ``pending`` are the (trajectory, scorer) pairs of ``job.trajectories``
+    without a current row in ``job.rows`` (with ``retry_failed``, also the failed ones)."""
+
+    problems: Sequence[str] = ()
+    pending: Sequence[tuple[Trajectory, str]] = ()
 
 
 @runtime_checkable
 class ScoringBackend(Protocol):
-    """The shared judge-and-score stage as the runner sees it (registered under the name
-    ``scoring`` in :data:`scanrag.registry.BACKENDS`; the built-in one is
-    ``scanrag.evaluation.backend.EvaluationBackend``). Scorers and parameters are given by name."""
+    """The judge-and-score stage as the runner sees it (registered under the name ``scoring``
+    in :data:`scanrag.registry.BACKENDS`; the built-in one is
+    ``scanrag.evaluation.backend.EvaluationBackend``). Every method takes one
+    :class:`ScoringJob`; scorers and judges are named in it, never imported."""
 
-    def default_scorers(self, tasks: Sequence[str]) -> list[str]: ...
-
-    def judge_context(self, setup: JudgeSetup) -> Any: ...
-
-    def judge_problems(
-        self, judges: Mapping[str, str], judge_prompts: Mapping[str, str]
-    ) -> list[tuple[str, str]]:
-        """``(config key, message)`` for each judge role (``models.judges``) or prompt file
-        (``scoring.judge_prompts``, role → path) that scoring could not use; checked before a
-        run starts (a backend without this method skips the check)."""
+    def plan(self, job: ScoringJob) -> ScoringPlan:
+        """Check the job's judges and prompt files, then list the pairs left to score.
+        Cheap: it calls no judge, and with no trajectories it only checks."""
         ...
 
-    def pending(
-        self,
-        trajectories: Sequence[Trajectory],
-        samples: Mapping[str, Sample],
-        scorers: Sequence[str],
-        existing: Sequence[Mapping[str, Any]],
-        params: Mapping[str, Mapping[str, Any]],
-        judge_ctx: Any,
-        retry_failed: bool = False,
-    ) -> list[tuple[Trajectory, str]]:
-        """(trajectory, scorer) pairs without a current row (or, with ``retry_failed``, with
-        a failed one)."""
-        ...
-
-    async def score(
-        self,
-        trajectories: Sequence[Trajectory],
-        samples: Mapping[str, Sample],
-        scorers: Sequence[str],
-        judge_ctx: Any,
-        existing: Sequence[Mapping[str, Any]],
-        params: Mapping[str, Mapping[str, Any]],
-        concurrency: int,
-        on_row: Callable[[Any], None],
-        retry_failed: bool = False,
-    ) -> None:
-        """Score the pending pairs, handing each new row to ``on_row``; raises
+    async def score(self, job: ScoringJob) -> None:
+        """Score the job's pending pairs, handing each new row to ``job.on_row``; raises
         :class:`ScoringFailedError` at the end when some pairs raised."""
         ...
 
-    def summarize(
-        self,
-        rows: Sequence[Mapping[str, Any]],
-        samples: Mapping[str, Sample],
-        params: Mapping[str, Mapping[str, Any]],
-        resamples: int,
-        seed: int,
-    ) -> dict[str, Any]:
+    def summarize(self, job: ScoringJob) -> dict[str, Any]:
         """``{"headline": {cell: {metric: value}}, "all": {...}, "detail": <JSON summary>}``
-        with each scorer aggregated under its configured ``params`` and bootstrap intervals
-        from ``resamples`` resamples (0: none) drawn with ``seed``."""
+        for ``job.rows``: every scorer present aggregated under ``job.params``, bootstrap
+        intervals from ``job.resamples`` resamples (0: none) drawn with ``job.seed``."""
         ...
 
 

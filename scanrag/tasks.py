@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scanrag.registry import TASKS, UnknownNameError
+from scanrag.registry import SCORERS, TASKS, UnknownNameError
 
 DEFAULT_TASK = "qa"
 
@@ -154,3 +154,10 @@ def default_scorers(tasks: Any) -> list[str]:
         if task in TASKS:
             names.update(dict.fromkeys(task_spec(task).scorers))
     return list(names)
+
+
+def default_scorer_names(tasks: Any) -> list[str]:
+    """The default scorers of ``tasks`` (:func:`default_scorers`) that are registered, in
+    registry order: the scorers a run uses when its config names none."""
+    wanted = set(default_scorers(tasks))
+    return [name for name in SCORERS.names() if name in wanted]

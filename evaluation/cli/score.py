@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
-    from scanrag.commands.run import whole_number
+    from scanrag.commands.args import whole_number
     from scanrag.counts import MAX_CONCURRENCY, MAX_RESAMPLES, SEED_MAX
 
     parser = subparsers.add_parser(
@@ -95,17 +95,6 @@ def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
     return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints, origin=origin)
 
 
-def parse_role_models(items: Sequence[str], what: str = "MODEL") -> dict[str, str]:
-    """``ROLE=VALUE`` strings as a mapping; raises ``ValueError`` on a malformed one."""
-    models: dict[str, str] = {}
-    for item in items:
-        role, sep, model = item.partition("=")
-        if not sep or not role.strip() or not model.strip():
-            raise ValueError(f"expected ROLE={what}, got {item!r}")
-        models[role.strip()] = model.strip()
-    return models
-
-
 def score_dir(
     run_dir: Path,
     *,
@@ -128,16 +117,18 @@ def score_dir(
 
     The run's recorded config supplies scorers, their parameters, the judges and the
     bootstrap settings (what ``scanrag run`` used); every argument given here overrides it.
-    This is the kernel's :func:`~scanrag.runner.scoring.score_run_dir`, the path
-    ``scanrag run`` scores through too, followed by the one writer of ``summary.json``.
+    The job is the kernel's :func:`~scanrag.runner.scoring.scoring_job` with those fields
+    replaced, scored by :func:`~scanrag.runner.scoring.score_run_dir` (the path ``scanrag
+    run`` scores through too), then the one writer of ``summary.json`` runs.
     """
+    from scanrag.commands.args import key_values
     from scanrag.config import ScoringSpec
     from scanrag.evaluation.schemas import Summary
     from scanrag.rundir import RunDir
     from scanrag.runner.manifest import now_iso
     from scanrag.runner.manifest_build import scoring_entry
     from scanrag.runner.progress import RunProgress
-    from scanrag.runner.scoring import ScoreRequest, score_run_dir
+    from scanrag.runner.scoring import judge_models, score_run_dir, scoring_job
     from scanrag.runner.summary import write_summary
 
     run = RunDir.open(run_dir, need=(RunDir.TRAJECTORIES,))
@@ -145,28 +136,25 @@ def score_dir(
     scoring = config.scoring if config is not None else ScoringSpec()
     stats = {"resamples": n_resamples, "seed": seed}
     scoring = scoring.model_copy(update={k: v for k, v in stats.items() if v is not None})
-    request = ScoreRequest(
-        scorers=list(scorers) if scorers else None,
-        params=params,
-        judge_model=judge_model,
-        role_models=parse_role_models(role_models),
-        judge_prompts=parse_role_models(judge_prompts, "FILE") if judge_prompts else None,
-        retry_failed=retry_failed,
-        concurrency=concurrency,
-        samples_path=samples_path,
-        pdf_dirs=list(pdf_dirs),
-        cache_dir=cache_dir,
-    )
+    picked = list(scorers) if scorers else None
+    roles = key_values(role_models)
+    prompts = key_values(judge_prompts, what="FILE") if judge_prompts else None
+    given: dict[str, Any] = {"scorers": picked, "params": params, "judge_prompts": prompts}
+    given |= {"concurrency": concurrency, "cache_dir": cache_dir}
     started = now_iso()
     with run:
+        job, warnings = scoring_job(run, config, samples_path=samples_path, pdf_dirs=pdf_dirs)
+        job = replace(
+            job,
+            judges=judge_models(job.judges, judge_model, roles),
+            llm=llm,
+            retry_failed=retry_failed,
+            **{k: v for k, v in given.items() if v is not None},
+        )
         outcome = score_run_dir(
             run,
-            config,
-            request,
-            llm=llm,
-            make_llm=lambda: _llm(
-                request.cache_dir or run.path / "cache", config, origin=run.path.name
-            ),
+            job,
+            make_llm=lambda: _llm(cache_dir or run.path / "cache", config, origin=run.path.name),
             progress=RunProgress(
                 config.runner.progress if config is not None else None,
                 interval_s=config.runner.progress_interval_s if config is not None else 30.0,
@@ -177,27 +165,24 @@ def score_dir(
             session: dict[str, Any] = {"command": "score", "started": started}
             session["finished"] = now_iso()
             session["scoring"] = scoring_entry(
-                request.scorers if request.scorers is not None else scoring.scorers,
-                request.params if request.params is not None else scoring.params,
-                request.judge_prompts
-                if request.judge_prompts is not None
-                else scoring.judge_prompts,
+                picked if picked is not None else scoring.scorers,
+                params if params is not None else scoring.params,
+                prompts if prompts is not None else scoring.judge_prompts,
             )
             manifest.setdefault("sessions", []).append(session)
             run.write_json(RunDir.MANIFEST, manifest)
-        samples = {s.id: s for s in run.samples(samples_path)[0]}
         data = write_summary(
             run,
             config,
             manifest=manifest,
-            samples=samples,
+            samples=job.samples,
             score_pending=outcome.pending,
             scoring=scoring,
         )
     detail = data.get("scoring")
     summary = Summary.model_validate(detail) if detail else Summary()
     total = len(run.score_rows())
-    return ScoreDirResult(outcome.new_rows, total, summary, outcome.failures, outcome.warnings)
+    return ScoreDirResult(outcome.new_rows, total, summary, outcome.failures, warnings)
 
 
 def _fmt(value: float | None) -> str:
@@ -208,6 +193,7 @@ def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
     from rich.table import Table
 
+    from scanrag.evaluation.stats import interval_text
     from scanrag.runner.summary import table_console
 
     table = Table(title="scores")
@@ -220,7 +206,7 @@ def print_summary(summary: Any) -> None:
         for metric, m in group.metrics.items():
             if not m.headline:
                 continue
-            ci = f"[{_fmt(m.low)}, {_fmt(m.high)}]" if m.low is not None else "—"
+            ci = interval_text(m.low, m.high, m.n)
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )
@@ -232,7 +218,7 @@ def print_official_blocks(run_dir: Path, summary: Any) -> None:
     stage scored under the official profile."""
     import json
 
-    from scanrag.evaluation.docscope.official_summary import summaries
+    from scanrag.evaluation.docscope.official.summary import summaries
     from scanrag.rundir import RunDir
 
     blocks = summaries(summary, RunDir(run_dir).manifest())

@@ -30,14 +30,14 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from scanrag.evaluation.base import PureScorer, RowGroup, StatsOptions, mean_metric, split_rows
+from scanrag.evaluation.docscope import answer_prompt as prompt
 from scanrag.evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
 from scanrag.evaluation.docscope.common import answer_text
-from scanrag.evaluation.docscope.official import official_judge, verdict
+from scanrag.evaluation.docscope.official.view import official_judge, verdict
 from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import docscope_answer as prompt
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
 from scanrag.parsing import parse_verdict
 from scanrag.schemas import Sample, Trajectory

@@ -31,14 +31,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from scanrag.evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
-from scanrag.evaluation.docscope import official_prompts
+from scanrag.evaluation.docscope import fact_prompt as prompt
 from scanrag.evaluation.docscope.gold import GoldFact
 from scanrag.evaluation.docscope.labelling import label_items
+from scanrag.evaluation.docscope.official import fact_prompt as official_prompt
 from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import docscope_fact as prompt
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
 from scanrag.schemas import Sample, Trajectory
 
@@ -104,12 +104,12 @@ def _messages(
             "question": gold.question,
             "gt_page": page,
             "gold_facts_block": "\n".join(f"id={f.fact_id} :: {f.text}" for f in facts),
-            "sibling_facts": official_prompts.siblings_text(gold.siblings(page)),
+            "sibling_facts": official_prompt.siblings_text(gold.siblings(page)),
             "model_raw": "\n".join(evidence),
         }
         return custom_messages(template, fields), template_hash(template)
     if opening.profile.fact_reads == "whole_reply":
-        messages = official_prompts.build_messages(
+        messages = official_prompt.build_messages(
             question=gold.question,
             page=page,
             ids=[f.fact_id for f in facts],
@@ -117,7 +117,7 @@ def _messages(
             siblings=gold.siblings(page),
             reply=opening.view.raw,
         )
-        return messages, official_prompts.PROMPT_HASH
+        return messages, official_prompt.PROMPT_HASH
     messages = prompt.build_messages(
         question=gold.question, page=page, facts=[f.text for f in facts], units=evidence
     )

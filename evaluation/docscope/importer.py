@@ -8,7 +8,7 @@ status}``; ``status`` is ``"ok"`` or ``"error: ..."`` (then only ``question_id``
 
 * the record itself (status, model, ``parsed``) is kept in ``metadata["docscope_infer"]``, so
   the official scoring profile reads exactly what DocScope's scorers read; a record without
-  a ``parsed`` block is parsed again with :mod:`scanrag.evaluation.docscope.official_parser`;
+  a ``parsed`` block is parsed again with :mod:`scanrag.evaluation.docscope.official.parser`;
 * the reply is ``raw_output``; pages, regions, facts, citations and answer are filled from
   ``parsed`` by our rules (a page outside the document or a box outside [0, 1]² makes the
   citation invalid, with the reason kept), so the paper profile scores it like any of our
@@ -45,8 +45,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from scanrag.evaluation.docscope.gold import NOT_IN_BENCHMARK
-from scanrag.evaluation.docscope.import_official import official_items
 from scanrag.evaluation.docscope.infer_record import trajectory_from_record
+from scanrag.evaluation.docscope.official.population import official_items
 from scanrag.evaluation.docscope.profiles import OFFICIAL_NAME, PROFILES
 from scanrag.hashing import file_sha256
 from scanrag.schemas import (

@@ -5,7 +5,7 @@ The record itself (status, model, ``parsed``) is kept in ``metadata["docscope_in
 official scoring profile; pages, regions, facts, citations and answer are filled from
 ``parsed`` by our validity rules (a page outside the document or a box outside [0, 1]² makes
 the citation invalid, with the reason kept); a record without a ``parsed`` block is parsed
-again with :mod:`scanrag.evaluation.docscope.official_parser`; a status other than ``ok`` is a
+again with :mod:`scanrag.evaluation.docscope.official.parser`; a status other than ``ok`` is a
 ``model_error`` trajectory.
 """
 
@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from scanrag.evaluation.docscope.official import INFER_KEY
-from scanrag.evaluation.docscope.official_parser import parse_official
+from scanrag.evaluation.docscope.official.parser import parse_official
+from scanrag.evaluation.docscope.official.view import INFER_KEY
 from scanrag.schemas import (
     UNANSWERABLE,
     BBox,

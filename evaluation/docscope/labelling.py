@@ -4,7 +4,7 @@ a profile reads the reply.
 * Tolerant (paper profile): the reply must validate against the role's schema (labels and
   ids normalised by it) and label every item; otherwise one corrective second call, and a
   reply still unusable fails every item of the call together.
-* Exact (official profile, :func:`scanrag.evaluation.docscope.official.judge_items`): the
+* Exact (official profile, :func:`scanrag.evaluation.docscope.official.view.judge_items`): the
   JSON object the released scorers find in the reply, each item looked up by its exact id with an
   exact label; an item without one is a ``judge_parse_error`` on its own; no second call.
 
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from scanrag.evaluation.docscope.official import judge_items
+from scanrag.evaluation.docscope.official.view import judge_items
 from scanrag.evaluation.docscope.profiles import Profile
 from scanrag.evaluation.judging import JudgeContext
 from scanrag.evaluation.schemas import JudgeRecord

@@ -9,10 +9,10 @@ builds one of two ways (``Profile.reads_reply``):
   never drawn; the fact evidence of a page is the citation-scoped units
   (:func:`scanrag.evaluation.docscope.common.evidence_units`); the answer is the parsed answer;
 * **the reply as the released parser reads it** (official profile,
-  :func:`scanrag.evaluation.docscope.official.official_view`): every cited page, every four-number
-  box cited on a page with duplicates kept (those flagged normalized are drawn, clipped to
-  the page; the others are listed as skipped), the whole reply as fact evidence, and the
-  tagged answer or else the whole reply for the answer judge.
+  :func:`scanrag.evaluation.docscope.official.view.official_view`): every cited page, every
+  four-number box cited on a page with duplicates kept (those flagged normalized are drawn,
+  clipped to the page; the others are listed as skipped), the whole reply as fact evidence,
+  and the tagged answer or else the whole reply for the answer judge.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from scanrag.evaluation.docscope.common import (
     evidence_units,
     predicted_boxes,
 )
-from scanrag.evaluation.docscope.official import OK_STATUSES, official_view
+from scanrag.evaluation.docscope.official.view import OK_STATUSES, official_view
 from scanrag.evaluation.docscope.profiles import Profile
 from scanrag.evaluation.judging import JudgeContext
 from scanrag.schemas import BBox, Sample, Trajectory

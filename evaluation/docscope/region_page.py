@@ -5,7 +5,7 @@ boxes in red (:mod:`scanrag.evaluation.docscope.overlay`); one call labels every
 page. With ``Profile.shortcuts`` (paper) a page without a drawable predicted box is labelled
 not_covered without a call (the validity gate). A page that cannot be drawn (no PDF, a page
 past its end) gives every gold box ``render_failed``. The messages are our prompt
-(:mod:`scanrag.evaluation.prompts.docscope_region`, ids ``GOLD[i]``) or the user's ``region`` prompt
+(:mod:`scanrag.evaluation.docscope.region_prompt`, ids ``GOLD[i]``) or the user's ``region`` prompt
 file (:mod:`scanrag.evaluation.judge_prompts`, ids ``g<i>`` as DocScope's prompt expects, gold boxes
 in pixels of a 144-DPI render as the benchmark writes them).
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from scanrag.evaluation.docscope import region_prompt as prompt
 from scanrag.evaluation.docscope.gold import WHOLE_PAGE, GoldBox
 from scanrag.evaluation.docscope.labelling import label_items
 from scanrag.evaluation.docscope.overlay import cached_overlay
@@ -27,7 +28,6 @@ from scanrag.evaluation.docscope.reading import PageBoxes
 from scanrag.evaluation.docscope.region_labels import LABELS, ROLE, RegionJudgment, labels_from
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import docscope_region as prompt
 from scanrag.evaluation.schemas import JudgeRecord
 from scanrag.llm.types import Message
 from scanrag.schemas import BBox, Region, Sample

@@ -41,6 +41,7 @@ from scanrag.evaluation.base import (
     ratio_metric,
     split_rows,
 )
+from scanrag.evaluation.faithfulness import prompt
 from scanrag.evaluation.faithfulness.meta import (
     CRITERION_OF,
     Label,
@@ -54,7 +55,6 @@ from scanrag.evaluation.faithfulness.text import (
     strip_citations,
 )
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import faithfulness as prompt
 from scanrag.evaluation.schemas import AggregateResult, ScoreRow
 from scanrag.schemas import UNANSWERABLE, BBox, Citation, Document, Page, Sample, Trajectory
 

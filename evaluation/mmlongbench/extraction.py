@@ -1,7 +1,7 @@
 """The answer extraction step: the two call shapes and what they return.
 
 * ``json`` (ours): the ``extractor`` judge role with our prompt
-  (:mod:`scanrag.evaluation.prompts.mmlongbench_extract`), system + user messages, a JSON reply
+  (:mod:`scanrag.evaluation.mmlongbench.prompt`), system + user messages, a JSON reply
   ``{"answer": ..., "format": ...}`` (:class:`Extraction`); a JSON array becomes a Python list
   literal (``['Jun', 'Aug']``), the form the official list rule reads.
 * ``official`` (``eval/extract_answer.py``'s shape): the prompt as the user turn and

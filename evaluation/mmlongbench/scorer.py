@@ -41,6 +41,7 @@ from scanrag.evaluation.base import (
 )
 from scanrag.evaluation.judge_prompts import custom_template
 from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.mmlongbench import prompt
 from scanrag.evaluation.mmlongbench.extraction import (
     CALL_SHAPES,
     FAIL_TO_ANSWER,
@@ -61,7 +62,6 @@ from scanrag.evaluation.mmlongbench.profiles import (
     get_profile,
     sample_profile,
 )
-from scanrag.evaluation.prompts import mmlongbench_extract as prompt
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, MetricSummary, ScoreRow
 from scanrag.hashing import stable_hash
 from scanrag.llm.types import Message

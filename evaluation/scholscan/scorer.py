@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 
 from scanrag.evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, split_rows
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import scholscan as prompt
 from scanrag.evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.scholscan import prompt
 from scanrag.evaluation.scholscan.formula import (
     OFFICIAL,
     ScholScanConstants,

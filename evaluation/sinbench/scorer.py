@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 
 from scanrag.evaluation.base import RowGroup, Scorer, StatsOptions, mean_metric, split_rows
 from scanrag.evaluation.judging import JudgeContext
-from scanrag.evaluation.prompts import sinbench as prompt
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
+from scanrag.evaluation.sinbench import prompt
 from scanrag.evaluation.sinbench.metrics import (
     ANCHOR_TEXT_RE,
     MAX_GRADE,

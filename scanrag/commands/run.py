@@ -7,9 +7,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
+from scanrag.commands.args import positive_float, whole_number
 from scanrag.counts import MAX_CONCURRENCY, MAX_ROWS, MAX_TOKENS_BUDGET
 
 COMMON_HELP = """common overrides (each is a shortcut for --set):
@@ -29,35 +29,6 @@ EXIT_HELP = """exit codes:
   2  bad config or setup                 3  budget spent   4  disk full   130  interrupted
 the items that are not ok are listed on stderr by status, with the first message of each.
 """
-
-
-def whole_number(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: a whole number in ``low..high`` (the error names the flag, not a
-    config key; the bounds are the config's, :mod:`scanrag.counts`)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        if value > high:
-            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value:,}")
-        return value
-
-    return parse
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -162,7 +133,8 @@ def plugin_overrides(args: argparse.Namespace) -> list[str]:
     given = getattr(args, "plugin", None) or []
     if not given:
         return []
-    source = Path(args.config or Path(args.resume) / "config.resolved.yaml")
+    resume = getattr(args, "resume", None)  # run only; plan always has a config
+    source = Path(args.config) if args.config else Path(str(resume)) / "config.resolved.yaml"
     try:
         existing = anchor_paths(read_yaml(source), source.resolve().parent).get("plugins")
     except Exception:  # the config's own problem, reported when it is loaded

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
 from scanrag.runner.outcome import Stop, StopKind, exit_code, run_outcome
 from scanrag.runner.progress import Log, RunProgress, stderr_log
-from scanrag.runner.scoring import ScoreRequest, score_run_dir
+from scanrag.runner.scoring import score_run_dir, scoring_job
 from scanrag.runner.summary import build_summary, write_summary
 from scanrag.runner.usage import Budget, UsageTally
 from scanrag.schemas import Status, Trajectory, Usage
@@ -47,6 +47,44 @@ from scanrag.scrub import scrub_data
 RETRYABLE = frozenset(
     {Status.MODEL_ERROR, Status.INTERNAL_ERROR, Status.RETRIEVER_ERROR, Status.INPUT_ERROR}
 )
+
+
+def pending_items(
+    cells: Sequence[RunCell], datasets: Sequence[LoadedDataset], done: set[tuple[Any, ...]]
+) -> list[tuple[RunCell, LoadedDataset, Any]]:
+    """(cell, dataset, sample) triples whose ``(run_key, sample id)`` is not ``done``, in
+    sample-major order."""
+    pending = []
+    for dataset in datasets:
+        for sample in dataset.samples:
+            for cell in cells:
+                if (cell.run_key, sample.id) not in done:
+                    pending.append((cell, dataset, sample))
+    return pending
+
+
+def work_items(pending: Sequence[Any], retriever_errors: dict[str, str]) -> list[WorkItem]:
+    """The work items of ``pending`` triples; a sample that cannot run (an input error) or
+    whose cell's retriever could not be built is pre-failed with that status."""
+    items = []
+    for cell, dataset, sample in pending:
+        error = None
+        if sample.id in dataset.bad:
+            error = (Status.INPUT_ERROR, dataset.bad[sample.id])
+        elif cell.retriever in retriever_errors:
+            error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
+        items.append(
+            WorkItem(
+                run_key=cell.run_key,
+                strategy=cell.strategy.name,
+                sample=sample,
+                dataset=dataset.name,
+                models=item_models(cell.models),
+                retriever=cell.retriever,
+                error=error,
+            )
+        )
+    return items
 
 
 @dataclass
@@ -203,15 +241,8 @@ class Runner:
     def _pending(
         self, datasets: Sequence[LoadedDataset], digests: Sequence[dict[str, Any]]
     ) -> list[tuple[RunCell, LoadedDataset, Any]]:
-        """(cell, dataset, sample) triples without a trajectory row, sample-major order."""
         done = {tuple(d["key"]) for d in digests if "key" in d}
-        pending = []
-        for dataset in datasets:
-            for sample in dataset.samples:
-                for cell in self.cells:
-                    if (cell.run_key, sample.id) not in done:
-                        pending.append((cell, dataset, sample))
-        return pending
+        return pending_items(self.cells, datasets, done)
 
     def _ingest(self, job: RunJob, executor: Executor, corpus: bool = False) -> None:
         """Ingest the documents of the items, and with ``corpus`` every document the datasets
@@ -238,7 +269,11 @@ class Runner:
         if not aliases:
             return {}
         with self.progress.stage("index", len(aliases)) as stage:
-            errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+            job.phase = stage.set_doing
+            try:
+                errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+            finally:
+                job.phase = None
         for message in errors.values():
             self.log(message)
         return errors
@@ -246,25 +281,7 @@ class Runner:
     def _plan(
         self, job: RunJob, pending: Sequence[Any], retriever_errors: dict[str, str]
     ) -> list[WorkItem]:
-        items = []
-        for cell, dataset, sample in pending:
-            error = None
-            if sample.id in dataset.bad:
-                error = (Status.INPUT_ERROR, dataset.bad[sample.id])
-            elif cell.retriever in retriever_errors:
-                error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
-            items.append(
-                WorkItem(
-                    run_key=cell.run_key,
-                    strategy=cell.strategy.name,
-                    sample=sample,
-                    dataset=dataset.name,
-                    models=item_models(cell.models),
-                    retriever=cell.retriever,
-                    error=error,
-                )
-            )
-        return items
+        return work_items(pending, retriever_errors)
 
     def _gate(self, prior: Usage, *tallies: UsageTally) -> Callable[[], Stop | None]:
         def gate() -> Stop | None:
@@ -303,12 +320,14 @@ class Runner:
     def _score(self, job: RunJob, prior: Usage) -> Stop | None:
         tally = UsageTally()
         self.trajectories.flush()
+        scoring, warnings = scoring_job(self.run_dir, self.config)
+        scoring = replace(
+            scoring, llm=self.judge_llm or self.llm or job.llm, retry_failed=self.retry_errors
+        )
         outcome = score_run_dir(
             self.run_dir,
-            self.config,
-            ScoreRequest(retry_failed=self.retry_errors),
+            scoring,
             scores=self.scores,
-            llm=self.judge_llm or self.llm or job.llm,
             make_llm=self._gateway,
             progress=self.progress,
             tally=tally,
@@ -316,7 +335,7 @@ class Runner:
         )
         self.score_pending = outcome.pending
         self.session["usage_score"] = tally.to_json()
-        for warning in outcome.warnings:
+        for warning in warnings:
             self.log(f"scoring: {warning}")
         if outcome.failures:
             self.session["scoring_failures"] = len(outcome.failures)

@@ -47,6 +47,7 @@ from scanrag.runner.datasets import (
     synthetic_options,
 )
 from scanrag.runner.scoring_checks import check_config_scoring
+from scanrag.tasks import default_scorer_names
 
 # Arguments the runner fills in itself rather than the config.
 INJECTED = frozenset({"samples"})
@@ -199,12 +200,10 @@ def _default_judge_roles(
     names = scoring.scorers
     try:
         if names is None:
-            from scanrag.runner.scoring import backend
-
             tasks = sorted({s.task for d in datasets for s in d.samples})
-            names = backend().default_scorers(tasks)
+            names = default_scorer_names(tasks)
         roles = {role for n in names for role in getattr(SCORERS.get(n), "roles", ())}
-    except Exception:  # no scoring backend, a scorer that fails to load: not a model problem
+    except Exception:  # a scorer that fails to load: not a model problem
         return []
     return sorted(roles - set(named))
 

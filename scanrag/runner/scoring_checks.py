@@ -8,7 +8,8 @@ the run will use, and each one ``scoring.params`` names, is resolved in the regi
 parameters checked against its signature (:func:`scanrag.params.param_problems`: names,
 annotated types, its own ``check_params`` rules) and then the scorer is *built* with them
 (scorers are cheap to construct; building runs every rule the constructor has). Judge roles
-and prompt files are checked by the scoring backend (``judge_problems``), which owns them.
+and prompt files are checked by the scoring backend, which owns them: its ``plan`` of the job
+without trajectories.
 
 ``scanrag run`` (preflight), ``scanrag run --resume`` and ``scanrag score`` all call
 :func:`scoring_problems`; every problem comes back as one ``config.key: message`` line.
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scanrag.params import param_problems
-from scanrag.protocols import ScoringBackend
+from scanrag.protocols import ScoringBackend, ScoringJob
 from scanrag.registry import BACKENDS, SCORERS, RegistryError, UnknownNameError
+from scanrag.tasks import default_scorer_names
 
 if TYPE_CHECKING:
     from scanrag.config import ScoringSpec
@@ -35,19 +38,15 @@ def unknown_scorer(name: str, known: Sequence[str]) -> str:
     return f"unknown scorer {name!r}{hint}; known scorer names: {', '.join(known)}"
 
 
-def scoring_problems(
-    scorers: Sequence[str],
-    params: Mapping[str, Any],
-    judges: Mapping[str, str] | None = None,
-    judge_prompts: Mapping[str, str] | None = None,
-    scoring: ScoringBackend | None = None,
-) -> list[str]:
-    """Every problem with building ``scorers`` (and the scorers ``params`` names) with their
-    parameters, and, through ``scoring``, with the judge roles and prompt files."""
+def scoring_problems(job: ScoringJob, scoring: ScoringBackend | None = None) -> list[str]:
+    """Every problem with building ``job.scorers`` (and the scorers ``job.params`` names) with
+    their parameters, and, through ``scoring``'s plan, with the judge roles and prompt
+    files."""
     known = SCORERS.names()
+    params: Mapping[str, Any] = job.params
     problems = [
         f"scoring.scorers: {unknown_scorer(str(name), known)}"
-        for name in scorers
+        for name in job.scorers
         if name not in known
     ]
     for name, value in params.items():
@@ -56,14 +55,12 @@ def scoring_problems(
             problems.append(f"{key}: {unknown_scorer(str(name), known)}")
         elif value is not None and not isinstance(value, Mapping):
             problems.append(f"{key}: expected a mapping of parameter: value, got {value!r:.40}")
-    for name in dict.fromkeys([*scorers, *params]):
+    for name in dict.fromkeys([*job.scorers, *params]):
         given = params.get(name)
         if name in known and (given is None or isinstance(given, Mapping)):
             problems += _build_problems(name, dict(given or {}))
-    check = getattr(scoring, "judge_problems", None)
-    if callable(check):
-        found = check(dict(judges or {}), dict(judge_prompts or {}))
-        problems += [f"{key}: {message}" for key, message in found]
+    if scoring is not None:
+        problems += scoring.plan(replace(job, trajectories=(), rows=())).problems
     return problems
 
 
@@ -98,7 +95,10 @@ def check_config_scoring(
     names = spec.scorers
     if names is None:
         try:
-            names = scoring.default_scorers(list(tasks)) if scoring is not None else []
-        except Exception:  # a task without defaults: reported by the score stage
+            names = default_scorer_names(list(tasks))
+        except Exception:  # a scorer that fails to load: reported by the score stage
             names = []
-    return scoring_problems(names, spec.params, judges, spec.judge_prompts, scoring)
+    job = ScoringJob(
+        scorers=names, params=spec.params, judges=judges, judge_prompts=spec.judge_prompts
+    )
+    return scoring_problems(job, scoring)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from scanrag.config import ExperimentConfig, RunCell, ScoringSpec
+from scanrag.protocols import ScoringJob
 from scanrag.rundir import RunDir, row_key
 from scanrag.runner.conditions import cell_conditions, decider_entry, headline_scorers
-from scanrag.runner.scoring import summarize_rows
+from scanrag.runner.scoring import summarize
 from scanrag.runner.usage import usage_from_json
 from scanrag.schemas import Sample, Usage
 
@@ -121,7 +122,14 @@ def build_summary(
     scoring = scoring or (config.scoring if config is not None else ScoringSpec())
     if scoring.enabled:
         complete = complete and not score_pending
-    metrics = summarize_rows(scores, samples, scoring.params, scoring.resamples, scoring.seed)
+    job = ScoringJob(
+        rows=scores,
+        samples=samples,
+        params=scoring.params,
+        resamples=scoring.resamples,
+        seed=scoring.seed,
+    )
+    metrics = summarize(job)
     decider = config.report.decider if config is not None else manifest.get("decider")
     keys = [cell["run_key"] for cell in cells]
     conditions = cell_conditions(keys, manifest, trajectories, scores, decider)
@@ -137,6 +145,7 @@ def build_summary(
             "seconds_per_item": _per_item(seconds[key], "total", n),
             "model_seconds_per_item": _per_item(seconds[key], "model", n),
             "wait_seconds_per_item": _per_item(seconds[key], "wait", n),
+            "count_seconds_per_item": _per_item(seconds[key], "count", n),
             "usage": spent[key].model_dump(),
             "usd_per_item": round(spent[key].cost_usd / n, 6) if n else None,
             **conditions[key],
@@ -170,18 +179,23 @@ def build_summary(
 
 
 def _seconds(row: Mapping[str, Any]) -> dict[str, float]:
-    """Wall, model and wait seconds of one trajectory row, and whether it timed its calls."""
+    """Wall, model, wait and token-counting seconds of one trajectory row, and whether it
+    timed its calls (``timed``) and its token counts (``counted``)."""
     timings = row.get("timings") or {}
     out = {"total": float(timings.get("total", 0.0))}
     if "model" in timings:
         out |= {"model": float(timings["model"]), "wait": float(timings.get("wait", 0.0))}
         out["timed"] = 1.0
+    if "count" in timings:
+        out |= {"count": float(timings["count"]), "counted": 1.0}
     return out
 
 
 def _per_item(seconds: Mapping[str, float], name: str, n: int) -> float | None:
-    """Mean seconds per item; model and wait only when every item timed its calls."""
-    timed = n if name == "total" else int(seconds.get("timed", 0))
+    """Mean seconds per item; model and wait only when every item timed its calls, count
+    when every item timed its token counts (rows written before counts were timed: ``None``)."""
+    flag = {"total": None, "count": "counted"}.get(name, "timed")
+    timed = n if flag is None else int(seconds.get(flag, 0))
     return round(seconds.get(name, 0.0) / n, 3) if n and timed == n else None
 
 
@@ -398,16 +412,20 @@ def _run_label(name: str, summary: Mapping[str, Any]) -> str:
 
 
 def _wait_note(summary: Mapping[str, Any]) -> list[str]:
-    """Seconds per item spent waiting around model calls (queueing, cache look-ups), which
-    ``sec`` leaves out, and the wall time per item."""
+    """Seconds per item spent waiting around model calls (queueing, cache look-ups) and
+    counting prompt tokens before them (a server's tokenize endpoint), which ``sec`` leaves
+    out, and the wall time per item."""
     cells = summary["cells"]
     if not cells or any(c.get("wait_seconds_per_item") is None for c in cells.values()):
         return []
+    counted = all(c.get("count_seconds_per_item") is not None for c in cells.values())
+    names = ["wait", "count", "wall"] if counted else ["wait", "wall"]
+    keys = {"wait": "wait_seconds_per_item", "count": "count_seconds_per_item"}
     parts = [
-        f"{key} {_fmt(c['wait_seconds_per_item'], 1)}/{_fmt(c['seconds_per_item'], 1)}"
+        f"{key} " + "/".join(_fmt(c[keys.get(n, "seconds_per_item")], 1) for n in names)
         for key, c in cells.items()
     ]
-    return ["wait/wall s per item: " + ", ".join(parts)]
+    return [f"{'/'.join(names)} s per item: " + ", ".join(parts)]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

@@ -7,22 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from scanrag.evaluation.backend import EvaluationBackend
 from scanrag.evaluation.base import PureScorer, Scorer, StatsOptions
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.evaluation.schemas import ScoreRow
-from scanrag.evaluation.stage import (
-    ScoringError,
-    latest_rows,
-    read_rows,
-    score_run,
-    score_trajectories,
-    summarize,
-    summarize_dicts,
-)
-from scanrag.hashing import file_sha256
+from scanrag.evaluation.stage import ScoringError, latest_rows, score_run, summarize
 from scanrag.llm import ModelError, ScriptedModel
+from scanrag.protocols import ScoringJob
 from scanrag.registry import SCORERS
-from scanrag.schemas import Document, Sample, Trajectory
+from scanrag.rundir import RunDir
+from scanrag.schemas import Sample, Trajectory
 
 NO_CI = StatsOptions(n_resamples=0)
 
@@ -157,7 +151,8 @@ async def test_summarize_groups_and_prefixes() -> None:
     assert a.tables["layout.bins"]["count"]["1"]["accuracy"] == 1.0
     flat = summary.flat(headline_only=True)
     assert flat["a"]["pages.f1"] == 1.0 and "pages.macro_f1" not in flat["a"]
-    data = summarize_dicts([r.model_dump(mode="json") for r in rows], stats=NO_CI)
+    job = ScoringJob(rows=[r.model_dump(mode="json") for r in rows], resamples=0)
+    data = EvaluationBackend().summarize(job)["detail"]
     assert data["groups"]["b"]["metrics"]["pages.recall"]["value"] == 0.0
 
 
@@ -168,12 +163,12 @@ def test_summarize_counts_rows_of_unregistered_scorers() -> None:
     assert summary.groups["s"].metrics == {}
 
 
-def test_read_rows_ignores_a_torn_tail(tmp_path: Path) -> None:
+def test_score_rows_ignore_a_torn_tail(tmp_path: Path) -> None:
+    assert RunDir(tmp_path).score_rows() == []  # no scores.jsonl yet
     row = ScoreRow(sample_id="q", strategy="s", scorer="pages")
-    path = tmp_path / "scores.jsonl"
+    path = tmp_path / RunDir.SCORES
     path.write_text(row.model_dump_json() + "\n" + '{"sample_id": "q2", "stra')
-    assert [r.sample_id for r in read_rows(path)] == ["q"]
-    assert read_rows(tmp_path / "missing.jsonl") == []
+    assert [r["sample_id"] for r in RunDir(tmp_path).score_rows()] == ["q"]
 
 
 def test_scorer_base_refuses_rows_for_aggregate_only() -> None:
@@ -182,26 +177,26 @@ def test_scorer_base_refuses_rows_for_aggregate_only() -> None:
         ScoreRow.model_validate({"sample_id": "q", "strategy": "s", "scorer": "x", "status": "bad"})
 
 
-async def test_runner_entry_point_builds_the_context(tmp_path: Path) -> None:
+async def test_the_backend_builds_the_judges_from_the_job(tmp_path: Path) -> None:
     import pymupdf
 
-    pdf = tmp_path / "d.pdf"
     doc = pymupdf.open()
     doc.new_page()
-    doc.save(pdf)
-    sha = file_sha256(pdf)
-    ingested = Document(id=sha[:16], name="d.pdf", path=str(pdf), sha256=sha, num_pages=1)
+    doc.save(tmp_path / "d.pdf")
     llm = ScriptedModel(responder=lambda r: '{"consistent": false}')
-    rows = await score_trajectories(
-        [traj(0, answer="thirteen")],
-        [sample(0, gold_pages=[1])],
-        llm=llm,
-        judges={"default": "scripted/j"},
+    rows: list[ScoreRow] = []
+    job = ScoringJob(
+        trajectories=[traj(0, answer="thirteen")],
+        samples={"q0": sample(0, gold_pages=[1])},
         scorers=["answer", "layout"],
-        params={"layout": {}, "unrelated": 3},
-        documents={pdf: ingested},
+        params={"layout": {}},
+        judges={"default": "scripted/j"},
+        llm=llm,
+        pdf_dirs=[tmp_path],
         cache_dir=tmp_path / "cache",
+        on_row=rows.append,
     )
+    await EvaluationBackend().score(job)
     by = {r.scorer: r for r in rows}
     assert by["answer"].metrics["correct"] == 0.0 and llm.requests[0].model == "scripted/j"
-    assert by["layout"].metrics["position"] == 1.0  # page count found through `documents`
+    assert by["layout"].metrics["position"] == 1.0  # page count found in the job's PDF folder

@@ -49,10 +49,20 @@ def test_every_mapped_folder_is_a_top_level_folder_of_the_card() -> None:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """A wheel built from a copy of the checkout's own files (a stale ``build/`` of the
+    checkout must not leak modules that are gone into it)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True, capture_output=True, cwd=REPO,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, tracked):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(REPO)],
+         "-w", str(out), str(source)],
         check=True, capture_output=True, cwd=out,
     )  # fmt: skip
     (built,) = out.glob("scanrag-*.whl")

@@ -14,6 +14,7 @@ from scanrag.schemas import Sample, TaskType
 from scanrag.tasks import (
     BUILTIN_TASKS,
     TaskSpec,
+    default_scorer_names,
     default_scorers,
     task_names,
     task_spec,
@@ -65,8 +66,6 @@ def test_unknown_task_types_list_the_known_ones() -> None:
 
 
 def test_default_scorers_come_from_the_table() -> None:
-    from scanrag.evaluation.base import default_scorer_names
-
     assert default_scorers(["error_detection", "nonsense"]) == ["scholscan"]
     assert default_scorer_names(["chain_qa"]) == ["faithfulness", "sinbench"]
     assert "pages" in default_scorer_names(["qa"]) and "scholscan" not in default_scorer_names(
@@ -77,7 +76,6 @@ def test_default_scorers_come_from_the_table() -> None:
 def test_a_new_task_type_is_one_table_entry(table_check: TaskSpec) -> None:
     from scanrag.agents.prompts.reader import reader_prompt
     from scanrag.agents.structured import schema_for
-    from scanrag.evaluation.base import default_scorer_names
 
     sample = Sample(
         id="t1", doc_ids=["a.pdf"], question="Are the totals right?", task="table_check"

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scanrag.evaluation.docscope.official_parser import parse_official
+from scanrag.evaluation.docscope.official.parser import parse_official
 
 PAGES = {
     "urnuuidA": (4, 612.0, 792.0),

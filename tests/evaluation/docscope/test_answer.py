@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope import answer_prompt
 from scanrag.evaluation.docscope.answer import AnswerRulesScorer, AnswerScorer, says_unanswerable
-from scanrag.evaluation.prompts import docscope_answer
 from scanrag.llm import ModelError
 
 NO_CI = StatsOptions(n_resamples=0)
@@ -39,7 +39,7 @@ async def test_judge_paths_and_accuracies(make_sample, make_traj, make_ctx) -> N
     u_bad = await scorer.score(make_traj(answer="12"), unanswerable, judge=ctx)
     assert len(ctx.llm.requests) == 4  # rules decide refusals, empties and unanswerable gold
     request = ctx.llm.requests[0]
-    assert request.prompt_hash == docscope_answer.PROMPT_HASH
+    assert request.prompt_hash == answer_prompt.PROMPT_HASH
     assert 'Reference answer: "12 million"' in request.messages[-1].text
     assert 'System answer: "$12M"' in request.messages[-1].text
     assert right.metrics["correct"] == 1.0 and wrong.metrics["correct"] == 0.0

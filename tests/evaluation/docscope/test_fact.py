@@ -7,9 +7,9 @@ import json
 import pytest
 
 from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope import fact_prompt
 from scanrag.evaluation.docscope.common import DocScope, evidence_units
 from scanrag.evaluation.docscope.fact import FactScorer
-from scanrag.evaluation.prompts import docscope_fact
 from scanrag.llm import ModelError
 from scanrag.schemas import Citation, Fact
 
@@ -60,7 +60,7 @@ async def test_page_without_citation_needs_no_call(make_sample, make_traj, make_
     text = ctx.llm.requests[0].messages[-1].text
     assert '"f1": "Revenue was 12 in 2020."' in text
     assert '"e1": "Revenue reached 12 in 2020."' in text
-    assert ctx.llm.requests[0].prompt_hash == docscope_fact.PROMPT_HASH
+    assert ctx.llm.requests[0].prompt_hash == fact_prompt.PROMPT_HASH
     assert row.counts["facts"] == 3 and row.counts["consistent"] == 1
     assert row.counts["facts_no_citation"] == 1 and row.counts["pages_no_citation"] == 1
     assert row.metrics["consistency"] == pytest.approx(1 / 3)

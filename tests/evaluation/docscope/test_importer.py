@@ -17,7 +17,7 @@ from scanrag.evaluation.docscope.infer_record import (
     _usage,
     trajectory_from_record,
 )
-from scanrag.evaluation.docscope.official import INFER_KEY
+from scanrag.evaluation.docscope.official.view import INFER_KEY
 from scanrag.hashing import file_sha256
 from scanrag.schemas import UNANSWERABLE, BBox, Region, Status, Usage
 

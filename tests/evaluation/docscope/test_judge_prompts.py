@@ -192,25 +192,21 @@ def test_config_equivalent_reaches_the_judges(tmp_path: Path) -> None:
 
     from scanrag.config.sections import ScoringSpec
     from scanrag.evaluation.backend import EvaluationBackend
-    from scanrag.protocols import JudgeSetup
+    from scanrag.protocols import ScoringJob
 
     path = write(tmp_path, "answer.txt", ANSWER)
     spec = ScoringSpec(judge_prompts={"answer": str(path)})
     with pytest.raises(ValidationError, match="judge prompt files not found"):
         ScoringSpec(judge_prompts={"answer": str(tmp_path / "missing.txt")})
-    setup = JudgeSetup(
+    job = ScoringJob(
         judges={"default": "scripted/judge"},
-        llm=None,
-        pdf_dirs=[],
         cache_dir=tmp_path,
-        dpi=144,
         concurrency=2,
         judge_prompts=spec.judge_prompts,
     )
-    ctx = EvaluationBackend().judge_context(setup)
+    ctx = EvaluationBackend().judge_context(job)
     assert ctx.config.prompts == {"answer": ANSWER}
     bad = write(tmp_path, "bad.txt", "{oops}")
+    bad_job = ScoringJob(cache_dir=tmp_path, concurrency=1, judge_prompts={"answer": str(bad)})
     with pytest.raises(PromptFileError, match="unknown fields oops"):
-        EvaluationBackend().judge_context(
-            JudgeSetup({}, None, [], tmp_path, 144, 1, judge_prompts={"answer": str(bad)})
-        )
+        EvaluationBackend().judge_context(bad_job)

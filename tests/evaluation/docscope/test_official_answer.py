@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.docscope import answer_prompt as prompt
 from scanrag.evaluation.docscope.answer import (
     ROLE,
     AnswerScorer,
@@ -15,7 +16,6 @@ from scanrag.evaluation.docscope.answer import (
 from scanrag.evaluation.docscope.profiles import OFFICIAL
 from scanrag.evaluation.judge_prompts import template_hash
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
-from scanrag.evaluation.prompts import docscope_answer as prompt
 from scanrag.evaluation.schemas import ScoreRow
 from scanrag.llm import ModelError, ScriptedModel
 from scanrag.schemas import Status

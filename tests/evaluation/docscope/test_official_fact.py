@@ -8,9 +8,9 @@ import re
 from typing import Any
 
 from scanrag.evaluation.base import StatsOptions
-from scanrag.evaluation.docscope import official_prompts as prompt
 from scanrag.evaluation.docscope.fact import LABELS, ROLE, FactScorer
 from scanrag.evaluation.docscope.gold import fact_ids, official_gold
+from scanrag.evaluation.docscope.official import fact_prompt as prompt
 from scanrag.evaluation.docscope.profiles import OFFICIAL
 from scanrag.evaluation.judge_prompts import template_hash
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext

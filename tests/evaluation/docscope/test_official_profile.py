@@ -7,24 +7,25 @@ import json
 
 import pytest
 
-from scanrag.evaluation.base import RowGroup, StatsOptions, default_scorer_names
+from scanrag.evaluation.base import RowGroup, StatsOptions
 from scanrag.evaluation.docscope.answer import AnswerScorer
 from scanrag.evaluation.docscope.completeness import CompletenessScorer
 from scanrag.evaluation.docscope.fact import FactScorer
-from scanrag.evaluation.docscope.official import (
+from scanrag.evaluation.docscope.official.summary import official_summary
+from scanrag.evaluation.docscope.official.view import (
     INFER_KEY,
     labels_by_id,
     official_view,
     reply_object,
     verdict,
 )
-from scanrag.evaluation.docscope.official_summary import official_summary
 from scanrag.evaluation.docscope.pages import PagesScorer, micro, page_prf, pages_official
 from scanrag.evaluation.docscope.region import RegionScorer
 from scanrag.evaluation.schemas import GroupSummary
 from scanrag.evaluation.stage import row_basis
 from scanrag.llm import ModelError
 from scanrag.schemas import BBox, Citation, Fact, Region, Status
+from scanrag.tasks import default_scorer_names
 
 NO_CI = StatsOptions(n_resamples=0)
 CITE2 = '[page=2, doc_page="1", bbox=[0.1, 0.1, 0.5, 0.5]]'

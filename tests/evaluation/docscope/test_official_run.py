@@ -11,8 +11,8 @@ import pytest
 
 from scanrag.evaluation.cli.score import score_dir
 from scanrag.evaluation.docscope.importer import InferImportError, import_infer, read_infer
-from scanrag.evaluation.docscope.official_parser import parse_official
-from scanrag.evaluation.docscope.official_summary import official_summary
+from scanrag.evaluation.docscope.official.parser import parse_official
+from scanrag.evaluation.docscope.official.summary import official_summary
 from scanrag.llm import ScriptedModel
 from scanrag.schemas import Status
 
@@ -99,7 +99,7 @@ def test_official_summary_matches_summarize_eval(scored, capsys) -> None:
         },
     }
     assert official_summary(group) == expected
-    from scanrag.evaluation.docscope.official_summary import main
+    from scanrag.evaluation.docscope.official.summary import main
 
     assert main([str(run)]) == 0
     printed = json.loads(capsys.readouterr().out)

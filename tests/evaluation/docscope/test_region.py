@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from scanrag.evaluation.base import RowGroup, StatsOptions
+from scanrag.evaluation.docscope import region_prompt
 from scanrag.evaluation.docscope.region import RegionScorer
 from scanrag.evaluation.docscope.region_labels import RegionJudgment, gold_index, labels_from
-from scanrag.evaluation.prompts import docscope_region
 from scanrag.llm import ModelError
 from scanrag.schemas import BBox, Citation, Region
 
@@ -101,7 +101,7 @@ async def test_judge_request_carries_the_overlay_and_prompt(
     images = [p for m in request.messages for p in m.images]
     assert len(images) == 1 and Path(images[0]).is_file()
     assert "GOLD[1]" in request.messages[-1].text
-    assert request.prompt_hash == docscope_region.PROMPT_HASH
+    assert request.prompt_hash == region_prompt.PROMPT_HASH
     judge = row.judges[0]
     assert judge.status == "ok" and judge.model == "scripted/judge" and judge.key == "page=2"
     assert row.usage["judge.region"].calls == 1

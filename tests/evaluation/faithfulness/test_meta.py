@@ -153,7 +153,7 @@ def test_meta_evaluate_defaults_and_errors() -> None:
 
 
 def test_every_error_type_and_criterion_is_named_in_the_judge_prompt() -> None:
-    from scanrag.evaluation.prompts.faithfulness import INSTRUCTIONS
+    from scanrag.evaluation.faithfulness.prompt import INSTRUCTIONS
 
     names = [*ERROR_TYPES.values(), *CRITERIA.values()]
     assert all(name.strip() for name in names) and len(set(names)) == len(names)

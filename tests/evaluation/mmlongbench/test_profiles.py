@@ -11,11 +11,10 @@ import pytest
 
 from scanrag.evaluation.base import RowGroup, StatsOptions
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
-from scanrag.evaluation.mmlongbench import official_acc_f1
+from scanrag.evaluation.mmlongbench import official_acc_f1, prompt
 from scanrag.evaluation.mmlongbench.extraction import analysis_turn, read_free_text
 from scanrag.evaluation.mmlongbench.profiles import LENIENT, OFFICIAL, get_profile
 from scanrag.evaluation.mmlongbench.scorer import MMLongBenchScorer, gold_answer
-from scanrag.evaluation.prompts import mmlongbench_extract as prompt
 from scanrag.llm import ModelError, ScriptedModel
 from scanrag.schemas import Sample, Status, Trajectory
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from scanrag.evaluation.base import RowGroup, StatsOptions, default_scorer_names, get_scorer
+from scanrag.evaluation.base import RowGroup, StatsOptions, get_scorer
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
-from scanrag.evaluation.mmlongbench import official_acc_f1
+from scanrag.evaluation.mmlongbench import official_acc_f1, prompt
 from scanrag.evaluation.mmlongbench.extraction import (
     FAIL_TO_ANSWER,
     Extraction,
@@ -18,9 +18,9 @@ from scanrag.evaluation.mmlongbench.extraction import (
     canonical_prediction,
 )
 from scanrag.evaluation.mmlongbench.scorer import MMLongBenchScorer, evidence_sources, gold_answer
-from scanrag.evaluation.prompts import mmlongbench_extract as prompt
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.schemas import Sample, Trajectory
+from scanrag.tasks import default_scorer_names
 
 NO_CI = StatsOptions(n_resamples=0)
 

@@ -157,8 +157,8 @@ def test_full_doc_on_a_small_context_is_degraded_everywhere(api_base: str, tmp_p
     items = [r for r in csv.DictReader(long_csv.open()) if r["scorer"] == "trajectory"]
     assert {r["degraded"] for r in items} == {"1"}
     assert {r["sample_id"]: r["gold_pages_dropped"] for r in items if r["metric"] == "calls"} == {
-        "far": "75",
-        "near": "",
+        "far": "[75]",
+        "near": "[]",
     }
     [wide] = list(csv.DictReader(wide_csv.open()))
     assert (wide["n_degraded"], wide["n_gold_pages_dropped"]) == ("2", "1")

@@ -13,6 +13,7 @@ import runner_fakes as rf
 from scanrag.config import config_from_dict
 from scanrag.evaluation.backend import EvaluationBackend
 from scanrag.evaluation.cli.score import score_dir
+from scanrag.protocols import ScoringJob, ScoringPlan
 from scanrag.registry import BACKENDS
 from scanrag.rundir import JsonlLog, RunDir
 from scanrag.runner import start_run
@@ -59,9 +60,9 @@ def test_score_command_goes_through_a_replaced_backend(tmp_path: Path) -> None:
     calls: list[str] = []
 
     class Counting(EvaluationBackend):
-        def pending(self, *args: Any, **kwargs: Any) -> Any:
-            calls.append("pending")
-            return super().pending(*args, **kwargs)
+        def plan(self, job: ScoringJob) -> ScoringPlan:
+            calls.append("plan")
+            return super().plan(job)
 
     BACKENDS.register("scoring", replace=True)(Counting)
     try:
@@ -88,13 +89,21 @@ def test_a_rescored_pair_counts_once(tmp_path: Path) -> None:
 
 
 def test_judge_overrides_replace_the_recorded_judges(tmp_path: Path) -> None:
-    from scanrag.runner.scoring import ScoreRequest, judge_models
+    from scanrag.runner.scoring import judge_models
 
     config = config_from_dict(
         rf.make_config(tmp_path, models={"judges": {"default": "a/x", "region": "b/y"}})
     )
     recorded = config.judge_models()
-    assert judge_models(recorded, ScoreRequest()) == {"default": "a/x", "region": "b/y"}
-    every = ScoreRequest(judge_model="c/z", role_models={"fact": "d/w"})
-    assert judge_models(recorded, every) == {"default": "c/z", "fact": "d/w"}
-    assert judge_models({}, ScoreRequest(role_models={"answer": "e/v"})) == {"answer": "e/v"}
+    assert judge_models(recorded) == {"default": "a/x", "region": "b/y"}
+    assert judge_models(recorded, "c/z", {"fact": "d/w"}) == {"default": "c/z", "fact": "d/w"}
+    assert judge_models({}, roles={"answer": "e/v"}) == {"answer": "e/v"}
+
+
+def test_a_scorer_with_null_parameters_is_scored_and_summarised(tmp_path: Path) -> None:
+    # `scoring.params.fake_exact: null` passes the checks (the defaults); the summary used to
+    # hand the None on to the scorer's constructor and fail after every pair was scored
+    params = {"enabled": True, "scorers": ["fake_exact"], "params": {"fake_exact": None}}
+    result = run(tmp_path, scoring=params)
+    assert result.complete and len(score_lines(result.run_dir)) == 24
+    assert result.summary["headline"]["rag+overlap"]["fake_exact.accuracy"] == 1.0

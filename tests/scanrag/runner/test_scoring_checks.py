@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from scanrag.protocols import ScoringJob
 from scanrag.runner.scoring import backend
 from scanrag.runner.scoring_checks import scoring_problems
 
@@ -15,7 +16,10 @@ from scanrag.runner.scoring_checks import scoring_problems
 def _problems(
     scorers: list[str], params: dict, judges: dict | None = None, prompts: dict | None = None
 ) -> list[str]:
-    return scoring_problems(scorers, params, judges or {}, prompts or {}, backend())
+    job = ScoringJob(
+        scorers=scorers, params=params, judges=judges or {}, judge_prompts=prompts or {}
+    )
+    return scoring_problems(job, backend())
 
 
 def test_sound_scorers_and_parameters_pass() -> None:

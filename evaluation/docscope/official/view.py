@@ -7,7 +7,7 @@ trajectory:
 * imported from ``infer.jsonl`` (``metadata["docscope_infer"]``, see
   :mod:`scanrag.evaluation.docscope.importer`): the record's own ``parsed`` block and status;
 * written by our free-text reader (``metadata["parser"] == "citations"``): the raw reply run
-  through :mod:`scanrag.evaluation.docscope.official_parser`; when the strategy adopted evidence
+  through :mod:`scanrag.evaluation.docscope.official.parser`; when the strategy adopted evidence
   gathered in earlier steps (``metadata["evidence_source"]``), those citations are added,
   since the final reply alone does not hold them;
 * anything else (JSON output, no raw reply): the trajectory's own citations, pages and answer.
@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scanrag.evaluation.docscope.official_parser import is_normalized, parse_official
+from scanrag.evaluation.docscope.official.parser import is_normalized, parse_official
 from scanrag.schemas import Status, Trajectory
 
 INFER_KEY = "docscope_infer"

@@ -3,8 +3,10 @@
 Under DocScope's released policy the fact judge gets the system's whole reply (not units we
 cut out of it), the gold facts of one page to label and the item's facts of other pages as
 context, and applies the citation-scoped admissibility rule itself. The answer and region
-judges of the official profile use our usual prompts (:mod:`scanrag.evaluation.prompts`); any of the
-three can be replaced by a prompt file (:mod:`scanrag.evaluation.judge_prompts`).
+judges of the official profile use our usual prompts
+(:mod:`scanrag.evaluation.docscope.answer_prompt`,
+:mod:`scanrag.evaluation.docscope.region_prompt`); any of the three can be replaced by a
+prompt file (:mod:`scanrag.evaluation.judge_prompts`).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from scanrag.evaluation.docscope.official_parser import parse_official, split_sentences, valid_bbox
+from scanrag.evaluation.docscope.official.parser import parse_official, split_sentences, valid_bbox
 
 CITE = '[page=5, doc_page="3", bbox=[0.1, 0.2, 0.3, 0.4]]'
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scanrag.evaluation.docscope.official import (
+from scanrag.evaluation.docscope.official.view import (
     INFER_KEY,
     JUDGE_MAX_TOKENS,
     OK_STATUSES,

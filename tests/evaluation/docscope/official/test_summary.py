@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scanrag.evaluation.docscope.official_summary import (
+from scanrag.evaluation.docscope.official.summary import (
     main,
     official_summary,
     run_official_summaries,
@@ -120,7 +120,7 @@ def test_command_line(tmp_path: Path, capsys) -> None:
     assert printed["a"]["pages"] == PAGES
     assert main([]) == 2
     assert (
-        "usage: python -m scanrag.evaluation.docscope.official_summary RUN_DIR"
+        "usage: python -m scanrag.evaluation.docscope.official.summary RUN_DIR"
         in capsys.readouterr().err
     )
     assert main([str(run), "extra"]) == 2

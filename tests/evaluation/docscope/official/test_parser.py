@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scanrag.evaluation.docscope.official_parser import (
+from scanrag.evaluation.docscope.official.parser import (
     is_normalized,
     last_answer,
     parse_official,

@@ -12,7 +12,7 @@ Each official-profile aggregate keeps its block as the table ``official_summary`
 and the other blocks empty when that stage was not scored with the official profile).
 ``infer.n`` is the number of JSON lines of the imported ``infer.jsonl`` (recorded by
 ``scanrag import docscope-infer``), else the number of items scored.
-``python -m scanrag.evaluation.docscope.official_summary RUN_DIR`` prints it for every grid cell of
+``python -m scanrag.evaluation.docscope.official.summary RUN_DIR`` prints it for every grid cell of
 a scored run; ``scanrag score`` prints it after its table when a DocScope stage was scored with
 the official profile.
 """
@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
         print(
-            "usage: python -m scanrag.evaluation.docscope.official_summary RUN_DIR", file=sys.stderr
+            "usage: python -m scanrag.evaluation.docscope.official.summary RUN_DIR", file=sys.stderr
         )
         return 2
     try:
