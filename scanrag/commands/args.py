@@ -25,10 +25,6 @@ def whole_number(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-positive_int = whole_number(1, 2**63 - 1)
-"""An argparse type: a whole number ≥ 1 (a flag without a config key's bound)."""
-
-
 def positive_float(text: str) -> float:
     """An argparse type: a number > 0."""
     try:
