@@ -23,11 +23,12 @@ _SAMPLE_STRIDE = 16
 
 
 def top_candidates(
-    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
+    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int, *, nan: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """At most ``k`` of ``(rows, scores)`` that hold the exact best ``k`` by
     :func:`rank_candidates`'s rule (nan ranks last), found in linear time: what an index that
-    scores a whole corpus hands the base instead of every row.
+    scores a whole corpus hands the base instead of every row. ``nan=False`` promises that no
+    score is nan (the caller knows): no pass over the scores looks for one.
 
     A large array is first cut to the values at least the ``k``-th best of every 16th value:
     at least ``k`` values pass that cut, so the best ``k`` (ties at the ``k``-th included) are
@@ -35,7 +36,7 @@ def top_candidates(
     scores share many equal values (which slows it down several times)."""
     if rows.size <= k:
         return rows, scores
-    keyed = np.where(np.isnan(scores), -np.inf, scores)
+    keyed = np.where(np.isnan(scores), -np.inf, scores) if nan else scores
     among, where = keyed, None
     if rows.size >= _SAMPLE_STRIDE * k * 4:
         sample = keyed[::_SAMPLE_STRIDE]
