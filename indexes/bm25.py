@@ -309,6 +309,7 @@ class BM25Index(PageIndex):
                 if self._engine.page_count:
                     spill.add_postings(self._engine)
                 spill.add(held)
+        self._vocab.settle()
         engine = copy.copy(self._engine)  # append and compute replace arrays, never edit them
         if spill is None:
             engine.append(held, self._vocab.size)

@@ -186,7 +186,7 @@ class SparseBM25:
         starts, stops = self.indptr[term_ids], self.indptr[term_ids + 1]
         spans = list(zip(starts.tolist(), stops.tolist(), strict=True))
         docs, tf = self.docs, self.tf
-        pages = np.concatenate([docs[start:stop] for start, stop in spans]).astype(np.intp)
+        pages = np.concatenate([docs[start:stop] for start, stop in spans], dtype=np.intp)
         counts = np.concatenate([tf[start:stop] for start, stop in spans])
         df = stops - starts
         values = self.contributions(counts, pages, np.repeat(self.idf_by_df[df], df))

@@ -230,7 +230,8 @@ class Vocabulary:
         return ids[inverse]
 
     def _table_lookup(self, keys: np.ndarray) -> np.ndarray:
-        ids = np.full(keys.size, -1, dtype=np.int64)
+        ids = np.empty(keys.size, dtype=np.int64)
+        ids.fill(-1)
         for table_keys, table_ids in ((self.pair_keys, self.pair_ids), self._recent):
             if table_keys.size:
                 at = np.searchsorted(table_keys, keys)
@@ -277,6 +278,12 @@ class Vocabulary:
             self.pair_keys = np.insert(self.pair_keys, at, keys)
             self.pair_ids = np.insert(self.pair_ids, at, ids)
             self._recent = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+    def settle(self) -> None:
+        """Merge every pair added lately into the main table (after a build: a query then
+        searches one table)."""
+        self._merge_pending()
+        self._merge_recent()
 
     def _merge_pending(self) -> None:
         if self._pending:
@@ -335,7 +342,7 @@ class Vocabulary:
         concurrently."""
         n = (len(terms) + 1) // 2 if bigrams and terms else len(terms)
         get = self.unigrams.get
-        unis = np.fromiter((get(t, -1) for t in terms[:n]), dtype=np.int64, count=n)
+        unis = np.array([get(t, -1) for t in terms[:n]], dtype=np.int64)
         if len(terms) == n:
             return unis
         a, b = unis[:-1], unis[1:]
@@ -348,8 +355,9 @@ class Vocabulary:
                 for i in np.flatnonzero(found < 0).tolist():
                     found[i] = self._pending.get(int(keys[i]), -1)
             pairs[both] = found
-        for j in np.flatnonzero(pairs < 0).tolist():  # spelled with an underscore, or unknown
-            pairs[j] = self.joined.get(terms[n + j], -1)
+        if self.joined:  # spelled with an underscore (else unknown)
+            for j in np.flatnonzero(pairs < 0).tolist():
+                pairs[j] = self.joined.get(terms[n + j], -1)
         return np.concatenate([unis, pairs])
 
     def term_strings(self) -> list[str]:
