@@ -8,9 +8,10 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from scanrag.evaluation.report.export import parquet_available
+    import importlib.util
 
-    formats = ["csv", "parquet"] if parquet_available() else ["csv"]
+    # pyarrow is only imported by the export itself (registering must stay light)
+    formats = ["csv", "parquet"] if importlib.util.find_spec("pyarrow") else ["csv"]
     parser = subparsers.add_parser(
         "export",
         help="write the long (item × cell × metric) and wide (cell) tables of finished runs",
