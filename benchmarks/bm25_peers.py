@@ -23,9 +23,10 @@ corpus query p50 (the corpus's first 200 questions, each against every page, top
 subprocess's peak RSS, the RSS the build adds and keeps (``grow``: the index, measured after the
 build with the texts still held) and the most it adds while building (``peak+``); best of
 ``--rounds`` rounds, contenders interleaved (the order rotating per round); ``--contenders``
-keeps some of them. Ratios are ScanRAG's figure over each peer's, from the same rounds. ``--recall`` adds R@5 on
-mmlb-dev and financebench-dev (each question scoped to its own document, as ``scanrag retrieve
-eval`` does), ScanRAG also with a tokenizer like bm25s's (stopwords and stems only).
+keeps some of them. Ratios are ScanRAG's figure over each peer's, from the same rounds.
+``--recall`` adds R@5 on mmlb-dev and financebench-dev (each question scoped to its own
+document, as ``scanrag retrieve eval`` does), ScanRAG also with a tokenizer like bm25s's
+(stopwords and stems only).
 ``--check`` compares every ScanRAG score with the reference (rank-bm25,
 ``scanrag.indexes.bm25_reference``) on both dev sets. A contender whose library is not installed is
 skipped. The last lines are ``key=value`` figures.

@@ -195,8 +195,7 @@ class BM25Index(PageIndex):
     def _index(self, documents: list[Document]) -> None:
         pages = sum(d.num_pages for d in documents)
         with self._vocabulary_kept_on_failure():
-            workers = bm25_spread.workers_to_use(pages) if len(documents) > 1 else 0
-            if not workers:
+            if len(documents) < 2 or not bm25_spread.wanted(pages):
                 texts = page_text_stream(documents, self.page_text)
                 self._install(count_chunks(self._vocab, texts, self._engine.page_count))
                 return
@@ -206,7 +205,6 @@ class BM25Index(PageIndex):
                     lambda piece: sum(d.num_pages for d in piece),
                     lambda piece: page_text_stream(piece, self.page_text),
                     PART_TASK,
-                    workers,
                 )
             )
 
@@ -216,7 +214,6 @@ class BM25Index(PageIndex):
         pages: Callable[[list[Any]], int],
         texts: Callable[[list[Any]], Iterable[str]],
         task: str,
-        workers: int,
     ) -> Iterator[Counts]:
         """Count ``slices`` here and in the pool's workers (``scanrag.indexes.bm25_spread``)."""
         from scanrag.documents.parallel import submit_task
@@ -228,7 +225,6 @@ class BM25Index(PageIndex):
             lambda piece, first_row: count_chunks(self._vocab, texts(piece), first_row),
             lambda piece: submit_task(task, params, piece),
             self._absorb,
-            workers,
             self._engine.page_count,
         )
 
@@ -244,10 +240,9 @@ class BM25Index(PageIndex):
         if len(texts) != sum(e.pages for e in entries):
             raise ValueError(f"{len(texts)} texts for {sum(e.pages for e in entries)} pages")
         with self._vocabulary_kept_on_failure():
-            workers = bm25_spread.workers_to_use(len(texts))
-            if workers:
+            if bm25_spread.wanted(len(texts)):
                 slices = bm25_spread.cut(texts, lambda _: 1)
-                self._install(self._spread(slices, len, list, TEXTS_TASK, workers))
+                self._install(self._spread(slices, len, list, TEXTS_TASK))
             else:
                 self._install(count_chunks(self._vocab, texts, self._engine.page_count))
         self._register(entries)

@@ -41,16 +41,14 @@ def cut(items: Sequence[Item], pages: Callable[[Item], int]) -> list[list[Item]]
     return slices
 
 
-def workers_to_use(page_count: int) -> int:
-    """Worker processes to count beside this one (0: count everything here)."""
+def wanted(page_count: int) -> bool:
+    """Whether a build of ``page_count`` pages may spread (the free CPUs are then counted
+    and the pool started in the background: ``scanrag.documents.parallel.warm_when_free``)."""
     if page_count < SPREAD_MIN_PAGES:
-        return 0
-    from scanrag.documents.parallel import pool_size, usable_workers, warm_pool
+        return False
+    from scanrag.documents.parallel import warm_when_free
 
-    workers = min(usable_workers(), pool_size()) - 1  # this process counts too
-    if workers < 1 or not warm_pool(workers + 1):
-        return 0
-    return workers
+    return warm_when_free()
 
 
 def spread(
@@ -59,13 +57,12 @@ def spread(
     count_here: Callable[[list[Item], int], Iterator[Counts]],
     submit: Callable[[list[Item]], Future[Any]],
     absorb: Callable[[Any, int], Counts],
-    workers: int,
     first_row: int,
 ) -> Iterator[Counts]:
     """The counts of every slice, in order (see the module docstring): ``count_here(slice,
     first row)`` counts one here, ``submit(slice)`` hands one to a worker and ``absorb(its
     payload, first row)`` merges what it sent back."""
-    from scanrag.documents.parallel import pool_ready, shutdown_pool
+    from scanrag.documents.parallel import ready_workers, shutdown_pool
 
     starts = [first_row]
     for piece in slices:
@@ -74,7 +71,8 @@ def spread(
     back = len(slices)
     front = 0
     while front < back:
-        if workers and pool_ready():
+        workers = ready_workers() - 1  # this process counts too
+        if workers > 0:
             while back - 1 > front and sum(not f.done() for f in given.values()) < workers:
                 back -= 1
                 given[back] = submit(slices[back])

@@ -19,10 +19,11 @@ so workers start in milliseconds, and it stays up for later documents. Workers n
 the caller's ``__main__`` (multiprocessing would re-run a script, or fail for code typed into
 ``python -``): the main module is hidden while they start. ``SCANRAG_INGEST_WORKERS`` sets the
 number of workers (``1`` switches parallel reading off). Without it, each batch counts the CPUs
-actually free when it starts (:func:`usable_workers`: the idle share of this process's CPUs
-over a tenth of a second, from ``/proc/stat``) and uses that many workers, or none below two:
-on a machine whose other cores are busy, a pool only adds its transfers to the same CPU time,
-so the batch is read in this process, never slower than one process. A pool that breaks (a
+actually free when it starts (:func:`usable_workers`: over a tenth of a second, the idle share
+of this process's CPUs from ``/proc/stat`` plus what this process itself used, measured on a
+background thread while the first document is read here) and uses that many workers, or none
+below two: on a machine whose other cores are busy, a pool only adds its transfers to the same
+CPU time, so the batch is read in this process, never slower than one process. A pool that breaks (a
 worker killed) makes the document fall back to reading in this process. Workers exit by
 themselves when this process dies (a ``kill -9`` leaves no orphans behind: see
 ``page_worker.watch_parent``).
@@ -85,18 +86,23 @@ FREE_WINDOW_S = 0.1  # how long usable_workers watches the CPUs
 
 
 def free_cpus(window_s: float = FREE_WINDOW_S) -> float | None:
-    """How many of the CPUs this process may run on were idle over the next ``window_s``
-    seconds (idle and I/O-wait time in ``/proc/stat``); ``None`` where that cannot be read."""
+    """How many of the CPUs this process may run on other processes left unused over the next
+    ``window_s`` seconds: their idle and I/O-wait time in ``/proc/stat`` plus the CPU time of
+    this process (which may be reading a document meanwhile); ``None`` where that cannot be
+    read."""
     try:
         cpus = {f"cpu{n}" for n in os.sched_getaffinity(0)}
-        before = _cpu_times(cpus)
+        before, own = _cpu_times(cpus), time.process_time()
         time.sleep(window_s)
-        after = _cpu_times(cpus)
+        after, own = _cpu_times(cpus), time.process_time() - own
     except (AttributeError, OSError, ValueError):
         return None
     total = sum(after[0]) - sum(before[0])
     idle = sum(after[1]) - sum(before[1])
-    return len(cpus) * idle / total if total > 0 else None
+    if total <= 0:
+        return None
+    share = (idle + own * total / (len(cpus) * window_s)) / total
+    return len(cpus) * min(1.0, share)
 
 
 def _cpu_times(cpus: set[str]) -> tuple[list[int], list[int]]:
@@ -154,6 +160,7 @@ class _PoolState:
         self.pool: ProcessPoolExecutor | None = None
         self.size = 0
         self.active = 0  # workers the current batch uses (usable_workers when it began)
+        self.deciding: threading.Thread | None = None  # counting the free CPUs
         self.ready = threading.Event()
         self.registered = False
 
@@ -231,11 +238,39 @@ def warm_pool(workers: int | None = None) -> bool:
     return True
 
 
+def warm_when_free() -> bool:
+    """Count the free CPUs on a background thread (:func:`usable_workers`) and start the pool
+    with that many workers when two or more are free (else work stays here, also with a pool
+    started earlier); nothing waits for the decision (:func:`ready_workers`). Returns whether
+    parallel work is possible at all (``False``: one CPU, or ``SCANRAG_INGEST_WORKERS=1``)."""
+    _STATE.active = 0
+    if pool_size() < 2:
+        return False
+    setting = _setting()
+    if setting is not None:
+        return warm_pool(setting)
+
+    def decide() -> None:
+        workers = usable_workers()
+        if workers >= 2:
+            warm_pool(workers)
+        else:
+            log.info("%d CPU(s) free: working in this process", workers)
+
+    _STATE.deciding = threading.Thread(target=decide, name="scanrag-pool-decide", daemon=True)
+    _STATE.deciding.start()
+    return True
+
+
+def ready_workers() -> int:
+    """Workers the current work may use now (0 until a pool is up and chosen)."""
+    return _STATE.active if pool_ready() else 0
+
+
 def warm_pool_for(paths: list[Path]) -> bool:
-    """:func:`warm_pool` when ``paths`` hold at least two documents and enough pages to pay
-    for starting workers (``BATCH_MIN_PAGES``; the first document is read here while the pool
-    starts, later ones use it) and at least two CPUs are free (:func:`usable_workers`; else
-    this batch is read here, also by a pool started earlier). Page counts come from opening
+    """:func:`warm_when_free` when ``paths`` hold at least two documents and enough pages to
+    pay for starting workers (``BATCH_MIN_PAGES``; the first document is read here while the
+    CPUs are counted and the pool starts, later ones use it). Page counts come from opening
     each file, which costs a millisecond or so; unreadable files count as empty."""
     _STATE.active = 0
     if pool_size() < 2 or len(paths) < 2:
@@ -250,11 +285,7 @@ def warm_pool_for(paths: list[Path]) -> bool:
         except Exception:
             continue
         if pages >= BATCH_MIN_PAGES:
-            workers = usable_workers()
-            if workers < 2:
-                log.info("ingestion: %d CPU(s) free: reading this batch in one process", workers)
-                return False
-            return warm_pool(workers)
+            return warm_when_free()
     return False
 
 

@@ -118,7 +118,8 @@ def _counted_pages(counts: Counts, vocab: Vocabulary) -> list[Counter[str]]:
     entries together, pages ascending within it: checked)."""
     spelled = vocab.term_strings()
     pages: list[Counter[str]] = []
-    for terms, rows, tf, lengths in zip(counts.terms, counts.rows, counts.tf, counts.lengths):
+    chunks = zip(counts.terms, counts.rows, counts.tf, counts.lengths, strict=True)
+    for terms, rows, tf, lengths in chunks:
         first = len(pages)
         pages += [Counter() for _ in range(lengths.size)]
         for i in range(terms.size):
@@ -221,3 +222,29 @@ def test_a_spread_build_equals_a_whole_one(make_document, monkeypatch) -> None:
         assert built.postings_by_term() == whole.postings_by_term()
         assert built.engine.average_idf == whole.engine.average_idf
         assert mismatches(built, documents, QUERIES) == []
+
+
+def test_a_busy_machine_counts_every_slice_here(make_document, monkeypatch) -> None:
+    """Fewer than two CPUs free: no worker gets a slice, and the index is the same."""
+    import scanrag.indexes.bm25_spread as spread_module
+    from scanrag.documents import parallel
+
+    documents = _documents(make_document, 4)
+    whole = BM25Index()
+    whole.add(documents)
+    monkeypatch.delenv(parallel.ENV_WORKERS, raising=False)
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
+    monkeypatch.setattr(parallel, "free_cpus", lambda window_s=0.1: 0.6)
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_PAGES", 1)
+    monkeypatch.setattr(spread_module, "SLICE_PAGES", 15)
+    handed: list[str] = []
+    monkeypatch.setattr(parallel, "submit_task", lambda *args: handed.append(args[0]))
+    built = BM25Index()
+    try:
+        built.add(documents)
+        assert parallel._STATE.deciding is not None
+        parallel._STATE.deciding.join(10)
+    finally:
+        parallel.shutdown_pool()
+    assert handed == [] and parallel._STATE.pool is None
+    assert built.postings_by_term() == whole.postings_by_term()
