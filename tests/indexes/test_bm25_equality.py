@@ -103,8 +103,20 @@ def test_saved_and_loaded_scores_are_equal(make_document, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("seed", range(4))
 def test_fast_counting_equals_counter_of_the_tokenizer(seed: int) -> None:
-    texts = [*_pages(seed, 40), "Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c"]
-    for tokenizer in (TokenizerConfig(), TokenizerConfig.plain(), TokenizerConfig(bigrams=False)):
+    texts = [
+        *_pages(seed, 40),
+        "Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c",
+        # runs of several tokens (one run: "company’s", "1\xa0000", "a12.5.6") and of none
+        "The Company’s revenue of 1\xa0000 and a12.5.6, ΟΔΟΣ café … -- (…)",
+        "Σ İ ﬁnal x² the the of 12,345abc 1,234,5678",
+    ]
+    tokenizers = (
+        TokenizerConfig(),
+        TokenizerConfig.plain(),
+        TokenizerConfig(bigrams=False),
+        TokenizerConfig(pattern=r"[^\W\d]+|\d+"),  # another pattern: words, not runs
+    )
+    for tokenizer in tokenizers:
         vocab = Vocabulary(tokenizer)
         counts = count_texts(vocab, texts[:25])
         counts.extend(count_texts(vocab, texts[25:], first_page=25))
