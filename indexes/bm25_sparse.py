@@ -95,7 +95,7 @@ class SparseBM25:
         indptr = np.zeros(term_count + 1, dtype=index_type)
         np.cumsum(df, out=indptr[1:])
         docs = np.empty(nnz, dtype=np.int32)
-        tf_out = np.empty(nnz, dtype=smallest_uint(largest))
+        tf_out: np.ndarray = np.empty(nnz, dtype=smallest_uint(largest))
         cursor = indptr[:-1].astype(np.int64)
         if self.docs.size:  # the pages already held come first in every row
             old_df = np.diff(self.indptr)

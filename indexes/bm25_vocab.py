@@ -329,7 +329,7 @@ class Vocabulary:
     def _reset_ranks(self, keys: np.ndarray) -> None:
         """Take the order of ``keys`` (one per id: first-seen keys or ranks) as every id's
         first-seen rank."""
-        ranks = np.empty(keys.size, dtype=_rank_type(keys.size))
+        ranks: np.ndarray = np.empty(keys.size, dtype=_rank_type(keys.size))
         ranks[np.argsort(keys, kind="stable")] = np.arange(keys.size)
         self._ranks, self._ranked = [ranks], keys.size
         self._last_key = int(keys.max()) if keys.size else -1
