@@ -230,13 +230,13 @@ class Vocabulary:
         return ids[inverse]
 
     def _table_lookup(self, keys: np.ndarray) -> np.ndarray:
+        """The id of each pair key in the tables, or -1."""
         ids = np.empty(keys.size, dtype=np.int64)
         ids.fill(-1)
         for table_keys, table_ids in ((self.pair_keys, self.pair_ids), self._recent):
             if table_keys.size:
                 at = np.searchsorted(table_keys, keys)
-                np.minimum(at, table_keys.size - 1, out=at)
-                hit = table_keys[at] == keys
+                hit = table_keys.take(at, mode="clip") == keys
                 ids[hit] = table_ids[at[hit]]
         return ids
 
@@ -345,16 +345,12 @@ class Vocabulary:
         unis = np.array([get(t, -1) for t in terms[:n]], dtype=np.int64)
         if len(terms) == n:
             return unis
-        a, b = unis[:-1], unis[1:]
-        pairs = np.full(a.size, -1, dtype=np.int64)
-        both = (a >= 0) & (b >= 0)
-        if both.any():
-            keys = (a[both] << PAIR_SHIFT) | b[both]
-            found = self._table_lookup(keys)
-            if self._pending:
-                for i in np.flatnonzero(found < 0).tolist():
-                    found[i] = self._pending.get(int(keys[i]), -1)
-            pairs[both] = found
+        # a pair with an unknown part makes a negative key, which no table holds
+        keys = (unis[:-1] << PAIR_SHIFT) | unis[1:]
+        pairs = self._table_lookup(keys)
+        if self._pending:
+            for i in np.flatnonzero(pairs < 0).tolist():
+                pairs[i] = self._pending.get(int(keys[i]), -1)
         if self.joined:  # spelled with an underscore (else unknown)
             for j in np.flatnonzero(pairs < 0).tolist():
                 pairs[j] = self.joined.get(terms[n + j], -1)
