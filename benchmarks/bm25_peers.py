@@ -27,9 +27,9 @@ keeps some of them. Ratios are ScanRAG's figure over each peer's, from the same 
 ``--recall`` adds R@5 on mmlb-dev and financebench-dev (each question scoped to its own
 document, as ``scanrag retrieve eval`` does), ScanRAG also with a tokenizer like bm25s's
 (stopwords and stems only).
-``--check`` compares every ScanRAG score with the reference (rank-bm25,
-``scanrag.indexes.bm25_reference``) on both dev sets. A contender whose library is not installed is
-skipped. The last lines are ``key=value`` figures.
+``--check`` compares every ScanRAG score, and the best 10 of each search, with the reference
+(rank-bm25, ``scanrag.indexes.bm25_reference``) on both dev sets and the generated corpora. A
+contender whose library is not installed is skipped. The last lines are ``key=value`` figures.
 """
 
 from __future__ import annotations
@@ -411,8 +411,11 @@ def recall(work: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def check(work: Path) -> dict[str, int]:
-    """Queries (whole corpus, then each document) whose scores differ from the reference."""
+def check(work: Path, generated: list[str]) -> dict[str, int]:
+    """Queries whose scores (every page) or best 10 differ from the reference (rank-bm25):
+    on the dev sets each question against the whole corpus and each document alone; on the
+    generated corpora the first ``QUERIES`` questions against the whole corpus and their own
+    document."""
     from scanrag.documents.pagestore import open_document
     from scanrag.indexes.bm25 import BM25Index
     from scanrag.indexes.bm25_reference import mismatches
@@ -425,7 +428,25 @@ def check(work: Path) -> dict[str, int]:
         index.add(documents)
         found[corpus] = len(mismatches(index, documents, [q for q, _, _ in data["samples"]]))
         print(f"{corpus}: {found[corpus]} query/scope pairs differ from the reference")
+    for corpus in generated:
+        found[corpus] = check_texts(pickle.loads(prepare(corpus, work).read_bytes()))
+        print(f"{corpus}: {found[corpus]} query/scope pairs differ from the reference")
     return found
+
+
+def check_texts(data: dict[str, Any]) -> int:
+    """``check`` on a corpus given as page texts (no page store)."""
+    from scanrag.indexes.bm25 import BM25Index
+    from scanrag.indexes.bm25_reference import mismatches, okapi_of_pages
+    from scanrag.indexes.manifest import IndexedDocument
+
+    index = BM25Index()
+    index.add_texts([IndexedDocument.model_validate(e) for e in data["entries"]], data["texts"])
+    tokenizer = index.tokenizer
+    okapi = okapi_of_pages(index, (list(map(sys.intern, tokenizer(t))) for t in data["texts"]))
+    own = {question: doc for question, doc, _ in data["samples"]}
+    queries = [question for question, _, _ in data["samples"][:QUERIES]]
+    return len(mismatches(index, [], queries, okapi=okapi, scopes=lambda q: [own[q]]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -462,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     corpora += [GENERATED + str(int(n)) for n in args.generated.split(",") if n.strip()]
     table = speed(corpora, args.work, args.rounds, contenders)
     recalls = recall(args.work) if args.recall else {}
-    checked = check(args.work) if args.check else {}
+    generated = [c for c in corpora if c.startswith(GENERATED)]
+    checked = check(args.work, generated) if args.check else {}
     print(f"\nload after {_load()}")
     for corpus, best in table.items():
         for name, figures in best.items():
