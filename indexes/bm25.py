@@ -190,7 +190,7 @@ class BM25Index(PageIndex):
 
     def libraries(self) -> dict[str, str]:
         extra = ("PyStemmer",) if self.tokenizer.stem else ()
-        return library_versions("scipy", *extra)
+        return library_versions(*extra)
 
     def _index(self, documents: list[Document]) -> None:
         pages = sum(d.num_pages for d in documents)

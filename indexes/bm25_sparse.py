@@ -1,6 +1,6 @@
 """The sparse BM25 engine: postings term-major, every score computed exactly when asked.
 
-Layout (term-major, as ``scipy.sparse.csc_matrix`` of pages x terms): ``indptr[t]..indptr[t+1]``
+Layout (term-major, a CSC matrix of pages x terms): ``indptr[t]..indptr[t+1]``
 delimit term ``t``'s postings; ``docs`` holds their pages (ascending) and ``tf`` the counts
 (the smallest unsigned type that holds them): 5 bytes per (term, page) entry when counts stay
 below 256. Nothing per entry is kept beyond that. A term's document frequency is the length
@@ -157,8 +157,10 @@ class SparseBM25:
     ) -> np.ndarray:
         """rank-bm25's contribution of postings with counts ``tf`` on ``pages`` for terms of
         ``idf`` (one value, or one per posting): ``idf * (tf * (k1 + 1) / (tf + norm))``."""
-        part = tf * (self.k1 + 1)
-        part /= tf + self.norm[pages]
+        q_freq = tf.astype(np.float64)  # as rank-bm25's, whatever numpy's casting rules
+        part = q_freq * (self.k1 + 1)
+        q_freq += self.norm[pages]
+        part /= q_freq
         part *= idf
         return part
 
