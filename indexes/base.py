@@ -284,9 +284,8 @@ class PageIndex(ABC):
         regions = self._regions(query, top_rows)
         docs = self._row_doc[top_rows].tolist()
         pages = self._row_page[top_rows].tolist()
-        make = PageHit.model_construct  # fields typed here: int pages >= 1, float scores
         return [
-            make(doc_id=self._doc_order[doc], page=page, score=score, rank=rank, regions=found)
+            PageHit(doc_id=self._doc_order[doc], page=page, score=score, rank=rank, regions=found)
             for rank, (doc, page, score, found) in enumerate(
                 zip(docs, pages, top_scores.tolist(), regions, strict=True), start=1
             )
