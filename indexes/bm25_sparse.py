@@ -14,9 +14,13 @@ A query gathers its terms' postings (in query order) and computes each contribut
 with numpy in exactly the operations and order ``rank_bm25.BM25Okapi.get_scores`` uses, so
 each contribution is the same float64 as rank-bm25's; ``np.bincount`` then adds them per page
 in that order, which is rank-bm25's accumulation (``score += ...`` term after term), so the
-scores are equal, not merely close. (Storing the contributions instead costs 8 more bytes per
-entry; scoring from counts costs one pass over the query's postings more, measured in
-docs/retrievers.md.) ``idf`` follows rank-bm25 too: ``ln((N - n + 0.5) / (n + 0.5))`` as
+scores are equal, not merely close. Storing the contributions instead costs 8 more bytes per
+entry and saves the query a few passes over its postings: an index of at most
+``STORED_MAX_POSTINGS`` entries (32 MB of contributions) keeps them (``weights``, computed
+with the same function, so the same floats) and a query gathers them; a larger one computes
+them (measured in docs/retrievers.md).
+
+``idf`` follows rank-bm25 too: ``ln((N - n + 0.5) / (n + 0.5))`` as
 ``math.log(...) - math.log(...)`` (once per distinct page count ``n``), negative values
 replaced by ``epsilon`` times the mean idf, the mean summed term by term in first-seen order
 (``Vocabulary.first_rank``) as rank-bm25's dict iteration does.
@@ -46,6 +50,8 @@ from scanrag.indexes.bm25_counts import Counts, release_free_memory, smallest_ui
 # count: 7 bytes) and the term-major arrays they are placed in (page and count: 5)
 BYTES_PER_ENTRY = 12
 SPAN_TERM_LIMIT = 256  # scoped searches with more (span, term) pairs score the whole corpus
+STORED_MAX_POSTINGS = 1 << 22  # indexes this small keep every contribution (8 bytes each)
+_SLICE = 1 << 20  # postings whose contributions are computed at once when storing them
 
 
 class SparseBM25:
@@ -62,6 +68,7 @@ class SparseBM25:
         self.average_idf = 0.0
         self.scored = False  # False: every page scores 0 (no page holds a term)
         self.nan_docs = np.zeros(0, dtype=np.int64)
+        self.weights: np.ndarray | None = None  # every contribution, for small indexes
 
     @property
     def page_count(self) -> int:
@@ -131,6 +138,7 @@ class SparseBM25:
         total = int(self.lengths.sum())
         self.scored = total > 0
         self.nan_docs = np.zeros(0, dtype=np.int64)
+        self.weights = None
         if not self.scored:  # rank-bm25 would divide by the vocabulary size, 0
             self.idf_by_df = np.zeros(n_pages + 1)
             self.norm = np.zeros(n_pages)
@@ -150,6 +158,20 @@ class SparseBM25:
         avgdl = total / n_pages
         self.norm = self.k1 * (1 - self.b + self.b * self.lengths / avgdl)
         self.nan_docs = np.flatnonzero(self.norm == 0)
+        if self.docs.size <= STORED_MAX_POSTINGS and not isinstance(self.docs, np.memmap):
+            self.weights = self._every_contribution()
+
+    def _every_contribution(self) -> np.ndarray:
+        """The contribution of every posting, a slice at a time (bounded temporaries)."""
+        weights = np.empty(self.docs.size)
+        for start in range(0, self.docs.size, _SLICE):
+            stop = min(start + _SLICE, self.docs.size)
+            first, last = np.searchsorted(self.indptr, [start, stop - 1], side="right") - 1
+            bounds = np.clip(self.indptr[first : last + 2], start, stop)
+            idf = np.repeat(self.idf_by_df[np.diff(self.indptr[first : last + 2])], np.diff(bounds))
+            pages = self.docs[start:stop].astype(np.intp)
+            weights[start:stop] = self.contributions(self.tf[start:stop], pages, idf)
+        return weights
 
     # -- scoring ----------------------------------------------------------------------------
     def contributions(
@@ -187,11 +209,14 @@ class SparseBM25:
             return np.zeros(self.page_count)
         starts, stops = self.indptr[term_ids], self.indptr[term_ids + 1]
         spans = list(zip(starts.tolist(), stops.tolist(), strict=True))
-        docs, tf = self.docs, self.tf
+        docs, tf, weights = self.docs, self.tf, self.weights
         pages = np.concatenate([docs[start:stop] for start, stop in spans], dtype=np.intp)
-        counts = np.concatenate([tf[start:stop] for start, stop in spans])
-        df = stops - starts
-        values = self.contributions(counts, pages, np.repeat(self.idf_by_df[df], df))
+        if weights is not None:
+            values = np.concatenate([weights[start:stop] for start, stop in spans])
+        else:
+            counts = np.concatenate([tf[start:stop] for start, stop in spans])
+            df = stops - starts
+            values = self.contributions(counts, pages, np.repeat(self.idf_by_df[df], df))
         return np.bincount(pages, weights=values, minlength=self.page_count)
 
     def _scoped_scores(self, term_ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -208,7 +233,10 @@ class SparseBM25:
                 lo, hi = np.searchsorted(pages, (first, end)).tolist()
                 if lo < hi:
                     at = pages[lo:hi].astype(np.intp)
-                    values = self.contributions(tf[start + lo : start + hi], at, idf)
+                    if self.weights is not None:
+                        values = self.weights[start + lo : start + hi]
+                    else:
+                        values = self.contributions(tf[start + lo : start + hi], at, idf)
                     scores[at + (offset - first)] += values
         return scores
 

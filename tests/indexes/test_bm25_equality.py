@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scanrag.indexes import bm25_sparse
 from scanrag.indexes.bm25 import BM25Index
 from scanrag.indexes.bm25_counts import Counts, count_texts
 from scanrag.indexes.bm25_reference import mismatches
@@ -41,6 +42,15 @@ def _pages(seed: int, count: int) -> list[str]:
 def _documents(make_document: Callable[..., Document], seed: int) -> list[Document]:
     texts = _pages(seed, 60)
     return [make_document(f"d{i}.pdf", texts[i * 10 : (i + 1) * 10]) for i in range(6)]
+
+
+@pytest.fixture(autouse=True, params=["stored", "computed"])
+def contributions(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: small indexes keep each contribution, larger ones compute them at
+    query time (``bm25_sparse.STORED_MAX_POSTINGS``); both must give the reference's scores."""
+    if request.param == "computed":
+        monkeypatch.setattr(bm25_sparse, "STORED_MAX_POSTINGS", -1)
+    return str(request.param)
 
 
 QUERIES = [
@@ -260,3 +270,9 @@ def test_a_busy_machine_counts_every_slice_here(make_document, monkeypatch) -> N
         parallel.shutdown_pool()
     assert handed == [] and parallel._STATE.pool is None
     assert built.postings_by_term() == whole.postings_by_term()
+
+
+def test_each_run_takes_its_path(make_document, contributions: str) -> None:
+    index = BM25Index()
+    index.add(_documents(make_document, 0))
+    assert (index.engine.weights is None) == (contributions == "computed")
