@@ -27,6 +27,7 @@ the smallest type that holds the ranks.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from itertools import chain
 from typing import Any
@@ -48,7 +49,7 @@ class _WordIds(dict[str, int]):
 
     def __init__(self, vocab: Vocabulary) -> None:
         super().__init__()
-        self._vocab = vocab
+        self._vocab = weakref.proxy(vocab)  # no cycle: a part's vocabulary goes at once
 
     def __missing__(self, word: str) -> int:
         found = self._vocab.word_id(word)
@@ -62,7 +63,7 @@ class _RunIds(dict[bytes, int]):
 
     def __init__(self, vocab: Vocabulary) -> None:
         super().__init__()
-        self._vocab = vocab
+        self._vocab = weakref.proxy(vocab)  # no cycle: a part's vocabulary goes at once
         self.multi: list[tuple[int, ...]] = []
 
     def __missing__(self, run: bytes) -> int:
