@@ -42,9 +42,32 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """The schema classes, imported on first use (PEP 562)."""
-    if name in __all__ and name != "__version__":
-        from scanrag import schemas
+    """The schema classes, imported on first use (PEP 562); any other name is not here (a
+    sub-module not imported yet is then imported by the import system)."""
+    if name not in __all__ or name == "__version__":
+        raise AttributeError(f"module 'scanrag' has no attribute {name!r}")
+    from scanrag.schemas import (
+        BBox,
+        Document,
+        Fact,
+        Page,
+        PageHit,
+        Region,
+        Sample,
+        Status,
+        Trajectory,
+        Usage,
+    )
 
-        return getattr(schemas, name)
-    raise AttributeError(f"module 'scanrag' has no attribute {name!r}")
+    return {
+        "BBox": BBox,
+        "Document": Document,
+        "Fact": Fact,
+        "Page": Page,
+        "PageHit": PageHit,
+        "Region": Region,
+        "Sample": Sample,
+        "Status": Status,
+        "Trajectory": Trajectory,
+        "Usage": Usage,
+    }[name]

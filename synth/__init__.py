@@ -6,20 +6,11 @@ loading PyMuPDF.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scanrag.synth.corpus import GENERATOR_VERSION, generate_corpus, read_manifest
     from scanrag.synth.dataset import load_synthetic, verify_corpus
-
-_HOMES = {
-    "GENERATOR_VERSION": "scanrag.synth.corpus",
-    "generate_corpus": "scanrag.synth.corpus",
-    "read_manifest": "scanrag.synth.corpus",
-    "load_synthetic": "scanrag.synth.dataset",
-    "verify_corpus": "scanrag.synth.dataset",
-}
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -31,7 +22,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
+    """The names above, imported on first use; any other name is not here (a sub-module not
+    imported yet is then imported by the import system)."""
+    if name not in __all__:
         raise AttributeError(f"module 'scanrag.synth' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+    from scanrag.synth.corpus import GENERATOR_VERSION, generate_corpus, read_manifest
+    from scanrag.synth.dataset import load_synthetic, verify_corpus
+
+    return {
+        "GENERATOR_VERSION": GENERATOR_VERSION,
+        "generate_corpus": generate_corpus,
+        "read_manifest": read_manifest,
+        "load_synthetic": load_synthetic,
+        "verify_corpus": verify_corpus,
+    }[name]
