@@ -1,7 +1,8 @@
 """ScanRAG's BM25 next to the libraries a user would pick instead, on the same page texts.
 
-    python benchmarks/bm25_peers.py [--corpora financebench-dev,18000,60000] [--rounds 3]
-                                    [--contenders scanrag,bm25s] [--work DIR] [--recall] [--check]
+    python benchmarks/bm25_peers.py [--corpora financebench-dev] [--generated 18000,60000]
+                                    [--rounds 3] [--contenders scanrag,bm25s] [--work DIR]
+                                    [--recall] [--check]
 
 Contenders, each measured in its own subprocess (so peak RSS is its own):
 
@@ -13,21 +14,29 @@ Contenders, each measured in its own subprocess (so peak RSS is its own):
 * ``tantivy``: an index in memory, ``en_stem`` tokenizer, one writer thread.
 
 Texts are each page's ``heading+text+tables`` composition (the ``bm25`` default), from
-financebench-dev's filings and from corpora ``benchmarks/scale_corpus.py`` generates (a number
-means that many generated pages). Figures per contender: build seconds (texts in memory to a
-searchable index), corpus query p50 (the corpus's first 200 questions, each against every page,
-top 10) and the subprocess's peak RSS; best of ``--rounds`` rounds, contenders interleaved (the
-order rotating per round); ``--contenders`` keeps some of them. ``--recall`` adds R@5 on
-mmlb-dev and financebench-dev (each question scoped to its own document, as ``scanrag retrieve
-eval`` does), ScanRAG also with a tokenizer like bm25s's (stopwords and stems only).
-``--check`` compares every ScanRAG score with the reference (rank-bm25,
-``scanrag.indexes.bm25_reference``) on both dev sets. A contender whose library is not installed is
-skipped. The last lines are ``key=value`` figures.
+financebench-dev's filings (``--corpora``; a number there means that many pages of PDFs
+``benchmarks/scale_corpus.py`` writes, ingested) or generated in memory (``--generated``: that
+many pages of ~300 Zipf-drawn words from the same made-up vocabulary, 60 pages per document,
+two questions per document built from rare words of one page; no PDFs). Figures per
+contender: build seconds (texts in memory to a searchable index) with the build's CPU seconds
+(worker processes included), corpus query p50 (the corpus's first 200 questions, each against
+every page, top 10), the subprocess's peak RSS, the RSS the build adds and keeps (``grow``: the
+index, measured after the build with the texts still held) and the most it adds while
+building (``peak+``; workers' memory not included); best of
+``--rounds`` rounds, contenders interleaved (the order rotating per round); ``--contenders``
+keeps some of them. Ratios are ScanRAG's figure over each peer's, from the same rounds.
+``--recall`` adds R@5 on mmlb-dev and financebench-dev (each question scoped to its own
+document, as ``scanrag retrieve eval`` does), ScanRAG also with a tokenizer like bm25s's
+(stopwords and stems only).
+``--check`` compares every ScanRAG score, and the best 10 of each search, with the reference
+(rank-bm25, ``scanrag.indexes.bm25_reference``) on both dev sets and the generated corpora. A
+contender whose library is not installed is skipped. The last lines are ``key=value`` figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import pickle
@@ -54,10 +63,18 @@ QUERIES = 200  # corpus queries timed per contender (the corpus's first question
 # ----------------------------------------------------------------------------- preparing texts
 
 
+GENERATED = "generated:"  # corpus names of in-memory generated corpora: generated:PAGES
+PAGES_PER_DOC = 60
+
+
 def prepare(corpus: str, work: Path) -> Path:
     """The corpus's page texts, documents, store paths and questions, pickled once."""
-    target = work / f"{corpus}.texts.pkl"
+    target = work / f"{corpus.replace(':', '-')}.texts.pkl"
     if target.is_file():
+        return target
+    if corpus.startswith(GENERATED):
+        data = generated(int(corpus.removeprefix(GENERATED)))
+        target.write_bytes(pickle.dumps(data))
         return target
     from scanrag.datasets import load_generic
     from scanrag.documents import DocumentStore
@@ -92,6 +109,35 @@ def prepare(corpus: str, work: Path) -> Path:
     }
     target.write_bytes(pickle.dumps(data))
     return target
+
+
+def generated(pages: int, seed: int = 0) -> dict[str, Any]:
+    """``pages`` generated page texts (see the module docstring), as ``prepare`` pickles them
+    (no page store: the ``scanrag-store`` contender needs PDFs)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from scale_corpus import question_row, vocabulary
+
+    from scanrag.hashing import stable_hash
+
+    vocab = np.array(vocabulary(6000, seed), dtype=object)
+    weights = 1.0 / np.arange(1, vocab.size + 1)
+    rng = np.random.default_rng(seed)
+    data: dict[str, Any] = {"entries": [], "stores": [], "texts": [], "samples": []}
+    for index, first in enumerate(range(0, pages, PAGES_PER_DOC)):
+        count = min(PAGES_PER_DOC, pages - first)
+        name = f"doc{index:05d}.pdf"
+        drawn = rng.choice(vocab.size, size=(count, 300), p=weights / weights.sum())
+        texts = [f"Section {n}\n" + " ".join(vocab[row]) for n, row in enumerate(drawn, 1)]
+        sha = stable_hash(f"{seed}:{name}", 64)
+        entry = {"id": sha[:16], "name": name, "sha256": sha, "pages": count}
+        data["entries"].append({**entry, "text_hash": stable_hash(texts)})
+        data["texts"] += texts
+        for q in range(2):
+            page = int(rng.integers(1, count + 1))
+            rare = vocab[np.unique(drawn[page - 1])[-6:]].tolist()
+            row = question_row(f"q{index:05d}-{q}", name, rare, page)
+            data["samples"].append((row["question"], entry["id"], [page]))
+    return data
 
 
 # ----------------------------------------------------------------------------- contenders
@@ -228,10 +274,24 @@ def available(name: str) -> bool:
 def child(name: str, data_path: Path, mode: str) -> dict[str, Any]:
     data = pickle.loads(data_path.read_bytes())
     contender = make(name, data)
-    start = time.perf_counter()
+    gc.collect()
+    before = rss_mib("VmRSS")
+    reset_peak_rss()
+    if rss_mib("VmHWM") > before + 16:
+        raise RuntimeError("VmHWM was not reset: the build's peak cannot be measured")
+    start, cpu = time.perf_counter(), time.process_time()
     contender.build()
-    build_s = time.perf_counter() - start
-    out: dict[str, Any] = {"build_s": build_s}
+    build_s, build_cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    build_cpu_s += children.ru_utime + children.ru_stime + pool_cpu_s()
+    peak_growth = rss_mib("VmHWM") - before
+    gc.collect()
+    out: dict[str, Any] = {
+        "build_s": build_s,
+        "build_cpu_s": build_cpu_s,
+        "growth_mib": rss_mib("VmRSS") - before,
+        "peak_growth_mib": peak_growth,
+    }
     if mode == "speed":
         latencies = []
         for question, _, _ in data["samples"][:QUERIES]:
@@ -241,17 +301,39 @@ def child(name: str, data_path: Path, mode: str) -> dict[str, Any]:
         out["p50_ms"] = float(np.percentile(np.asarray(latencies) * 1000, 50))
     else:
         out["recall@5"] = recall_at_5(contender, data)
-    out["rss_mib"] = peak_rss_mib()
+    out["rss_mib"] = rss_mib("VmHWM")
     return out
 
 
-def peak_rss_mib() -> float:
-    """This process's peak RSS (``VmHWM``: unlike ``ru_maxrss``, not inherited across the
-    exec from the parent that started it)."""
+def pool_cpu_s() -> float:
+    """CPU seconds of the ingestion pool's workers, which a spread BM25 build uses (children
+    of the pool's forkserver, so not in this process's ``RUSAGE_CHILDREN``)."""
+    parallel = sys.modules.get("scanrag.documents.parallel")
+    pool = getattr(getattr(parallel, "_STATE", None), "pool", None)
+    total = 0.0
+    for pid in getattr(pool, "_processes", None) or {}:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def rss_mib(field: str) -> float:
+    """This process's RSS now (``VmRSS``) or its peak (``VmHWM``: unlike ``ru_maxrss``, not
+    inherited across the exec from the parent that started it, and reset by
+    ``reset_peak_rss``)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_peak_rss() -> None:
+    """Start ``VmHWM`` again from the current RSS (Linux ``clear_refs``), so the build's peak
+    is not the data loading's; a kernel without it fails the run (``peak+`` would be wrong)."""
+    Path("/proc/self/clear_refs").write_text("5")
 
 
 def recall_at_5(contender: Any, data: dict[str, Any]) -> float:
@@ -301,20 +383,35 @@ def speed(
     return table
 
 
+COLUMNS = (
+    ("build_s", "build s", ".2f"),
+    ("build_cpu_s", "cpu s", ".2f"),
+    ("p50_ms", "p50 ms", ".2f"),
+    ("rss_mib", "peak RSS", ".1f"),
+    ("growth_mib", "grow", ".1f"),
+    ("peak_growth_mib", "peak+", ".1f"),
+)
+
+
 def _print_corpus(corpus: str, best: dict[str, dict[str, float]]) -> None:
-    print(f"\n{corpus}: build s / corpus query p50 ms / peak RSS MiB (best of rounds)")
+    print(f"\n{corpus} (best of rounds; MiB; grow: the index's RSS, peak+: the build's peak)")
+    print("  " + " " * 14 + "".join(f"{title:>10s}" for _, title, _ in COLUMNS))
     for name, figures in best.items():
-        print(
-            f"  {name:14s} {figures['build_s']:8.2f} {figures['p50_ms']:9.2f} "
-            f"{figures['rss_mib']:9.1f}"
-        )
-    if "scanrag" in best and "bm25s" in best:
-        ours, theirs = best["scanrag"], best["bm25s"]
-        ratios = {key: ours[key] / theirs[key] for key in ("build_s", "p50_ms", "rss_mib")}
-        print(
-            f"  ScanRAG / bm25s: build {ratios['build_s']:.2f}x, query {ratios['p50_ms']:.2f}x, "
-            f"RSS {ratios['rss_mib']:.2f}x"
-        )
+        cells = "".join(f"{figures.get(key, float('nan')):>10{fmt}}" for key, _, fmt in COLUMNS)
+        print(f"  {name:14s}{cells}")
+    for peer in ("bm25s", "tantivy"):
+        if "scanrag" in best and peer in best:
+            ratios = ratios_to(best["scanrag"], best[peer])
+            cells = "".join(f"{ratios[key]:>9.2f}x" for key, _, _ in COLUMNS)
+            print(f"  {'ScanRAG/' + peer:14s}{cells}")
+
+
+def ratios_to(ours: dict[str, float], theirs: dict[str, float]) -> dict[str, float]:
+    """ScanRAG's figure over a peer's, per column (nan where either lacks it)."""
+    nan = float("nan")
+    return {
+        key: ours.get(key, nan) / theirs[key] if theirs.get(key) else nan for key, _, _ in COLUMNS
+    }
 
 
 def recall(work: Path) -> dict[str, dict[str, float]]:
@@ -330,8 +427,11 @@ def recall(work: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def check(work: Path) -> dict[str, int]:
-    """Queries (whole corpus, then each document) whose scores differ from the reference."""
+def check(work: Path, generated: list[str]) -> dict[str, int]:
+    """Queries whose scores (every page) or best 10 differ from the reference (rank-bm25):
+    on the dev sets each question against the whole corpus and each document alone; on the
+    generated corpora the first ``QUERIES`` questions against the whole corpus and their own
+    document."""
     from scanrag.documents.pagestore import open_document
     from scanrag.indexes.bm25 import BM25Index
     from scanrag.indexes.bm25_reference import mismatches
@@ -344,12 +444,35 @@ def check(work: Path) -> dict[str, int]:
         index.add(documents)
         found[corpus] = len(mismatches(index, documents, [q for q, _, _ in data["samples"]]))
         print(f"{corpus}: {found[corpus]} query/scope pairs differ from the reference")
+    for corpus in generated:
+        found[corpus] = check_texts(pickle.loads(prepare(corpus, work).read_bytes()))
+        print(f"{corpus}: {found[corpus]} query/scope pairs differ from the reference")
     return found
+
+
+def check_texts(data: dict[str, Any]) -> int:
+    """``check`` on a corpus given as page texts (no page store)."""
+    from scanrag.indexes.bm25 import BM25Index
+    from scanrag.indexes.bm25_reference import mismatches, okapi_of_pages
+    from scanrag.indexes.manifest import IndexedDocument
+
+    index = BM25Index()
+    index.add_texts([IndexedDocument.model_validate(e) for e in data["entries"]], data["texts"])
+    tokenizer = index.tokenizer
+    okapi = okapi_of_pages(index, (list(map(sys.intern, tokenizer(t))) for t in data["texts"]))
+    own = {question: doc for question, doc, _ in data["samples"]}
+    queries = [question for question, _, _ in data["samples"][:QUERIES]]
+    return len(mismatches(index, [], queries, okapi=okapi, scopes=lambda q: [own[q]]))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpora", default="financebench-dev,18000,60000")
+    parser.add_argument("--corpora", default="financebench-dev")
+    parser.add_argument(
+        "--generated",
+        default="18000,60000",
+        help="page counts of corpora generated in memory (comma-separated; '' for none)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--contenders",
@@ -371,22 +494,32 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown contenders {unknown}; known: {', '.join(CONTENDERS)}")
     args.work.mkdir(parents=True, exist_ok=True)
-    print(f"load {os.getloadavg()[0]:.2f}, cpu {_cpu_flags()}")
+    print(f"load {_load()}, cpu {_cpu_flags()}")
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
+    corpora += [GENERATED + str(int(n)) for n in args.generated.split(",") if n.strip()]
     table = speed(corpora, args.work, args.rounds, contenders)
     recalls = recall(args.work) if args.recall else {}
-    checked = check(args.work) if args.check else {}
-    print(f"\nload after {os.getloadavg()[0]:.2f}")
+    generated = [c for c in corpora if c.startswith(GENERATED)]
+    checked = check(args.work, generated) if args.check else {}
+    print(f"\nload after {_load()}")
     for corpus, best in table.items():
         for name, figures in best.items():
             for key, value in figures.items():
                 print(f"{corpus}.{name}.{key}={value:.4g}")
+        for peer in ("bm25s", "tantivy"):
+            if "scanrag" in best and peer in best:
+                for key, value in ratios_to(best["scanrag"], best[peer]).items():
+                    print(f"{corpus}.scanrag_over_{peer}.{key}={value:.4g}")
     for corpus, values in recalls.items():
         for name, value in values.items():
             print(f"{corpus}.{name}.recall@5={value:.4f}")
     for corpus, count in checked.items():
         print(f"{corpus}.reference_mismatches={count}")
     return 0
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def _cpu_flags() -> str:

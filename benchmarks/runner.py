@@ -9,9 +9,14 @@ strategies (600 items, one model call each) go through the real runner and the r
 2. the same config run again is served from the cache: its wall time over the first run's
    (target ≤ 5 %);
 3. resident memory sampled every 50 ms during the first run: start, peak, end, and the growth
-   between the first and the last quarter of the run stage (flat: a few MiB at most).
+   between the first and the last quarter of the run stage (flat: a few MiB at most);
+4. the runner's own cost per item: ``ms_per_item`` = run stage ÷ items (with ``--delay 0``, an
+   instant model: target ≤ 1 ms), also its CPU milliseconds per item (steadier on a shared
+   machine). ``--no-cache`` leaves the response cache out (no cached rerun then), so the figure
+   is the runner's alone, not the cache's reads and writes.
 
-Usage: ``python benchmarks/runner.py [--questions 200] [--concurrency 8] [--delay 0.3]``.
+Usage: ``python benchmarks/runner.py [--questions 200 | --items 10000] [--concurrency 8]
+[--delay 0.3] [--no-cache]``. The load average is printed beside the figures.
 """
 
 from __future__ import annotations
@@ -141,7 +146,9 @@ class RssSampler:
         self._thread.join()
 
 
-def config(root: Path, dataset: Path, concurrency: int, runs: str) -> dict[str, Any]:
+def config(
+    root: Path, dataset: Path, concurrency: int, runs: str, cache: bool = True
+) -> dict[str, Any]:
     return {
         "name": "bench",
         "datasets": [{"name": "bench", "path": str(dataset)}],
@@ -157,7 +164,7 @@ def config(root: Path, dataset: Path, concurrency: int, runs: str) -> dict[str, 
             "cache_dir": str(root / "cache"),
             "runs_dir": str(root / runs),
             "progress": False,
-            "llm": {"cache_scripted": True},
+            "llm": {"cache_scripted": cache},
         },
         "scoring": {"enabled": False},
     }
@@ -170,30 +177,38 @@ def mib(n: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--items", type=int, help="items in all (3 per question)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.3)
+    parser.add_argument("--no-cache", action="store_true", help="no response cache")
     args = parser.parse_args()
+    questions = -(-args.items // 3) if args.items else args.questions
+    load_before = os.getloadavg()
 
     model = register_scripted("bench-sleep", SleepingModel(name=MODEL, delay_s=args.delay))
     with tempfile.TemporaryDirectory(prefix="scanrag-bench-") as tmp:
         root = Path(tmp)
-        dataset = make_dataset(root, args.questions)
-        exp = config_from_dict(config(root, dataset, args.concurrency, "runs"))
+        dataset = make_dataset(root, questions)
+        exp = config_from_dict(
+            config(root, dataset, args.concurrency, "runs", cache=not args.no_cache)
+        )
 
         with RssSampler() as sampler:
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             first = start_run(exp, log=None)
-            wall1 = time.perf_counter() - t0
+            wall1, cpu1 = time.perf_counter() - t0, time.process_time() - cpu0
         assert first.complete, first.stop_reason
         calls = int(getattr(model, "calls", 0))
         run_stage = first.summary["sessions"][-1]["stages"]["run"]["seconds"]
         ideal = calls * args.delay / args.concurrency
 
-        t0 = time.perf_counter()
-        second = start_run(exp, log=None)
-        wall2 = time.perf_counter() - t0
-        assert second.complete, second.stop_reason
-        cached = second.summary["usage"]["run"]["total"]["cached_calls"]
+        wall2, cached = float("nan"), 0
+        if not args.no_cache:
+            t0 = time.perf_counter()
+            second = start_run(exp, log=None)
+            wall2 = time.perf_counter() - t0
+            assert second.complete, second.stop_reason
+            cached = second.summary["usage"]["run"]["total"]["cached_calls"]
 
     items = first.summary["counts"]["trajectories"]
     times = [t for t, _ in sampler.samples]
@@ -201,10 +216,14 @@ def main() -> None:
     span = times[-1] - times[0] if len(times) > 1 else 0.0
     q1 = [r for t, r in sampler.samples if t - times[0] <= span * 0.25] or rss
     q4 = [r for t, r in sampler.samples if t - times[0] >= span * 0.75] or rss
+    load = " ".join(f"{v:.2f}" for v in (*load_before, *os.getloadavg()))
     print(f"items={items} model_calls={calls} delay={args.delay}s concurrency={args.concurrency}")
+    print(f"load before/after: {load}")
     print(f"ideal={ideal:.2f}s run_stage={run_stage:.2f}s total_wall={wall1:.2f}s")
     print(f"efficiency_run_stage={ideal / run_stage:.3f}")
     print(f"efficiency_total={ideal / wall1:.3f}")
+    print(f"ms_per_item={run_stage / items * 1000:.3f}")
+    print(f"cpu_ms_per_item={cpu1 / items * 1000:.3f} (whole start_run, all threads)")
     print(f"cached_rerun_wall={wall2:.3f}s cached_calls={cached} ratio={wall2 / wall1:.4f}")
     print(
         f"rss_start={mib(rss[0])} rss_peak={mib(max(rss))} rss_end={mib(rss[-1])} "

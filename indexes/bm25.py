@@ -31,9 +31,8 @@ all, or a query with no known terms, scores every page 0 (ties then rank by docu
 from __future__ import annotations
 
 import copy
-import itertools
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,8 +40,15 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from scanrag.indexes import bm25_spread
 from scanrag.indexes.base import Candidates, PageIndex
-from scanrag.indexes.bm25_counts import Counts, count_chunks, count_texts, page_text_stream
+from scanrag.indexes.bm25_counts import (
+    Counts,
+    count_chunks,
+    count_texts,
+    page_text_stream,
+    release_free_memory,
+)
 from scanrag.indexes.bm25_disk import Spill
 from scanrag.indexes.bm25_sparse import BYTES_PER_ENTRY, SparseBM25
 from scanrag.indexes.bm25_store import load_engine, save_engine
@@ -73,34 +79,20 @@ def tokenize_pages(
             yield list(map(intern, tokenizer(text)))
 
 
-# Corpora of at least SHARD_MIN_PAGES pages are counted by the ingestion pool's workers (when
-# it has two or more), in slices of about SHARD_PAGES pages merged in order (same index).
-SHARD_MIN_PAGES = 100_000
-SHARD_PAGES = 20_000
 PART_TASK = "scanrag.indexes.bm25:build_part_of"
-
-
-def _shards(documents: list[Document]) -> list[list[Document]] | None:
-    """Slices of ``documents`` for the worker pool, or ``None`` to count them here."""
-    from scanrag.documents.parallel import pool_size
-
-    pages = sum(d.num_pages for d in documents)
-    if pages < SHARD_MIN_PAGES or len(documents) < 2 or pool_size() < 2:
-        return None
-    slices: list[list[Document]] = [[]]
-    held = 0
-    for document in documents:
-        if held >= SHARD_PAGES:
-            slices.append([])
-            held = 0
-        slices[-1].append(document)
-        held += document.num_pages
-    return slices
+TEXTS_TASK = "scanrag.indexes.bm25:count_part_of"
 
 
 def build_part_of(params: dict[str, Any], documents: list[Document]) -> Bm25Part:
-    """A worker's share of a sharded build: ``BM25Index(**params).build_part``'s payload."""
+    """A worker's share of a spread build: ``BM25Index(**params).build_part``'s payload."""
     return BM25Index(**params)._build_part(documents)
+
+
+def count_part_of(params: dict[str, Any], texts: list[str]) -> Bm25Part:
+    """The same for page texts already composed (``add_texts``)."""
+    vocab = Vocabulary(BM25Index(**params).tokenizer)
+    counts = count_texts(vocab, texts)
+    return vocab.state(), counts
 
 
 def _tokenizer(value: TokenizerConfig | Mapping[str, Any] | None) -> TokenizerConfig:
@@ -198,33 +190,43 @@ class BM25Index(PageIndex):
 
     def libraries(self) -> dict[str, str]:
         extra = ("PyStemmer",) if self.tokenizer.stem else ()
-        return library_versions("scipy", *extra)
+        return library_versions(*extra)
 
     def _index(self, documents: list[Document]) -> None:
+        pages = sum(d.num_pages for d in documents)
         with self._vocabulary_kept_on_failure():
-            slices = _shards(documents)
-            if slices is not None:
-                self._install(self._mapped_parts(self._pool_parts(slices)))
+            if len(documents) < 2 or not bm25_spread.wanted(pages):
+                texts = page_text_stream(documents, self.page_text)
+                self._install(count_chunks(self._vocab, texts, self._engine.page_count))
                 return
-            texts = page_text_stream(documents, self.page_text)
-            self._install(count_chunks(self._vocab, texts, self._engine.page_count))
+            self._install(
+                self._spread(
+                    bm25_spread.cut(documents, lambda d: d.num_pages),
+                    lambda piece: sum(d.num_pages for d in piece),
+                    lambda piece: page_text_stream(piece, self.page_text),
+                    PART_TASK,
+                )
+            )
 
-    def _pool_parts(self, slices: list[list[Document]]) -> Iterator[Bm25Part]:
-        """``build_part`` of each slice, computed by the ingestion pool's workers (a few
-        slices in flight at a time), in order."""
-        from scanrag.documents.parallel import pool_size, submit_task
+    def _spread(
+        self,
+        slices: list[list[Any]],
+        pages: Callable[[list[Any]], int],
+        texts: Callable[[list[Any]], Iterable[str]],
+        task: str,
+    ) -> Iterator[Counts]:
+        """Count ``slices`` here and in the pool's workers (``scanrag.indexes.bm25_spread``)."""
+        from scanrag.documents.parallel import submit_task
 
         params = {**self.params(), "query_mode": self.query_mode}
-        pending: list[Any] = []
-        queue = iter(slices)
-        for piece in itertools.islice(queue, 2 * pool_size()):
-            pending.append(submit_task(PART_TASK, params, piece))
-        while pending:
-            part = pending.pop(0).result()
-            piece = next(queue, [])
-            if piece:
-                pending.append(submit_task(PART_TASK, params, piece))
-            yield part
+        return bm25_spread.spread(
+            slices,
+            pages,
+            lambda piece, first_row: count_chunks(self._vocab, texts(piece), first_row),
+            lambda piece: submit_task(task, params, piece),
+            self._absorb,
+            self._engine.page_count,
+        )
 
     def add_texts(self, entries: Sequence[IndexedDocument], texts: Iterable[str]) -> None:
         """Index documents given as their pages' indexed texts (already composed as
@@ -238,7 +240,11 @@ class BM25Index(PageIndex):
         if len(texts) != sum(e.pages for e in entries):
             raise ValueError(f"{len(texts)} texts for {sum(e.pages for e in entries)} pages")
         with self._vocabulary_kept_on_failure():
-            self._install(count_chunks(self._vocab, texts, self._engine.page_count))
+            if bm25_spread.wanted(len(texts)):
+                slices = bm25_spread.cut(texts, lambda _: 1)
+                self._install(self._spread(slices, len, list, TEXTS_TASK))
+            else:
+                self._install(count_chunks(self._vocab, texts, self._engine.page_count))
         self._register(entries)
 
     def _build_part(self, documents: list[Document]) -> Bm25Part:
@@ -254,12 +260,17 @@ class BM25Index(PageIndex):
 
     def _mapped_parts(self, payloads: Iterable[Any]) -> Iterator[Counts]:
         offset = self._engine.page_count
-        for state, counts in payloads:
-            part = Vocabulary.from_state(self.tokenizer, state)
-            mapping = self._vocab.absorb(part, offset)
-            counts.terms = [mapping[t].astype(np.int32) for t in counts.terms]
+        for payload in payloads:
+            counts = self._absorb(payload, offset)
             offset += counts.pages
             yield counts
+
+    def _absorb(self, payload: Bm25Part, first_row: int) -> Counts:
+        """A part's counts with its terms in this vocabulary (its pages from ``first_row``)."""
+        state, counts = payload
+        mapping = self._vocab.absorb(Vocabulary.from_state(self.tokenizer, state), first_row)
+        counts.terms = [mapping[t].astype(np.int32) for t in counts.terms]
+        return counts
 
     @contextmanager
     def _vocabulary_kept_on_failure(self) -> Iterator[None]:
@@ -293,30 +304,33 @@ class BM25Index(PageIndex):
                 if self._engine.page_count:
                     spill.add_postings(self._engine)
                 spill.add(held)
+        self._vocab.settle()
         engine = copy.copy(self._engine)  # append and compute replace arrays, never edit them
         if spill is None:
             engine.append(held, self._vocab.size)
-            engine.compute(self._vocab.first_key)
+            engine.compute(self._vocab.first_rank)
         else:
             engine = SparseBM25(self.k1, self.b, self.epsilon)
             spill.assemble(engine, self._vocab)
             self._spill = spill  # its folder holds the mapped arrays
         self._engine = engine
+        release_free_memory()  # the build's temporaries, kept by malloc otherwise
 
     def _candidates(self, queries: list[str], rows: np.ndarray | None, k: int) -> list[Candidates]:
         all_rows = np.arange(self.page_count, dtype=np.int64) if rows is None else rows
+        nan = bool(self._engine.nan_docs.size)  # else no score is nan: no pass looks for one
         found = []
         for query in queries:
             terms = self.tokenizer(apply_query_mode(query, self.query_mode))
             ids = self._vocab.query_ids(terms, self.tokenizer.bigrams)
             scores = self._engine.scores(ids, rows, bool(terms))
-            found.append(top_candidates(all_rows, scores, self._tie_rank, k))
+            found.append(top_candidates(all_rows, scores, self._tie_rank, k, nan=nan))
         return found
 
     def query_term_ids(self, query: str) -> list[int]:
         """The term ids a question is scored with (-1: not in the index), in order."""
         terms = self.tokenizer(apply_query_mode(query, self.query_mode))
-        return self._vocab.query_ids(terms, self.tokenizer.bigrams)
+        return self._vocab.query_ids(terms, self.tokenizer.bigrams).tolist()
 
     @property
     def engine(self) -> SparseBM25:
@@ -327,13 +341,16 @@ class BM25Index(PageIndex):
         builds of one corpus must agree on whatever ids they gave (checks; one string per
         term)."""
         engine, out = self._engine, {}
+        idf = engine.idf
         for term_id, term in enumerate(self._vocab.term_strings()):
             start, stop = int(engine.indptr[term_id]), int(engine.indptr[term_id + 1])
-            out[term] = (
-                engine.docs[start:stop].tolist(),
-                engine.tf[start:stop].tolist(),
-                engine.weights[start:stop].tolist(),
+            pages, tf = engine.docs[start:stop].astype(np.intp), engine.tf[start:stop]
+            weights = (
+                engine.contributions(tf, pages, float(idf[term_id]))
+                if engine.scored
+                else np.zeros(pages.size)
             )
+            out[term] = (pages.tolist(), tf.tolist(), weights.tolist())
         return out
 
     def _save_payload(self, directory: Path) -> None:

@@ -1,19 +1,20 @@
 """Page texts to BM25 term counts, a chunk of pages at a time, as arrays.
 
 The result equals ``Counter(tokenizer(text))`` of every page (the test compares them): per
-page, each term id with its count, and the page's length (terms in all). The work per chunk:
-the tokenizer's regular expression per page (C), each raw word mapped to its unigram id
-through the vocabulary's per-word cache (C-level ``map`` over a dict; the tokenizer's stopword
-test, comma removal and stemmer run once per distinct word), then, with numpy over the whole
+chunk, each (term, page) entry with its count, grouped by term, and each page's length (terms
+in all). The work per chunk: each page's text cut into runs (``TokenizerConfig.runs``: one
+``bytes.translate`` and ``split``) and each run mapped to its unigram ids through the
+vocabulary's per-run cache (C-level ``map`` over a dict; the regular expression, stopword
+test, comma removal and stemmer run once per distinct run), then, with numpy over the whole
 chunk, the dropped words removed, neighbouring unigrams paired into bigram ids, first
-occurrences recorded and (page, term) pairs counted.
+occurrences recorded and (term, page) pairs counted by one sort, which leaves them term-major:
+what the engine lays out (``scanrag.indexes.bm25_sparse``) without another sort.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -22,22 +23,25 @@ from scanrag.indexes.bm25_vocab import LOW_MASK, PAIR_SHIFT, POSITION_BITS, Voca
 from scanrag.indexes.pagetext import page_texts
 from scanrag.schemas import Document
 
-CHUNK_PAGES = 512
+CHUNK_PAGES = 512  # pages counted together (a chunk's pages fit ``ROW_TYPE``)
+ROW_TYPE = np.uint16
 _MAX_POSITION = 1 << POSITION_BITS
 
 
 @dataclass
 class Counts:
-    """Term counts of consecutive pages, page after page, terms ascending within a page."""
+    """Term counts of consecutive chunks of pages. Per chunk: each (term, page) entry's term,
+    page (its row within the chunk) and count, grouped by term (a term's entries together,
+    rows ascending), and each page's length."""
 
-    row_counts: list[np.ndarray] = field(default_factory=list)  # entries per page
-    terms: list[np.ndarray] = field(default_factory=list)  # term id per entry
-    tf: list[np.ndarray] = field(default_factory=list)  # count per entry
-    lengths: list[np.ndarray] = field(default_factory=list)  # terms per page
+    terms: list[np.ndarray] = field(default_factory=list)  # term id per entry (int32)
+    rows: list[np.ndarray] = field(default_factory=list)  # page within the chunk per entry
+    tf: list[np.ndarray] = field(default_factory=list)  # count per entry (smallest uint)
+    lengths: list[np.ndarray] = field(default_factory=list)  # terms per page (int64)
 
     def extend(self, other: Counts) -> None:
-        self.row_counts += other.row_counts
         self.terms += other.terms
+        self.rows += other.rows
         self.tf += other.tf
         self.lengths += other.lengths
 
@@ -49,22 +53,22 @@ class Counts:
     def entries(self) -> int:
         return sum(int(part.size) for part in self.terms)
 
-    def joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(row counts, terms, tf, lengths) as single arrays; empties this object."""
-        row_counts = _cat(self.row_counts, np.int64)
-        terms = _cat(self.terms, np.int32)
-        tf = _cat(self.tf, np.uint16 if all(t.dtype == np.uint16 for t in self.tf) else np.uint32)
-        lengths = _cat(self.lengths, np.int64)
-        self.row_counts, self.terms, self.tf, self.lengths = [], [], [], []
-        return row_counts, terms, tf, lengths
+    def take(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(terms, rows, tf, lengths) of each chunk in order, each let go once the next is
+        asked for (memory returns as the caller consumes them); empties this object."""
+        chunks = list(zip(self.terms, self.rows, self.tf, self.lengths, strict=True))
+        self.terms, self.rows, self.tf, self.lengths = [], [], [], []
+        chunks.reverse()
+        while chunks:
+            yield chunks.pop()
 
 
-def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    if not parts:
-        return np.zeros(0, dtype=dtype)
-    out: np.ndarray = np.concatenate(parts).astype(dtype, copy=False)
-    parts.clear()
-    return out
+def smallest_uint(largest: int) -> type:
+    """The smallest unsigned integer type that holds ``largest``."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if largest <= np.iinfo(dtype).max:
+            return dtype
+    return np.uint64
 
 
 def page_text_stream(documents: Iterable[Document], composition: str) -> Iterator[str]:
@@ -104,13 +108,10 @@ def count_chunk(vocab: Vocabulary, texts: list[str], first_page: int) -> Counts:
     """Term counts of one chunk of pages (see the module docstring)."""
     tokenizer = vocab.tokenizer
     start = vocab.size
-    words = [tokenizer.words(text) for text in texts]
-    n = len(words)
-    raw_lengths = np.fromiter(map(len, words), dtype=np.int64, count=n)
-    total = int(raw_lengths.sum())
-    word_id = vocab.words.__getitem__
-    flat = np.fromiter(map(word_id, chain.from_iterable(words)), dtype=np.int64, count=total)
-    del words
+    n = len(texts)
+    if n > np.iinfo(ROW_TYPE).max:
+        raise ValueError(f"a chunk holds at most {np.iinfo(ROW_TYPE).max} pages")
+    flat, raw_lengths = vocab.text_unigrams(texts)
     page_of = np.repeat(np.arange(n, dtype=np.int64), raw_lengths)
     kept = flat >= 0
     unigrams, unigram_page = flat[kept], page_of[kept]
@@ -136,11 +137,12 @@ def count_chunk(vocab: Vocabulary, texts: list[str], first_page: int) -> Counts:
         lengths += np.maximum(per_page_kept - 1, 0)
     vocab.record_first(np.concatenate(first_ids), np.concatenate(first_keys), start)
     all_ids, all_pages = np.concatenate(ids), np.concatenate(pages)
-    entries, tf = np.unique((all_pages << PAIR_SHIFT) | all_ids, return_counts=True)
+    del ids, pages
+    entries, tf = np.unique((all_ids << PAIR_SHIFT) | all_pages, return_counts=True)
     return Counts(
-        row_counts=[np.bincount(entries >> PAIR_SHIFT, minlength=n).astype(np.int64)],
-        terms=[(entries & LOW_MASK).astype(np.int32)],
-        tf=[tf.astype(np.uint16 if tf.size == 0 or tf.max() < 1 << 16 else np.uint32)],
+        terms=[(entries >> PAIR_SHIFT).astype(np.int32)],
+        rows=[(entries & LOW_MASK).astype(ROW_TYPE)],
+        tf=[tf.astype(smallest_uint(int(tf.max()) if tf.size else 0))],
         lengths=[lengths],
     )
 
@@ -155,19 +157,37 @@ def _key(pages: np.ndarray, positions: np.ndarray, first_page: int) -> np.ndarra
 def count_term_dicts(vocab: Vocabulary, pages: Iterable[dict[str, int]]) -> Counts:
     """Counts from per-page ``{term: count}`` dicts in first-seen order (indexes saved by
     earlier versions): every string enters the vocabulary as it is spelled."""
-    row_counts, terms, tf, lengths = [], [], [], []
+    counts = Counts()
+    terms: list[np.ndarray] = []
+    values: list[np.ndarray] = []
     for page, page_counts in enumerate(pages):
         start = vocab.size
         ids = np.array([vocab.unigram_id(t) for t in page_counts], dtype=np.int64)
-        values = np.array(list(page_counts.values()), dtype=np.int64)
         keys = (np.int64(page) << np.int64(POSITION_BITS)) | np.arange(ids.size, dtype=np.int64)
         vocab.record_first(ids, keys, start)
-        order = np.argsort(ids)
-        row_counts.append(np.array([ids.size], dtype=np.int64))
-        terms.append(ids[order].astype(np.int32))
-        tf.append(values[order].astype(np.uint32))
-        lengths.append(np.array([int(values.sum())], dtype=np.int64))
-    return Counts(row_counts, terms, tf, lengths)
+        terms.append(ids)
+        values.append(np.array(list(page_counts.values()), dtype=np.int64))
+        if len(terms) == CHUNK_PAGES:
+            counts.extend(_chunk_of_pages(terms, values))
+            terms, values = [], []
+    if terms:
+        counts.extend(_chunk_of_pages(terms, values))
+    return counts
+
+
+def _chunk_of_pages(terms: list[np.ndarray], values: list[np.ndarray]) -> Counts:
+    """One chunk from each page's term ids and counts (distinct terms per page)."""
+    sizes = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    ids, tf = np.concatenate(terms), np.concatenate(values)
+    rows = np.repeat(np.arange(len(terms), dtype=np.int64), sizes)
+    order = np.lexsort((rows, ids))
+    lengths = np.array([int(v.sum()) for v in values], dtype=np.int64)
+    return Counts(
+        terms=[ids[order].astype(np.int32)],
+        rows=[rows[order].astype(ROW_TYPE)],
+        tf=[tf[order].astype(smallest_uint(int(tf.max()) if tf.size else 0))],
+        lengths=[lengths],
+    )
 
 
 def release_free_memory() -> None:

@@ -4,12 +4,11 @@ While pages are counted, each chunk's (term, page, count) entries are appended t
 files by ``term % BUCKETS`` (a term's entries all land in one file, in page order). Assembly
 then reads one bucket at a time, sorts it by term (stably, so pages stay ascending) and appends
 its postings to ``docs.npy`` / ``tf.npy``; term ids are renumbered so that bucket after bucket
-is one contiguous run of rows (the vocabulary is renumbered with them). Contributions are then
-computed slice by slice into ``weights.npy``. Files are written with plain writes and read
-back with plain reads, never through a mapping, so the build's memory is one bucket plus the
-vocabulary, whatever the corpus; the finished arrays are memory-mapped (a query reads only its
-terms' rows). The scores are the in-memory engine's (``scanrag.indexes.bm25_sparse``),
-float for float.
+is one contiguous run of rows (the vocabulary is renumbered with them). Files are written with
+plain writes and read back with plain reads, never through a mapping, so the build's memory is
+one bucket plus the vocabulary, whatever the corpus; the finished arrays are memory-mapped (a
+query reads only its terms' rows). The scores are the in-memory engine's
+(``scanrag.indexes.bm25_sparse``), float for float.
 """
 
 from __future__ import annotations
@@ -23,11 +22,12 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from scanrag.indexes.bm25_counts import Counts, release_free_memory
-from scanrag.indexes.bm25_sparse import WEIGHT_SLICE, SparseBM25
+from scanrag.indexes.bm25_counts import Counts, release_free_memory, smallest_uint
+from scanrag.indexes.bm25_sparse import SparseBM25
 from scanrag.indexes.bm25_vocab import Vocabulary
 
 BUCKETS = 64
+SLICE = 1 << 20  # postings of an existing engine spilled at once
 _TERM, _PAGE, _TF = np.int32, np.int32, np.uint32
 
 
@@ -38,6 +38,7 @@ class Spill:
     folder: Path
     pages: int = 0  # pages spilled so far (their rows are 0..pages-1)
     entries: int = 0
+    largest_tf: int = 0
     lengths: list[np.ndarray] = field(default_factory=list)
     _files: dict[tuple[int, str], BinaryIO] = field(default_factory=dict)
 
@@ -50,17 +51,16 @@ class Spill:
 
     def add(self, counts: Counts) -> None:
         """Append ``counts``'s pages (after those already spilled); empties ``counts``."""
-        row_counts, terms, tf, lengths = counts.joined()
-        pages = np.repeat(np.arange(row_counts.size, dtype=_PAGE) + self.pages, row_counts)
-        self._append(terms, pages, tf)
-        self.pages += int(row_counts.size)
-        self.lengths.append(lengths)
+        for terms, rows, tf, lengths in counts.take():
+            self._append(terms, rows.astype(_PAGE) + _PAGE(self.pages), tf)
+            self.pages += int(lengths.size)
+            self.lengths.append(lengths)
 
     def add_postings(self, engine: SparseBM25) -> None:
         """Spill an existing engine's postings (its pages become rows 0.., as they were)."""
         if self.pages:
             raise ValueError("existing postings go first")
-        step = WEIGHT_SLICE
+        step = SLICE
         for start in range(0, engine.docs.size, step):
             stop = min(start + step, engine.docs.size)
             positions = np.arange(start, stop, dtype=np.int64)
@@ -79,6 +79,8 @@ class Spill:
             self._file(b, "pages").write(pages[sel].astype(_PAGE).tobytes())
             self._file(b, "tf").write(tf[sel].astype(_TF).tobytes())
         self.entries += int(terms.size)
+        if tf.size:
+            self.largest_tf = max(self.largest_tf, int(tf.max()))
 
     def _file(self, bucket: int, kind: str) -> BinaryIO:
         handle = self._files.get((bucket, kind))
@@ -108,7 +110,7 @@ class Spill:
         out = self.folder / "engine"
         out.mkdir(exist_ok=True)
         docs = _NpyAppender(out / "docs.npy", _PAGE, self.entries)
-        tf = _NpyAppender(out / "tf.npy", _TF, self.entries)
+        tf = _NpyAppender(out / "tf.npy", smallest_uint(self.largest_tf), self.entries)
         at = 0
         for b in range(BUCKETS):
             terms = self._read(b, "terms", _TERM)
@@ -129,12 +131,9 @@ class Spill:
         vocab.renumber(new_of_old)
         engine.indptr = np.concatenate([[0], np.cumsum(df_new)]).astype(np.int64)
         engine.lengths = np.concatenate(self.lengths).astype(np.int64)
-        weights = _NpyAppender(out / "weights.npy", np.float64, self.entries)
-        postings = (_FileArray(out / "docs.npy"), _FileArray(out / "tf.npy"))  # plain reads
-        engine.compute(vocab.first_key, out=_Streamed(weights), postings=postings)
-        weights.close()
-        for name in ("docs", "tf", "weights"):
+        for name in ("docs", "tf"):
             setattr(engine, name, np.load(out / f"{name}.npy", mmap_mode="r"))
+        engine.compute(vocab.first_rank)
 
 
 class _NpyAppender:
@@ -154,44 +153,3 @@ class _NpyAppender:
         self.handle.close()
         if self.left:
             raise RuntimeError(f"{self.left} values missing from a spilled array")
-
-
-class _Streamed:
-    """``compute``'s output for the disk engine: slices, given in order, are written out."""
-
-    def __init__(self, target: _NpyAppender) -> None:
-        self.target = target
-
-    def __getitem__(self, where: slice) -> np.ndarray:
-        raise TypeError("written only")
-
-    def __setitem__(self, where: slice, values: np.ndarray) -> None:
-        self.target.write(values)
-
-
-class _FileArray:
-    """A ``.npy`` file's slices read with plain reads (no mapping stays resident)."""
-
-    def __init__(self, path: Path) -> None:
-        with open(path, "rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            read = (
-                np.lib.format.read_array_header_1_0
-                if version == (1, 0)
-                else np.lib.format.read_array_header_2_0
-            )
-            shape, _, dtype = read(handle)
-            self.offset = handle.tell()
-        self.path, self.dtype, self.size = path, dtype, int(shape[0])
-
-    def __getitem__(self, where: slice) -> np.ndarray:
-        start, stop, _ = where.indices(self.size)
-        return np.fromfile(
-            self.path,
-            dtype=self.dtype,
-            count=max(0, stop - start),
-            offset=self.offset + start * self.dtype.itemsize,
-        )
-
-    def __setitem__(self, where: slice, values: np.ndarray) -> None:
-        raise TypeError("read only")

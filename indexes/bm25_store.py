@@ -1,12 +1,14 @@
 """Saving and loading the sparse BM25 engine: one ``.npy`` file per array, so a large index
 can be memory-mapped (searching then reads only the rows a query needs).
 
-Files (in the index's ``payload`` folder): the postings (``indptr``, ``docs``, ``tf``,
-``weights``: see ``scanrag.indexes.bm25_sparse``), page ``lengths``, and the vocabulary
-(``pair_keys``, ``pair_ids``, ``first_key``, ``unigram_ids``, ``joined_ids`` and
-``terms.json.gz`` with the unigram and other spelled terms). Indexes saved by earlier versions
-(``counts.json.gz``: each page's term counts; or ``tokens.json.gz``: each page's terms) still
-load: their strings become the vocabulary as spelled, with the same statistics.
+Files (in the index's ``payload`` folder): the postings (``indptr``, ``docs``, ``tf``: see
+``scanrag.indexes.bm25_sparse``), page ``lengths``, and the vocabulary (``pair_keys``,
+``pair_ids``, ``first_key``, ``unigram_ids``, ``joined_ids`` and ``terms.json.gz`` with the
+unigram and other spelled terms). Indexes saved by earlier versions still load to the same
+scores: with a ``weights.npy`` of precomputed contributions (ignored: scores are computed from
+the counts; their counts are narrowed to the smallest type when read into memory), with
+``counts.json.gz`` (each page's term counts) or ``tokens.json.gz`` (each page's terms): their
+strings become the vocabulary as spelled, with the same statistics.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from scanrag.indexes.bm25_counts import count_term_dicts
+from scanrag.indexes.bm25_counts import count_term_dicts, smallest_uint
 from scanrag.indexes.bm25_sparse import SparseBM25
 from scanrag.indexes.bm25_vocab import Vocabulary
 from scanrag.indexes.errors import CorruptIndexError
@@ -30,7 +32,7 @@ from scanrag.indexes.tokenize import TokenizerConfig
 TERMS_FILE = "terms.json.gz"
 COUNTS_FILE = "counts.json.gz"  # earlier versions: each page's term counts
 TOKENS_FILE = "tokens.json.gz"  # earlier still: each page's terms, in order
-POSTINGS = ("indptr", "docs", "tf", "lengths", "weights")
+POSTINGS = ("indptr", "docs", "tf", "lengths")
 VOCAB_ARRAYS = ("pair_keys", "pair_ids", "first_key", "unigram_ids", "joined_ids")
 MMAP_BYTES = 1 << 30  # postings larger than this are memory-mapped when loaded
 
@@ -94,6 +96,9 @@ def load_engine(
         name: np.load(directory / f"{name}.npy", mmap_mode="r" if mmap else None)
         for name in POSTINGS
     }
+    tf = arrays["tf"]
+    if not mmap and tf.size and tf.dtype != (narrow := smallest_uint(int(tf.max()))):
+        arrays["tf"] = tf.astype(narrow)  # saved wider by an earlier version
     with gzip.open(directory / TERMS_FILE, "rb") as fh:
         terms: dict[str, Any] = json.loads(fh.read().decode("utf-8"))
     state = {name: np.load(directory / f"{name}.npy") for name in VOCAB_ARRAYS}
@@ -106,7 +111,7 @@ def load_engine(
         )
     if arrays["indptr"].size != vocab.size + 1:
         raise CorruptIndexError(f"{directory}: the postings and the vocabulary disagree")
-    engine.install(arrays, vocab.first_key)
+    engine.install(arrays, vocab.first_rank)
     return engine, vocab
 
 
@@ -128,5 +133,5 @@ def _load_earlier(
     vocab = Vocabulary(tokenizer)
     counts = count_term_dicts(vocab, dicts)
     engine.append(counts, vocab.size)
-    engine.compute(vocab.first_key)
+    engine.compute(vocab.first_rank)
     return engine, vocab

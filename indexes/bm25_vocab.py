@@ -3,9 +3,10 @@
 A term is a string (``scanrag.indexes.tokenize``): a unigram (a stemmed word) or a bigram ``"a_b"``
 of two neighbouring unigrams. Every distinct string gets one integer id:
 
-* unigrams by string (``unigrams``); raw words map to their unigram id (or -1 when the
-  tokenizer drops them) through a per-word cache, so stemming and stopword tests run once per
-  distinct word, not once per occurrence;
+* unigrams by string (``unigrams``); page text maps to unigram ids through a cache of runs
+  (``runs``: ``TokenizerConfig.runs``, bytes -> the run's unigram ids) or, for another token
+  pattern, of raw words (``words``), so the regular expression, stopword tests and stemming
+  run once per distinct run or word, not once per occurrence;
 * a bigram by the pair of its parts' ids, ``a << 32 | b``, looked up in a sorted array
   (``pair_keys`` / ``pair_ids``): 16 bytes per bigram instead of a Python string and a dict
   entry;
@@ -15,13 +16,20 @@ of two neighbouring unigrams. Every distinct string gets one integer id:
   pair spells a unigram (``"x" + "y"`` and the word ``"x_y"``); those share one id, as the
   reference tokenizer's strings would.
 
-Ids are given in no particular order; ``first_key`` records where each term first occurs
-(page << 24 | position in the page's term list), which is the order rank-bm25 sums its idf
-values in (``scanrag.indexes.bm25_sparse``).
+Ids are given in no particular order; ``first_rank`` records each term's place in the order
+terms first occur (by page, then position in the page's term list), which is the order
+rank-bm25 sums its idf values in (``scanrag.indexes.bm25_sparse``). Pages arrive in order, so
+the terms new in a chunk (or a part, or a page of an earlier index's counts) all come after
+every term before them: their ranks are the next ones, in the order of their first-seen keys
+(``page << 24 | position``, only compared within the block). One integer per term, kept as
+the smallest type that holds the ranks.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -32,6 +40,8 @@ PAIR_SHIFT = np.int64(32)
 LOW_MASK = np.int64(0xFFFFFFFF)
 POSITION_BITS = 24  # a first-seen key is page << 24 | position of the term in the page's list
 UNSEEN = np.iinfo(np.int64).max
+MULTI = -2  # a run code <= MULTI names the run's several unigrams: multi[MULTI - code]
+RUN_CACHE_LIMIT = 1 << 21  # distinct runs cached (cleared between chunks past it)
 
 
 class _WordIds(dict[str, int]):
@@ -39,13 +49,41 @@ class _WordIds(dict[str, int]):
 
     def __init__(self, vocab: Vocabulary) -> None:
         super().__init__()
-        self._vocab = vocab
+        self._vocab = weakref.proxy(vocab)  # no cycle: a part's vocabulary goes at once
 
     def __missing__(self, word: str) -> int:
-        term = self._vocab.tokenizer.word_term(word)
-        found = -1 if term is None else self._vocab.unigram_id(term)
+        found = self._vocab.word_id(word)
         self[word] = found
         return found
+
+
+class _RunIds(dict[bytes, int]):
+    """Run -> code: its one unigram id, -1 when it has none, or ``MULTI - i`` when it has
+    several (``multi[i]``); filled on first sight."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        super().__init__()
+        self._vocab = weakref.proxy(vocab)  # no cycle: a part's vocabulary goes at once
+        self.multi: list[tuple[int, ...]] = []
+
+    def __missing__(self, run: bytes) -> int:
+        vocab = self._vocab
+        ids = [i for w in vocab.tokenizer.run_words(run) if (i := vocab.word_id(w)) >= 0]
+        if len(ids) == 1:
+            code = ids[0]
+        elif not ids:
+            code = -1
+        else:
+            code = MULTI - len(self.multi)
+            self.multi.append(tuple(ids))
+        self[run] = code
+        return code
+
+    def trim(self) -> None:
+        """Forget every run past ``RUN_CACHE_LIMIT`` (a cache; only between chunks)."""
+        if len(self) > RUN_CACHE_LIMIT:
+            self.clear()
+            self.multi.clear()
 
 
 class Vocabulary:
@@ -63,9 +101,59 @@ class Vocabulary:
         self._recent = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._pending: dict[int, int] = {}  # pairs not yet merged into the sorted arrays
         self._waiting: dict[str, list[str]] = {}  # part -> "x_y" unigrams waiting for it
-        self._first: list[np.ndarray] = []  # first-seen keys, in id order, in blocks
-        self._first_len = 0
+        self._ranks: list[np.ndarray] = []  # first-seen ranks, in id order, in blocks
+        self._ranked = 0
+        self._last_key = -1  # the largest first-seen key recorded (blocks must follow it)
         self.words = _WordIds(self)
+        self.runs = _RunIds(self)
+
+    # -- page text ----------------------------------------------------------------------------
+    def text_unigrams(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's raw tokens as unigram ids (-1: dropped by the tokenizer), pages one
+        after another, and the number of ids of each page; new unigrams get ids."""
+        tokenizer = self.tokenizer
+        self.runs.trim()
+        if tokenizer.splits_runs:
+            pieces: list[Any] = [tokenizer.runs(text) for text in texts]
+            lookup: Any = self.runs.__getitem__
+        else:
+            pieces, lookup = [tokenizer.words(text) for text in texts], self.words.__getitem__
+        counts = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        total = int(counts.sum())
+        codes = np.fromiter(map(lookup, chain.from_iterable(pieces)), np.int64, count=total)
+        del pieces
+        several = np.flatnonzero(codes <= MULTI)
+        if several.size:
+            codes, counts = self._expand(codes, counts, several)
+        return codes, counts
+
+    def _expand(
+        self, codes: np.ndarray, counts: np.ndarray, several: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``codes`` with each run of several unigrams (at ``several``) replaced by them."""
+        groups = [self.runs.multi[MULTI - code] for code in codes[several].tolist()]
+        sizes = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+        repeats = np.ones(codes.size, dtype=np.int64)
+        repeats[several] = sizes
+        out = np.repeat(codes, repeats)
+        firsts = np.cumsum(repeats)[several] - sizes  # where each group starts in ``out``
+        within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(
+            np.cumsum(sizes) - sizes, sizes
+        )
+        out[np.repeat(firsts, sizes) + within] = np.fromiter(
+            chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum())
+        )
+        page_of = np.searchsorted(np.cumsum(counts), several, side="right")
+        counts = counts + np.bincount(page_of, weights=sizes - 1, minlength=counts.size).astype(
+            np.int64
+        )
+        return out, counts
+
+    def word_id(self, word: str) -> int:
+        """The unigram id of raw token ``word`` (-1: the tokenizer drops it), created when
+        new; not cached (``words`` caches)."""
+        term = self.tokenizer.word_term(word)
+        return -1 if term is None else self.unigram_id(term)
 
     # -- unigrams ---------------------------------------------------------------------------
     def unigram_id(self, term: str) -> int:
@@ -143,12 +231,13 @@ class Vocabulary:
         return ids[inverse]
 
     def _table_lookup(self, keys: np.ndarray) -> np.ndarray:
-        ids = np.full(keys.size, -1, dtype=np.int64)
+        """The id of each pair key in the tables, or -1."""
+        ids = np.empty(keys.size, dtype=np.int64)
+        ids.fill(-1)
         for table_keys, table_ids in ((self.pair_keys, self.pair_ids), self._recent):
             if table_keys.size:
                 at = np.searchsorted(table_keys, keys)
-                np.minimum(at, table_keys.size - 1, out=at)
-                hit = table_keys[at] == keys
+                hit = table_keys.take(at, mode="clip") == keys
                 ids[hit] = table_ids[at[hit]]
         return ids
 
@@ -191,6 +280,12 @@ class Vocabulary:
             self.pair_ids = np.insert(self.pair_ids, at, ids)
             self._recent = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
+    def settle(self) -> None:
+        """Merge every pair added lately into the main table (after a build: a query then
+        searches one table)."""
+        self._merge_pending()
+        self._merge_recent()
+
     def _merge_pending(self) -> None:
         if self._pending:
             keys = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
@@ -206,40 +301,61 @@ class Vocabulary:
         return first
 
     def record_first(self, ids: np.ndarray, keys: np.ndarray, start: int) -> None:
-        """Give ids ``start..size-1`` (new since ``start``) their first-seen keys: the
-        smallest of ``keys`` where ``ids`` names them."""
+        """Give ids ``start..size-1`` (new since ``start``) their first-seen ranks, ordered by
+        the smallest of ``keys`` where ``ids`` names them (ties by id); every key must follow
+        those recorded before."""
+        if start != self._ranked:
+            raise RuntimeError("first-seen keys recorded out of order")
         block = np.full(self.size - start, UNSEEN, dtype=np.int64)
         new = ids >= start
         np.minimum.at(block, ids[new] - start, keys[new])
-        self._extend_first(block, start)
-
-    def _extend_first(self, block: np.ndarray, start: int) -> None:
-        if start != self._first_len:
-            raise RuntimeError("first-seen keys recorded out of order")
-        self._first.append(block)
-        self._first_len += block.size
+        if not block.size:
+            return
+        if int(block.min()) <= self._last_key:
+            raise RuntimeError("first-seen keys must follow the ones recorded before")
+        self._last_key = int(block.max())
+        ranks = np.empty(block.size, dtype=np.int64)
+        ranks[np.argsort(block, kind="stable")] = np.arange(start, self.size, dtype=np.int64)
+        self._ranks.append(ranks.astype(_rank_type(self.size)))
+        self._ranked = self.size
 
     @property
-    def first_key(self) -> np.ndarray:
-        if len(self._first) != 1:
-            merged = np.concatenate(self._first) if self._first else np.zeros(0, np.int64)
-            self._first = [merged]
-        return self._first[0]
+    def first_rank(self) -> np.ndarray:
+        """Each id's place in first-seen order (a permutation of ``0..size-1``)."""
+        if len(self._ranks) != 1:
+            merged = np.concatenate(self._ranks) if self._ranks else np.zeros(0, np.int64)
+            self._ranks = [merged.astype(_rank_type(merged.size), copy=False)]
+        return self._ranks[0]
+
+    def _reset_ranks(self, keys: np.ndarray) -> None:
+        """Take the order of ``keys`` (one per id: first-seen keys or ranks) as every id's
+        first-seen rank."""
+        ranks: np.ndarray = np.empty(keys.size, dtype=_rank_type(keys.size))
+        ranks[np.argsort(keys, kind="stable")] = np.arange(keys.size)
+        self._ranks, self._ranked = [ranks], keys.size
+        self._last_key = int(keys.max()) if keys.size else -1
 
     # -- queries ----------------------------------------------------------------------------
-    def query_ids(self, terms: list[str], bigrams: bool) -> list[int]:
+    def query_ids(self, terms: list[str], bigrams: bool) -> np.ndarray:
         """Ids of the tokenizer's output for a query (unigrams then bigrams when
-        ``bigrams``), in order; -1 for terms the index does not hold."""
+        ``bigrams``), in order; -1 for terms the index does not hold. The bigrams are
+        looked up together (one search per pair table); reads only, so searches may run
+        concurrently."""
         n = (len(terms) + 1) // 2 if bigrams and terms else len(terms)
-        unis = [self.unigrams.get(t, -1) for t in terms[:n]]
-        found = list(unis)
-        for j, term in enumerate(terms[n:]):
-            a, b = unis[j], unis[j + 1]
-            pair = self._pair_lookup(a, b) if a >= 0 and b >= 0 else None
-            if pair is None:
-                pair = self.joined.get(term, -1)
-            found.append(pair)
-        return found
+        get = self.unigrams.get
+        unis = np.array([get(t, -1) for t in terms[:n]], dtype=np.int64)
+        if len(terms) == n:
+            return unis
+        # a pair with an unknown part makes a negative key, which no table holds
+        keys = (unis[:-1] << PAIR_SHIFT) | unis[1:]
+        pairs = self._table_lookup(keys)
+        if self._pending:
+            for i in np.flatnonzero(pairs < 0).tolist():
+                pairs[i] = self._pending.get(int(keys[i]), -1)
+        if self.joined:  # spelled with an underscore (else unknown)
+            for j in np.flatnonzero(pairs < 0).tolist():
+                pairs[j] = self.joined.get(terms[n + j], -1)
+        return np.concatenate([unis, pairs])
 
     def term_strings(self) -> list[str]:
         """Each id's term as the tokenizer spells it (for checks and inspection; builds one
@@ -275,9 +391,10 @@ class Vocabulary:
             ]
             order = np.argsort(keys)
             self.pair_keys, self.pair_ids = keys[order], new_of_old[self.pair_ids][order]
-        first = np.empty(self.size, dtype=np.int64)
-        first[new_of_old] = self.first_key
-        self._first, self._first_len = [first], first.size
+        ranks = np.empty(self.size, dtype=self.first_rank.dtype)
+        ranks[new_of_old] = self.first_rank
+        self._ranks = [ranks]
+        self.runs = _RunIds(self)  # codes name the old ids
 
     # -- merging and persistence -------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -296,7 +413,7 @@ class Vocabulary:
             "joined_ids": np.array([i for _, i in others], dtype=np.int64),
             "pair_keys": self.pair_keys,
             "pair_ids": self.pair_ids,
-            "first_key": self.first_key,
+            "first_key": self.first_rank,
         }
 
     @classmethod
@@ -319,10 +436,10 @@ class Vocabulary:
         vocab.joined.update(zip(state["joined_terms"], state["joined_ids"].tolist(), strict=True))
         vocab.pair_keys = np.asarray(state["pair_keys"], dtype=np.int64)
         vocab.pair_ids = np.asarray(state["pair_ids"], dtype=np.int64)
-        first = np.asarray(state["first_key"], dtype=np.int64)
+        first = np.asarray(state["first_key"])  # ranks (keys from earlier versions)
         if first.size != vocab.size:
             raise ValueError(f"{first.size} first-seen keys for {vocab.size} terms")
-        vocab._first, vocab._first_len = [first], first.size
+        vocab._reset_ranks(first)
         return vocab
 
     def absorb(self, other: Vocabulary, page_offset: int) -> np.ndarray:
@@ -347,6 +464,10 @@ class Vocabulary:
                     found = self._new_ids(1)
                     self.joined[term] = found
                 mapping[term_id] = found
-        shifted = other.first_key + (np.int64(page_offset) << np.int64(POSITION_BITS))
+        shifted = other.first_rank + (np.int64(page_offset) << np.int64(POSITION_BITS))
         self.record_first(mapping, shifted, start)
         return mapping
+
+
+def _rank_type(count: int) -> type:
+    return np.int32 if count < np.iinfo(np.int32).max else np.int64

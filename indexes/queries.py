@@ -33,24 +33,27 @@ from typing import Literal, get_args
 QueryMode = Literal["raw", "strip", "stmt", "strip+stmt"]
 QUERY_MODES: tuple[str, ...] = get_args(QueryMode)
 
-# Whole sentences that only say how to answer (matched case-insensitively).
-_INSTRUCTIONS = [
-    re.compile(p, re.IGNORECASE | re.DOTALL)
-    for p in (
-        r"round (your |the )?answer.*",
-        r"answer in (units|usd|us\$|\$|percent).*",
-        r"(please )?(state|write|write down|return|give|provide) (me |the |your )?"
-        r"(answer|an integer|a float).*",
-        r"please (write|writhe|state|round).*",
-        r"answer ['\"]?yes['\"]? or ['\"]?no['\"]?.*",
-        r"(please )?(base|basing) your (judgments?|answers?).*",
-        r"(provide a |respond to the question|calculate what was asked|compute or extract the "
-        r"answer|address the question).*",
-        r"(we need to|we want to) calculate .*",
-        r"please (help us|answer the following question|utilize).*",
-        r"if .* not relevant .*please state that.*",
-    )
-]
+# Whole sentences that only say how to answer (matched case-insensitively, as one pattern).
+_INSTRUCTION = re.compile(
+    "|".join(
+        f"(?:{p})"
+        for p in (
+            r"round (your |the )?answer.*",
+            r"answer in (units|usd|us\$|\$|percent).*",
+            r"(please )?(state|write|write down|return|give|provide) (me |the |your )?"
+            r"(answer|an integer|a float).*",
+            r"please (write|writhe|state|round).*",
+            r"answer ['\"]?yes['\"]? or ['\"]?no['\"]?.*",
+            r"(please )?(base|basing) your (judgments?|answers?).*",
+            r"(provide a |respond to the question|calculate what was asked|compute or extract the "
+            r"answer|address the question).*",
+            r"(we need to|we want to) calculate .*",
+            r"please (help us|answer the following question|utilize).*",
+            r"if .* not relevant .*please state that.*",
+        )
+    ),
+    re.IGNORECASE | re.DOTALL,
+)
 # Lead-ins before the real question; replaced by a sentence break.
 _LEAD_INS = [
     re.compile(p, re.IGNORECASE)
@@ -110,9 +113,7 @@ def strip_instructions(text: str) -> str:
         sentence = sentence.strip()
         if sentence in ("", "."):
             continue
-        instruction = not sentence.endswith("?") and any(
-            p.fullmatch(sentence) for p in _INSTRUCTIONS
-        )
+        instruction = not sentence.endswith("?") and bool(_INSTRUCTION.fullmatch(sentence))
         (dropped if instruction else kept).append(sentence)
     if not dropped and body == text:  # nothing to strip: keep the text as written
         return text

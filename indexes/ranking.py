@@ -19,27 +19,31 @@ def rank_candidates(
     return rows[order], scores[order]
 
 
-_SAMPLE_STRIDE = 16
+_BLOCKS_PER_K = 4  # a large array is cut at the k-th best of this many blocks' maxima per k
 
 
 def top_candidates(
-    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int
+    rows: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, k: int, *, nan: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """At most ``k`` of ``(rows, scores)`` that hold the exact best ``k`` by
     :func:`rank_candidates`'s rule (nan ranks last), found in linear time: what an index that
-    scores a whole corpus hands the base instead of every row.
+    scores a whole corpus hands the base instead of every row. ``nan=False`` promises that no
+    score is nan (the caller knows): no pass over the scores looks for one.
 
-    A large array is first cut to the values at least the ``k``-th best of every 16th value:
-    at least ``k`` values pass that cut, so the best ``k`` (ties at the ``k``-th included) are
-    among them, and ``np.partition`` runs over a few hundred values instead of a corpus whose
-    scores share many equal values (which slows it down several times)."""
+    A large array is first cut to the values at least the ``k``-th best of its blocks' maxima
+    (``4 k`` blocks, one reduction): at least ``k`` values pass that cut, so the best ``k`` (ties
+    at the ``k``-th included) are among them, and ``np.partition`` runs over a few hundred values
+    instead of a corpus whose scores share many equal values (which slows it down several
+    times)."""
     if rows.size <= k:
         return rows, scores
-    keyed = np.where(np.isnan(scores), -np.inf, scores)
+    keyed = np.where(np.isnan(scores), -np.inf, scores) if nan else scores
     among, where = keyed, None
-    if rows.size >= _SAMPLE_STRIDE * k * 4:
-        sample = keyed[::_SAMPLE_STRIDE]
-        cut = np.partition(sample, sample.size - k)[sample.size - k]
+    blocks = _BLOCKS_PER_K * k
+    if rows.size >= 16 * blocks:
+        size = rows.size // blocks
+        maxima = keyed[: blocks * size].reshape(blocks, size).max(axis=1)
+        cut = np.partition(maxima, blocks - k)[blocks - k]
         where = np.flatnonzero(keyed >= cut)
         among = keyed[where]
     kth = np.partition(among, among.size - k)[among.size - k]

@@ -14,6 +14,15 @@ Steps, in order (each measured on mmlb-dev and financebench-dev, see docs/retrie
 
 The defaults are the measured best for BM25 on both dev sets. ``TokenizerConfig.plain()`` is
 the earlier tokenizer (lowercase ``\\w+`` only; no stopwords, stems, numbers or bigrams).
+
+Building an index cuts pages into *runs* first (``runs``, for the default ``pattern``): the text
+(lowercased) as UTF-8 bytes, every ASCII byte that is not a letter, digit or ``_`` (nor ``.``
+or ``,`` with ``numbers``) made a space by one ``bytes.translate``, then split. No token of
+step 2 holds such a byte (a number's separators are ``.`` and ``,``; ``\\w`` is a letter, digit
+or underscore in ASCII) and the regular expression starts afresh after one, so the tokens of
+a page are the tokens of its runs in order (``run_words``: step 2 on one run). Most runs are one
+word, and a run is tokenized once per distinct run (``scanrag.indexes.bm25_vocab``), so pages
+never pay for the number pattern or the regular expression per word.
 """
 
 from __future__ import annotations
@@ -37,6 +46,20 @@ _ENGLISH = """a about above after again against all am an and any are as at be b
 ENGLISH_STOPWORDS = frozenset(_ENGLISH.split())
 # A number with thousands separators (and maybe decimals), or with decimals.
 NUMBER_PATTERN = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+"
+DEFAULT_PATTERN = r"\w+"
+
+
+def _run_table(numbers: bool, lowercase: bool) -> bytes:
+    """``bytes.translate`` table for ``runs``: ASCII bytes no token holds become spaces
+    (A-Z lowercased when ``lowercase``); bytes of non-ASCII characters are kept."""
+    keep = b"abcdefghijklmnopqrstuvwxyz0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    table = bytearray(b" " * 128 + bytes(range(128, 256)))
+    for byte in keep + (b".," if numbers else b""):
+        table[byte] = byte
+    if lowercase:
+        for byte in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+            table[byte] = byte + 32
+    return bytes(table)
 
 
 class TokenizerConfig(BaseModel):
@@ -95,6 +118,42 @@ class TokenizerConfig(BaseModel):
         if self.stopwords == "english":
             return ENGLISH_STOPWORDS
         return frozenset(w.lower() if self.lowercase else w for w in self.stopwords)
+
+    @cached_property
+    def _run_tables(self) -> tuple[bytes, bytes] | None:
+        """(table for ASCII text, table for text already lowercased), or ``None`` when
+        ``pattern`` is not the default (``runs`` does not apply)."""
+        if self.pattern != DEFAULT_PATTERN:
+            return None
+        return (
+            _run_table(self.numbers, self.lowercase),
+            _run_table(self.numbers, lowercase=False),
+        )
+
+    @property
+    def splits_runs(self) -> bool:
+        """Whether ``runs`` applies (the default ``pattern``)."""
+        return self._run_tables is not None
+
+    def runs(self, text: str) -> list[bytes]:
+        """``text`` cut into runs (see the module docstring); ``run_words`` of each, in
+        order, is ``words(text)``. Only for the default ``pattern`` (``splits_runs``)."""
+        tables = self._run_tables
+        if tables is None:
+            raise ValueError(f"runs need the default token pattern, not {self.pattern!r}")
+        if text.isascii():  # lowercased by the table, as str.lower() would
+            return text.encode("ascii").translate(tables[0]).split()
+        if self.lowercase:  # whole text: str.lower() looks at neighbours (final sigma)
+            text = text.lower()
+        return text.encode("utf-8").translate(tables[1]).split()
+
+    def run_words(self, run: bytes) -> list[str]:
+        """Step 2 on one run (already lowercased by ``runs``)."""
+        text = run.decode("utf-8")
+        regex = self._regex
+        if regex.groups == 0:
+            return regex.findall(text)
+        return [match.group(0) for match in regex.finditer(text)]
 
     def words(self, text: str) -> list[str]:
         """The raw tokens of ``text`` (steps 1–2: lowercased, matched, commas still in)."""

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from scanrag.commands.run import add_common_options, overrides_from_args, stop_on_sigterm
-from scanrag.rundir import RunDir
 
 # A larger synthetic corpus: more and longer documents, more questions per document.
 LARGE_OVERRIDES = (
@@ -63,6 +62,7 @@ def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | No
     ``scanrag.registry.BACKENDS``); returns the path of its ``index.html``, or ``None`` when no
     report could be written."""
     from scanrag.registry import BACKENDS, RegistryError, UnknownNameError
+    from scanrag.rundir import RunDir
 
     try:
         build_report = BACKENDS.get("report")

@@ -18,9 +18,15 @@ runner does, is unsafe); its server preloads :mod:`scanrag.documents.page_worker
 so workers start in milliseconds, and it stays up for later documents. Workers never import
 the caller's ``__main__`` (multiprocessing would re-run a script, or fail for code typed into
 ``python -``): the main module is hidden while they start. ``SCANRAG_INGEST_WORKERS`` sets the
-number of workers (``1`` switches parallel reading off). A pool that breaks (a worker killed)
-makes the document fall back to reading in this process. Workers exit by themselves when this
-process dies (a ``kill -9`` leaves no orphans behind: see ``page_worker.watch_parent``).
+number of workers (``1`` switches parallel reading off). Without it, each batch counts the CPUs
+actually free when it starts (:func:`usable_workers`: over a tenth of a second, the idle share
+of this process's CPUs from ``/proc/stat`` plus what this process itself used, measured on a
+background thread while the first document is read here) and uses that many workers, or none
+below two: on a machine whose other cores are busy, a pool only adds its transfers to the same
+CPU time, so the batch is read in this process, never slower than one process. A pool that breaks (a
+worker killed) makes the document fall back to reading in this process. Workers exit by
+themselves when this process dies (a ``kill -9`` leaves no orphans behind: see
+``page_worker.watch_parent``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -66,15 +73,74 @@ def available_cpus() -> int:
 
 def pool_size() -> int:
     """Worker processes to use: ``SCANRAG_INGEST_WORKERS``, else the CPUs available."""
+    setting = _setting()
+    return setting if setting is not None else available_cpus()
+
+
+def _setting() -> int | None:
     setting = os.environ.get(ENV_WORKERS, "").strip()
-    return int(setting) if setting.isdigit() and int(setting) > 0 else available_cpus()
+    return int(setting) if setting.isdigit() and int(setting) > 0 else None
+
+
+FREE_WINDOW_S = 0.1  # how long usable_workers watches the CPUs
+
+
+def free_cpus(window_s: float = FREE_WINDOW_S) -> float | None:
+    """How many of the CPUs this process may run on other processes left unused over the next
+    ``window_s`` seconds: their idle and I/O-wait time in ``/proc/stat`` plus the CPU time of
+    this process (which may be reading a document meanwhile); ``None`` where that cannot be
+    read."""
+    try:
+        cpus = {f"cpu{n}" for n in os.sched_getaffinity(0)}
+        before, own = _cpu_times(cpus), time.process_time()
+        time.sleep(window_s)
+        after, own = _cpu_times(cpus), time.process_time() - own
+    except (AttributeError, OSError, ValueError):
+        return None
+    total = sum(after[0]) - sum(before[0])
+    idle = sum(after[1]) - sum(before[1])
+    if total <= 0:
+        return None
+    share = (idle + own * total / (len(cpus) * window_s)) / total
+    return len(cpus) * min(1.0, share)
+
+
+def _cpu_times(cpus: set[str]) -> tuple[list[int], list[int]]:
+    """(all time, idle time) of each of ``cpus`` so far, in ticks."""
+    totals, idles = [], []
+    with open("/proc/stat", encoding="ascii") as fh:
+        for line in fh:
+            name, _, rest = line.partition(" ")
+            if name in cpus:
+                fields = [int(v) for v in rest.split()]
+                totals.append(sum(fields[:8]))  # guest time is counted in user time already
+                idles.append(fields[3] + fields[4])
+    if len(totals) != len(cpus):
+        raise ValueError("/proc/stat does not list every CPU")
+    return totals, idles
+
+
+def usable_workers() -> int:
+    """Worker processes worth using now: ``SCANRAG_INGEST_WORKERS`` when set, else the CPUs
+    free now (:func:`free_cpus`, rounded; the CPUs available where it cannot be read). Below
+    2, work stays in this process."""
+    setting = _setting()
+    if setting is not None:
+        return setting
+    cpus = available_cpus()
+    if cpus < 2:
+        return 1
+    free = free_cpus()
+    if free is None:
+        return cpus
+    return max(1, min(cpus, int(free + 0.5)))
 
 
 def workers_for(page_count: int) -> int:
     """How many workers read a document of ``page_count`` pages now (1: read it here)."""
     if not pool_ready():
         return 1
-    return max(1, min(_STATE.size, page_count // MIN_PAGES_PER_WORKER))
+    return max(1, min(_STATE.size, _STATE.active, page_count // MIN_PAGES_PER_WORKER))
 
 
 def plan_units(page_count: int, whole_if_short: bool = False) -> list[tuple[int, int]]:
@@ -93,6 +159,8 @@ class _PoolState:
         self.lock = threading.Lock()
         self.pool: ProcessPoolExecutor | None = None
         self.size = 0
+        self.active = 0  # workers the current batch uses (usable_workers when it began)
+        self.deciding: threading.Thread | None = None  # counting the free CPUs
         self.ready = threading.Event()
         self.registered = False
 
@@ -147,12 +215,13 @@ def _submit(fn_name: str, *args: Any) -> Future[Any]:
         return _STATE.pool.submit(_call, fn_name, *args)
 
 
-def warm_pool() -> bool:
+def warm_pool(workers: int | None = None) -> bool:
     """Start the worker pool in the background (no-op when parallel reading is off or the
-    pool runs already); documents use it once every worker has answered. Returns whether a
-    pool is (being) started."""
+    pool runs already); documents use it once every worker has answered, ``workers`` of
+    them (default: all). Returns whether a pool is (being) started."""
     if pool_size() < 2:
         return False
+    _STATE.active = pool_size() if workers is None else workers
     if _STATE.pool is not None:
         return True
 
@@ -169,11 +238,41 @@ def warm_pool() -> bool:
     return True
 
 
+def warm_when_free() -> bool:
+    """Count the free CPUs on a background thread (:func:`usable_workers`) and start the pool
+    with that many workers when two or more are free (else work stays here, also with a pool
+    started earlier); nothing waits for the decision (:func:`ready_workers`). Returns whether
+    parallel work is possible at all (``False``: one CPU, or ``SCANRAG_INGEST_WORKERS=1``)."""
+    _STATE.active = 0
+    if pool_size() < 2:
+        return False
+    setting = _setting()
+    if setting is not None:
+        return warm_pool(setting)
+
+    def decide() -> None:
+        workers = usable_workers()
+        if workers >= 2:
+            warm_pool(workers)
+        else:
+            log.info("%d CPU(s) free: working in this process", workers)
+
+    _STATE.deciding = threading.Thread(target=decide, name="scanrag-pool-decide", daemon=True)
+    _STATE.deciding.start()
+    return True
+
+
+def ready_workers() -> int:
+    """Workers the current work may use now (0 until a pool is up and chosen)."""
+    return _STATE.active if pool_ready() else 0
+
+
 def warm_pool_for(paths: list[Path]) -> bool:
-    """:func:`warm_pool` when ``paths`` hold at least two documents and enough pages to pay
-    for starting workers (``BATCH_MIN_PAGES``; the first document is read here while the pool
-    starts, later ones use it). Page counts come from opening each file, which costs a
-    millisecond or so; unreadable files count as empty."""
+    """:func:`warm_when_free` when ``paths`` hold at least two documents and enough pages to
+    pay for starting workers (``BATCH_MIN_PAGES``; the first document is read here while the
+    CPUs are counted and the pool starts, later ones use it). Page counts come from opening
+    each file, which costs a millisecond or so; unreadable files count as empty."""
+    _STATE.active = 0
     if pool_size() < 2 or len(paths) < 2:
         return False
     import pymupdf
@@ -186,7 +285,7 @@ def warm_pool_for(paths: list[Path]) -> bool:
         except Exception:
             continue
         if pages >= BATCH_MIN_PAGES:
-            return warm_pool()
+            return warm_when_free()
     return False
 
 

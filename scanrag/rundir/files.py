@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scanrag.rundir.index import Digest, RowIndex, row_digest
+from scanrag.rundir.index import Digest, RowIndex, row_digest, write_all
 
 RowKey = tuple[str, str]
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -98,6 +98,8 @@ class JsonlLog:
         row is read."""
         if self.index is None:
             return [row_digest(row) for row in self.rows()]
+        with self._lock:
+            self.index.flush()
         known, start, clean = self.index.read()
         fresh = [(end, row_digest(row)) for end, row in iter_jsonl_from(self.path, start)]
         if start == 0 or not clean:
@@ -128,7 +130,7 @@ class JsonlLog:
             fd = self._open()
             start = self._size
             try:
-                _write_all(fd, data)
+                write_all(fd, data)
                 self._size += len(data)
                 if self.index is not None:  # the digest of what a scan would read back
                     self.index.append(
@@ -143,6 +145,8 @@ class JsonlLog:
                     os.fsync(fd)
                     self._synced_at = now
                     self._dirty = False
+                    if self.index is not None:  # the entries of the rows now on disk
+                        self.index.flush()
                 else:
                     self._dirty = True
             except OSError as exc:
@@ -162,12 +166,14 @@ class JsonlLog:
         return self._fd
 
     def flush(self) -> None:
-        """``fsync`` the rows written since the last one."""
+        """``fsync`` the rows written since the last one (and write their index entries)."""
         with self._lock:
             if self._fd is not None and self._dirty:
                 os.fsync(self._fd)
                 self._synced_at = time.monotonic()
                 self._dirty = False
+            if self.index is not None:
+                self.index.flush()
 
     def close(self) -> None:
         self.flush()
@@ -175,6 +181,8 @@ class JsonlLog:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            if self.index is not None:
+                self.index.close()
 
     def rewrite(self, keep: Callable[[dict[str, Any]], bool]) -> int:
         """Atomically replace the file with the rows ``keep`` accepts; returns rows removed."""
@@ -246,13 +254,6 @@ def iter_jsonl_from(path: str | Path, offset: int = 0) -> Iterator[tuple[int, di
 
 def _dumps(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 def _rollback(fd: int, start: int) -> None:

@@ -12,6 +12,12 @@ place (a row changed, removed or added), an index edited by hand (a key changed,
 naming an item the log does not hold) or an index of an older version (no checksums) is never
 believed: any mismatch falls back to a plain scan of the log and the index is rebuilt from it,
 once. The index is never needed for correctness: the log stays the record.
+
+Appending keeps the index file open for the log's session and holds each row's entry until the
+log syncs its rows to disk (``flush``, at each group commit, ``digests`` and ``close``), then
+writes the held entries with one ``write``: no open, close or check per row. A kill loses at
+most the entries since the last sync, which a resume parses from the log (as for a kill between
+a row and its entry).
 """
 
 from __future__ import annotations
@@ -76,6 +82,9 @@ class RowIndex:
     def __init__(self, path: str | Path, log_path: str | Path) -> None:
         self.path = Path(path)
         self.log_path = Path(log_path)
+        self._fd: int | None = None  # the index file, open while rows are appended
+        self._held: list[bytes] = []  # entries (and a header) not written yet
+        self._off = False  # no index this session (a log without one, or a failed write)
 
     def _identity(self) -> list[int]:
         st = os.stat(self.log_path)
@@ -83,26 +92,66 @@ class RowIndex:
 
     def append(self, fd: int, start: int, end: int, row: Callable[[], Digest], data: bytes) -> None:
         """Record the row ``data`` written at bytes ``start..end`` of the log; ``row()``
-        gives its digest. Best effort and never raises (the row is written already): a
-        failure removes the index, which only costs a later resume a scan. ``fd`` is the
-        open log, for its identity. A log with rows but no index gets none here: the next
-        :meth:`read` falls back and the index is rebuilt then."""
+        gives its digest. The entry is held until ``flush``. Best effort and never raises
+        (the row is written already): a failure removes the index, which only costs a later
+        resume a scan. ``fd`` is the open log, for its identity. A log with rows but no index
+        gets none here: the next :meth:`read` falls back and the index is rebuilt then."""
+        if self._off:
+            return
         try:
-            if not self.path.is_file():
-                if start != 0:
-                    return
-                st = os.fstat(fd)
-                self._write([_header(st.st_dev, st.st_ino)], truncate=True)
-            self._write([_entry(row(), end, data)])
+            if self._fd is None:
+                if not self.path.is_file():
+                    if start != 0:
+                        self._off = True
+                        return
+                    st = os.fstat(fd)
+                    self._fd = self._open(truncate=True)
+                    self._held.append(_header(st.st_dev, st.st_ino))
+                else:
+                    self._fd = self._open()
+            self._held.append(_entry(row(), end, data))
         except Exception:  # the index is optional; the row is written already
+            self._drop()
+
+    def flush(self) -> None:
+        """Write the held entries (one ``write``); never raises (a failure removes the
+        index)."""
+        if not self._held or self._fd is None:
+            return
+        try:
+            write_all(self._fd, b"".join(self._held))
+            self._held.clear()
+        except Exception:
+            self._drop()
+
+    def close(self) -> None:
+        """Write the held entries and close the index file."""
+        self.flush()
+        self._close()
+
+    def _open(self, truncate: bool = False) -> int:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else os.O_APPEND)
+        return os.open(self.path, flags, 0o644)
+
+    def _close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
             with contextlib.suppress(OSError):
-                self.path.unlink()
+                os.close(fd)
+
+    def _drop(self) -> None:
+        """Give the index up for this session: a later resume rebuilds it from the log."""
+        self._held.clear()
+        self._close()
+        self._off = True
+        with contextlib.suppress(OSError):
+            self.path.unlink()
 
     def _write(self, lines: list[bytes], truncate: bool = False) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else os.O_APPEND)
-        fd = os.open(self.path, flags, 0o644)
+        """Write ``lines`` through a file opened for it (rebuilds and extensions)."""
+        fd = self._open(truncate)
         try:
-            os.write(fd, b"".join(lines))
+            write_all(fd, b"".join(lines))
         finally:
             os.close(fd)
 
@@ -140,6 +189,9 @@ class RowIndex:
     def rebuild(self, digests: list[tuple[int, Digest]]) -> None:
         """Write the index afresh for ``(end, digest)`` of every row of the log (in order,
         from its start)."""
+        self._held.clear()
+        self._close()
+        self._off = False
         try:
             st = os.stat(self.log_path)
             self._write([_header(st.st_dev, st.st_ino), *self._entries(digests, 0)], True)
@@ -149,6 +201,7 @@ class RowIndex:
 
     def extend(self, digests: list[tuple[int, Digest]], start: int) -> None:
         """Add ``(end, digest)`` of the rows after byte ``start`` (the index's last end)."""
+        self.flush()
         if digests:
             try:
                 self._write(self._entries(digests, start))
@@ -168,6 +221,10 @@ class RowIndex:
         return out
 
     def remove(self) -> None:
+        """Delete the index (its log was rewritten); appends after it record none."""
+        self._held.clear()
+        self._close()
+        self._off = True
         self.path.unlink(missing_ok=True)
 
 
@@ -186,6 +243,13 @@ def _entry(digest: Digest, end: int, data: bytes) -> bytes:
     body = json.dumps({**digest, "end": end}, separators=(",", ":")).encode("utf-8")
     rest = body[1:] + b"\n"  # the fields after the opening brace, and the line's end
     return b'%s%08x",%s' % (_SUM_OPEN, zlib.crc32(rest, zlib.crc32(data)), rest)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until all of ``data`` is written."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _verified(path: Path, entries: list[tuple[int, Digest, bytes, int]]) -> bool:

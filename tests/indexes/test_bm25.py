@@ -216,3 +216,24 @@ def test_indexes_saved_by_earlier_versions_still_load(tmp_path, corpus):
             assert loaded.search(query, 8) == index.search(query, 8)
         loaded.add([corpus[0]])  # present already: nothing changes
         assert loaded.engine.average_idf == index.engine.average_idf
+
+
+def test_an_index_saved_by_the_engine_with_stored_contributions_loads(corpus):
+    """Saved by the engine before issue 33 (``weights.npy`` of float64 contributions, counts
+    as uint16, first-seen keys as page << 24 | position: tests/indexes/golden/
+    bm25_saved_0bad45f, written by commit 0bad45f): it loads and scores what a fresh build
+    scores, and an add on top of it equals the same add on a fresh build."""
+    from .conftest import GOLDEN, build_document
+
+    fresh = BM25Index()
+    fresh.add(corpus)
+    loaded = BM25Index.open(GOLDEN / "bm25_saved_0bad45f")
+    for query in ("revenue", "light plants", "annual revenue report", "the cell", "2023"):
+        assert loaded.search(query, 8) == fresh.search(query, 8)
+    assert loaded.engine.average_idf == fresh.engine.average_idf
+    assert loaded.postings_by_term() == fresh.postings_by_term()
+    extra = build_document("d.pdf", ["Light revenue grew.", "Plants and cells."])
+    loaded.add([extra])
+    fresh.add([extra])
+    assert loaded.postings_by_term() == fresh.postings_by_term()
+    assert loaded.search("light revenue", 8) == fresh.search("light revenue", 8)

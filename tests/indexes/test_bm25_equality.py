@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scanrag.indexes import bm25_sparse
 from scanrag.indexes.bm25 import BM25Index
-from scanrag.indexes.bm25_counts import count_texts
+from scanrag.indexes.bm25_counts import Counts, count_texts
 from scanrag.indexes.bm25_reference import mismatches
 from scanrag.indexes.bm25_vocab import Vocabulary
 from scanrag.indexes.tokenize import TokenizerConfig
@@ -41,6 +42,15 @@ def _pages(seed: int, count: int) -> list[str]:
 def _documents(make_document: Callable[..., Document], seed: int) -> list[Document]:
     texts = _pages(seed, 60)
     return [make_document(f"d{i}.pdf", texts[i * 10 : (i + 1) * 10]) for i in range(6)]
+
+
+@pytest.fixture(autouse=True, params=["stored", "computed"])
+def contributions(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: small indexes keep each contribution, larger ones compute them at
+    query time (``bm25_sparse.STORED_MAX_POSTINGS``); both must give the reference's scores."""
+    if request.param == "computed":
+        monkeypatch.setattr(bm25_sparse, "STORED_MAX_POSTINGS", -1)
+    return str(request.param)
 
 
 QUERIES = [
@@ -98,24 +108,49 @@ def test_saved_and_loaded_scores_are_equal(make_document, tmp_path: Path) -> Non
     for mmap in (False, True):
         loaded = BM25Index(mmap=mmap).load(tmp_path / "i")
         assert mismatches(loaded, documents, QUERIES) == []
-        assert isinstance(loaded.engine.weights, np.memmap) == mmap
+        assert isinstance(loaded.engine.docs, np.memmap) == mmap
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_fast_counting_equals_counter_of_the_tokenizer(seed: int) -> None:
-    texts = [*_pages(seed, 40), "Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c"]
-    for tokenizer in (TokenizerConfig(), TokenizerConfig.plain(), TokenizerConfig(bigrams=False)):
+    texts = [
+        *_pages(seed, 40),
+        "Balance Sheets of 2015: 1,117,400 x_y x y a_b c a b_c",
+        # runs of several tokens (one run: "company’s", "1\xa0000", "a12.5.6") and of none
+        "The Company’s revenue of 1\xa0000 and a12.5.6, ΟΔΟΣ café … -- (…)",
+        "Σ İ ﬁnal x² the the of 12,345abc 1,234,5678",
+    ]
+    tokenizers = (
+        TokenizerConfig(),
+        TokenizerConfig.plain(),
+        TokenizerConfig(bigrams=False),
+        TokenizerConfig(pattern=r"[^\W\d]+|\d+"),  # another pattern: words, not runs
+    )
+    for tokenizer in tokenizers:
         vocab = Vocabulary(tokenizer)
         counts = count_texts(vocab, texts[:25])
         counts.extend(count_texts(vocab, texts[25:], first_page=25))
-        row_counts, terms, tf, lengths = counts.joined()
-        spelled = vocab.term_strings()
-        bounds = np.concatenate([[0], np.cumsum(row_counts)])
-        for page, text in enumerate(texts):
-            expected = Counter(tokenizer(text))
-            got = range(int(bounds[page]), int(bounds[page + 1]))
-            assert {spelled[terms[i]]: int(tf[i]) for i in got} == expected
-            assert int(lengths[page]) == sum(expected.values())
+        assert _counted_pages(counts, vocab) == [Counter(tokenizer(text)) for text in texts]
+        lengths = np.concatenate(counts.lengths)
+        assert lengths.tolist() == [len(tokenizer(text)) for text in texts]
+
+
+def _counted_pages(counts: Counts, vocab: Vocabulary) -> list[Counter[str]]:
+    """Each page's term counts, spelled, from chunks of term-major counts (each term's
+    entries together, pages ascending within it: checked)."""
+    spelled = vocab.term_strings()
+    pages: list[Counter[str]] = []
+    chunks = zip(counts.terms, counts.rows, counts.tf, counts.lengths, strict=True)
+    for terms, rows, tf, lengths in chunks:
+        first = len(pages)
+        pages += [Counter() for _ in range(lengths.size)]
+        for i in range(terms.size):
+            if i and terms[i] == terms[i - 1]:
+                assert rows[i] > rows[i - 1]
+            else:
+                assert terms[i] not in terms[:i]
+            pages[first + int(rows[i])][spelled[terms[i]]] = int(tf[i])
+    return pages
 
 
 def _ingested(folder: Path, cache: Path) -> tuple[list[Document], list[str]]:
@@ -153,7 +188,7 @@ def test_an_index_built_on_disk_scores_the_same(make_document, tmp_path: Path) -
     on_disk = BM25Index(memory_mb=0, spill_dir=str(tmp_path))
     on_disk.add(documents[:2])
     on_disk.add(documents[2:])  # an add to an index on disk goes through the disk again
-    assert isinstance(on_disk.engine.weights, np.memmap)
+    assert isinstance(on_disk.engine.docs, np.memmap)
     assert mismatches(on_disk, documents, QUERIES) == []
     assert on_disk.postings_by_term() == in_memory.postings_by_term()
     loaded = BM25Index(mmap=True).load(on_disk.save(tmp_path / "saved"))
@@ -165,24 +200,79 @@ def test_memory_budget_must_not_be_negative() -> None:
         BM25Index(memory_mb=-1)
 
 
-def test_a_sharded_build_equals_a_whole_one(make_document, monkeypatch) -> None:
-    """A large corpus is counted by the ingestion pool's workers, slice by slice, and merged
-    in order: the same postings, statistics and scores."""
-    import scanrag.indexes.bm25 as bm25_module
-    from scanrag.documents.parallel import shutdown_pool
+def test_a_spread_build_equals_a_whole_one(make_document, monkeypatch) -> None:
+    """Counted here from the first slice on and by the pool's workers from the last one back,
+    merged in order: the same postings, statistics and scores, from documents and from
+    texts; a slice whose worker failed is counted here."""
+    from concurrent.futures import Future
+
+    import scanrag.indexes.bm25_spread as spread_module
+    from scanrag.documents import parallel
+    from scanrag.indexes.manifest import IndexedDocument
 
     documents = _documents(make_document, 6)
     whole = BM25Index()
     whole.add(documents)
-    monkeypatch.setenv("SCANRAG_INGEST_WORKERS", "2")
-    monkeypatch.setattr(bm25_module, "SHARD_MIN_PAGES", 1)
-    monkeypatch.setattr(bm25_module, "SHARD_PAGES", 15)
-    assert len(bm25_module._shards(documents) or []) == 3
-    sharded = BM25Index()
+    monkeypatch.setenv(parallel.ENV_WORKERS, "2")
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_PAGES", 1)
+    monkeypatch.setattr(spread_module, "SLICE_PAGES", 15)
+    assert len(spread_module.cut(documents, lambda d: d.num_pages)) == 3
+    handed: list[int] = []
+    real_submit = parallel.submit_task
+
+    def spy(target: str, params: dict, piece: list) -> Future:
+        handed.append(len(piece))
+        if len(handed) == 2:  # one worker "fails": its slice is counted here
+            failed: Future = Future()
+            failed.set_exception(RuntimeError("worker lost"))
+            return failed
+        return real_submit(target, params, piece)
+
+    monkeypatch.setattr(parallel, "submit_task", spy)
     try:
-        sharded.add(documents)
+        assert parallel.warm_pool()
+        assert parallel._STATE.ready.wait(60), "the worker pool did not start"
+        spread = BM25Index()
+        spread.add(documents)
+        texts = BM25Index()
+        entries = [IndexedDocument.of(d) for d in documents]
+        texts.add_texts(entries, [t for d in documents for t in d.page_texts()])
     finally:
-        shutdown_pool()
-    assert sharded.postings_by_term() == whole.postings_by_term()
-    assert sharded.engine.average_idf == whole.engine.average_idf
-    assert mismatches(sharded, documents, QUERIES) == []
+        parallel.shutdown_pool()
+    assert handed, "no slice went to a worker"
+    for built in (spread, texts):
+        assert built.postings_by_term() == whole.postings_by_term()
+        assert built.engine.average_idf == whole.engine.average_idf
+        assert mismatches(built, documents, QUERIES) == []
+
+
+def test_a_busy_machine_counts_every_slice_here(make_document, monkeypatch) -> None:
+    """Fewer than two CPUs free: no worker gets a slice, and the index is the same."""
+    import scanrag.indexes.bm25_spread as spread_module
+    from scanrag.documents import parallel
+
+    documents = _documents(make_document, 4)
+    whole = BM25Index()
+    whole.add(documents)
+    monkeypatch.delenv(parallel.ENV_WORKERS, raising=False)
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
+    monkeypatch.setattr(parallel, "free_cpus", lambda window_s=0.1: 0.6)
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_PAGES", 1)
+    monkeypatch.setattr(spread_module, "SLICE_PAGES", 15)
+    handed: list[str] = []
+    monkeypatch.setattr(parallel, "submit_task", lambda *args: handed.append(args[0]))
+    built = BM25Index()
+    try:
+        built.add(documents)
+        assert parallel._STATE.deciding is not None
+        parallel._STATE.deciding.join(10)
+    finally:
+        parallel.shutdown_pool()
+    assert handed == [] and parallel._STATE.pool is None
+    assert built.postings_by_term() == whole.postings_by_term()
+
+
+def test_each_run_takes_its_path(make_document, contributions: str) -> None:
+    index = BM25Index()
+    index.add(_documents(make_document, 0))
+    assert (index.engine.weights is None) == (contributions == "computed")

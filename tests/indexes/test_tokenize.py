@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scanrag.indexes.tokenize import ENGLISH_STOPWORDS, TokenizerConfig
 
@@ -92,3 +94,49 @@ def test_default_tokens_match_golden_file():
     assert tokenizer.model_dump(mode="json") == golden["config"]
     for case in golden["cases"]:
         assert tokenizer(case["text"]) == case["tokens"], case["text"]
+
+
+# ---------------------------------------------- issue 33: runs give the tokens words() gives
+
+# ASCII word characters, number separators, punctuation, whitespace, and characters whose
+# lowercase or class is special: accented and Greek letters (final sigma), dotted capital I
+# (two characters lowercased), a ligature, a superscript digit, a no-break space, a curly quote.
+_ALPHABET = "aZ9_0,.5 -$()\n\t'éΣσİﬁ²\xa0’ΑΒ"
+_CONFIGS = [
+    TokenizerConfig(),
+    TokenizerConfig(numbers=False),
+    TokenizerConfig.plain(lowercase=False),
+    TokenizerConfig(lowercase=False),
+]
+
+
+def _by_runs(config: TokenizerConfig, text: str) -> list[str]:
+    return [word for run in config.runs(text) for word in config.run_words(run)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Net revenue was 1,117,400 and 3.5% (2023); total: 12,345abc a12.5 1.5.3 1,234,5678",
+        "ΟΔΟΣ ΑΣ'Β İstanbul ﬁnance x² café,crème 1\xa0000 company’s",
+        "___ _lead trail_ a_b, x_y. ...,,, 1,000. .5 5. 1,00 12,3456",
+        "",
+    ],
+)
+@pytest.mark.parametrize("config", _CONFIGS)
+def test_runs_give_the_words(config: TokenizerConfig, text: str) -> None:
+    assert _by_runs(config, text) == config.words(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_ALPHABET, max_size=60))
+def test_runs_give_the_words_of_any_text(text: str) -> None:
+    for config in _CONFIGS:
+        assert _by_runs(config, text) == config.words(text)
+
+
+def test_runs_need_the_default_pattern() -> None:
+    custom = TokenizerConfig(pattern=r"[a-z]+")
+    assert not custom.splits_runs and TokenizerConfig().splits_runs
+    with pytest.raises(ValueError, match="default token pattern"):
+        custom.runs("text")

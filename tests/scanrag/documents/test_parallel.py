@@ -155,6 +155,57 @@ def test_small_batches_and_a_single_cpu_use_no_pool(
     assert parallel.warm_pool() is False
 
 
+# ------------------------------------------- issue 33: workers by the CPUs actually free
+
+
+def test_usable_workers_follow_the_setting_else_the_free_cpus(monkeypatch) -> None:
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 4)
+    monkeypatch.setenv(parallel.ENV_WORKERS, "3")
+    assert parallel.usable_workers() == 3
+    monkeypatch.delenv(parallel.ENV_WORKERS)
+    for free, workers in ((0.2, 1), (1.4, 1), (1.6, 2), (3.9, 4), (None, 4)):
+        monkeypatch.setattr(parallel, "free_cpus", lambda free=free: free)
+        assert parallel.usable_workers() == workers
+
+
+def test_free_cpus_count_idle_time_and_this_process_own(monkeypatch) -> None:
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1})
+    # 0.1 s on two CPUs at 100 ticks a second: 20 ticks; 5 of them idle
+    readings = iter([([100, 100], [40, 40]), ([110, 110], [45, 40])])
+    monkeypatch.setattr(parallel, "_cpu_times", lambda cpus: next(readings))
+    own = iter([1.0, 1.05])  # this process used half a CPU meanwhile (5 ticks)
+    monkeypatch.setattr(parallel.time, "process_time", lambda: next(own))
+    monkeypatch.setattr(parallel.time, "sleep", lambda s: None)
+    assert parallel.free_cpus(0.1) == pytest.approx(1.0)
+
+
+def test_free_cpus_read_this_machine() -> None:
+    free = parallel.free_cpus(0.05)
+    assert free is None or 0 <= free <= parallel.available_cpus()
+
+
+def test_a_busy_machine_reads_the_batch_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fewer than two CPUs free: no pool, every page read here, the same documents."""
+    monkeypatch.delenv(parallel.ENV_WORKERS, raising=False)
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
+    monkeypatch.setattr(parallel, "free_cpus", lambda window_s=0.1: 0.9)
+    paths = [long_pdf(tmp_path / f"{t}.pdf", 40, t) for t in ("alpha", "beta")]
+    expected = [_dump(p) for p in paths]
+    used = _spy_units(monkeypatch)
+    try:
+        assert parallel.warm_pool_for(paths) is True  # the CPUs are counted...
+        assert parallel._STATE.deciding is not None
+        parallel._STATE.deciding.join(10)
+        assert parallel._STATE.pool is None  # ...and found busy
+        batch = ingest_many(paths, ocr="never")
+    finally:
+        parallel.shutdown_pool()
+    assert [d.model_dump() for d in batch.documents] == expected
+    assert used == []
+
+
 def test_ranges_cover_every_page_once() -> None:
     assert parallel._ranges(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
     assert parallel._ranges(3, 3) == [(0, 1), (1, 2), (2, 3)]

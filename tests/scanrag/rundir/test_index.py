@@ -16,6 +16,7 @@ import pytest
 
 from scanrag.rundir import JsonlLog, RowIndex, RunDir, digest_usage, row_digest
 from scanrag.rundir import files as store
+from scanrag.rundir import index as index_module
 from scanrag.schemas import Trajectory, Usage
 
 
@@ -213,7 +214,7 @@ def test_an_index_write_failure_never_fails_the_row(tmp_path: Path, monkeypatch)
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError(28, "no space left")
 
-    monkeypatch.setattr(RowIndex, "_write", broken)
+    monkeypatch.setattr(index_module, "write_all", broken)
     log.append(_row(1))  # the row is written; the index is dropped
     monkeypatch.undo()
     log.append(_row(2))
@@ -316,3 +317,60 @@ def test_an_index_without_checksums_is_rebuilt(tmp_path: Path, reads) -> None:
     assert reads == [0]
     assert all("sum" in e for e in _entries(tmp_path))
     _index_is_whole(tmp_path, reads)
+
+
+# ------------------------------------------------- issue 33: the index stays open, writes per sync
+
+
+def test_the_index_file_is_opened_once_per_session(tmp_path: Path, monkeypatch) -> None:
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(Path(path).name)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(index_module.os, "open", spy)
+    _write(tmp_path, range(40))  # fsync (and an index write) after every row
+    assert opened.count("t.index.jsonl") == 1
+    assert _log(tmp_path).digests() == _scan(tmp_path)
+
+
+def test_entries_wait_for_the_sync_and_a_kill_loses_only_those(tmp_path: Path, reads) -> None:
+    path = tmp_path / "trajectories.jsonl"
+    log = JsonlLog(path, fsync_interval_s=3600, index=RowIndex(tmp_path / "t.index.jsonl", path))
+    log.append(_row(0))  # the first row syncs at once: its entry is written
+    first_end = path.stat().st_size
+    for i in range(1, 6):
+        log.append(_row(i))  # held: no sync within the hour
+    assert len((tmp_path / "t.index.jsonl").read_text().splitlines()) == 2  # header, row 0
+    # killed here (never closed): the rows are in the log, their entries are not
+    digests = _log(tmp_path).digests()
+    assert digests == _scan(tmp_path)
+    assert reads == [first_end]  # only the rows after the last entry were parsed
+    _index_is_whole(tmp_path, reads)
+    log.close()  # (the test's own descriptors)
+
+
+def test_held_entries_are_written_by_flush_and_close(tmp_path: Path, reads) -> None:
+    path = tmp_path / "trajectories.jsonl"
+    log = JsonlLog(path, fsync_interval_s=3600, index=RowIndex(tmp_path / "t.index.jsonl", path))
+    for i in range(4):
+        log.append(_row(i))
+    log.flush()
+    assert len((tmp_path / "t.index.jsonl").read_text().splitlines()) == 5
+    log.append(_row(4))
+    log.close()
+    assert _log(tmp_path).digests() == _scan(tmp_path)
+    assert reads == [path.stat().st_size]
+
+
+def test_a_rewritten_log_gets_no_index_until_a_resume_rebuilds_it(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    for i in range(6):
+        log.append(_row(i))
+    log.rewrite(lambda row: row["sample_id"] != "q2")
+    log.append(_row(9))  # appended after the rewrite: the removed index is not restarted
+    log.close()
+    assert not (tmp_path / "t.index.jsonl").exists()
+    assert _keys(_log(tmp_path).digests()) == [("rag", f"q{i}") for i in (0, 1, 3, 4, 5, 9)]
