@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from scanrag import __version__
 from scanrag.plugins import PluginError, import_plugins, plugin_arguments
+from scanrag.quiet import quiet_library_progress
 from scanrag.registry import COMMANDS, RegistryError
-from scanrag.runner.progress import quiet_library_progress
 from scanrag.scrub import ScrubbedStream
 
 PLUGIN_HELP = (

@@ -6,7 +6,8 @@ number is declared ``Count`` with both bounds on its ``Field`` (``workers: Count
 Field(default=4, ge=1, le=64)``): an integer (a boolean, a string or a fraction is refused
 with a message that says so) between bounds a user can read in the README's config section.
 ``tests/scanrag/test_config_counts.py`` holds every integer field of the config models to
-this. Seeds are bounded by :data:`SEED_MAX` (numpy's generators take 0..2**32-1).
+this; the bounds are in :mod:`scanrag.bounds` (seeds: :data:`~scanrag.bounds.SEED_MAX`, as
+numpy's generators take 0..2**32-1).
 """
 
 from __future__ import annotations
@@ -14,23 +15,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Strict
-
-# The ceilings (README, "Experiment config"): far above any real use, low enough that a typo
-# (a run of extra zeros) is refused rather than obeyed.
-SEED_MAX = 2**32 - 1
-MAX_CONCURRENCY = 1_024  # items, or calls to one server, in flight
-MAX_CONTEXT = 10_000_000  # tokens of a model's window or reply
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # a provider's sampling seed
-MAX_ROWS = 100_000_000  # a dataset's limit
-MAX_TOKENS_BUDGET = 10**12
-MAX_PAGES = 100_000
-MAX_IMAGES = 1_000
-MAX_CHARS_PER_PAGE = 10_000_000
-MAX_CPUS = 4_096
-MAX_IN_FLIGHT = 100_000
-MAX_RESTARTS = 100
-MAX_RETRIES = 20
-MAX_RESAMPLES = 1_000_000
 
 
 def _whole_number(value: Any) -> Any:

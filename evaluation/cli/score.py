@@ -27,8 +27,8 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
+    from scanrag.bounds import MAX_CONCURRENCY, MAX_RESAMPLES, SEED_MAX
     from scanrag.commands.args import whole_number
-    from scanrag.counts import MAX_CONCURRENCY, MAX_RESAMPLES, SEED_MAX
 
     parser = subparsers.add_parser(
         "score",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 def whole_number(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number in ``low..high`` (the error names the flag, not a
     config key; the bounds of flags that set a config key are the key's,
-    :mod:`scanrag.counts`)."""
+    :mod:`scanrag.bounds`)."""
 
     def parse(text: str) -> int:
         try:

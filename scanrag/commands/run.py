@@ -9,8 +9,8 @@ import sys
 import threading
 from typing import Any
 
+from scanrag.bounds import MAX_CONCURRENCY, MAX_ROWS, MAX_TOKENS_BUDGET
 from scanrag.commands.args import positive_float, whole_number
-from scanrag.counts import MAX_CONCURRENCY, MAX_ROWS, MAX_TOKENS_BUDGET
 
 COMMON_HELP = """common overrides (each is a shortcut for --set):
   --limit N            datasets.*.limit

@@ -13,8 +13,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
-from scanrag.counts import (
+from scanrag.bounds import (
     MAX_CHARS_PER_PAGE,
     MAX_CONCURRENCY,
     MAX_CPUS,
@@ -27,8 +26,9 @@ from scanrag.counts import (
     MAX_ROWS,
     MAX_TOKENS_BUDGET,
     SEED_MAX,
-    Count,
 )
+from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
+from scanrag.counts import Count
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry, did_you_mean
 from scanrag.tasks import check_task

@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from scanrag.counts import INT64_MAX, INT64_MIN, MAX_CONCURRENCY, MAX_CONTEXT, Count
+from scanrag.bounds import INT64_MAX, INT64_MIN, MAX_CONCURRENCY, MAX_CONTEXT
+from scanrag.counts import Count
 from scanrag.scrub import register_secret, register_secrets
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]

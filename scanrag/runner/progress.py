@@ -15,19 +15,18 @@ all report this way.
 
 Libraries draw progress bars of their own (tqdm: transformers' ``Loading weights``,
 sentence-transformers, huggingface_hub). Off a terminal they would land in the log as
-carriage-return noise, so :func:`quiet_library_progress` (called by the CLI before any
+carriage-return noise, so :func:`scanrag.quiet.quiet_library_progress` (called by the CLI before any
 command) turns them off there; on a terminal they stay.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any
 
 from scanrag.schemas import Usage
 from scanrag.scrub import scrub_text
@@ -38,34 +37,6 @@ Log = Callable[[str], None]
 def stderr_log(message: str) -> None:
     """Print a run message to stderr with secrets masked (an error text may quote a key)."""
     print(scrub_text(message), file=sys.stderr, flush=True)
-
-
-# Read by tqdm (``TQDM_DISABLE``, when it is imported) and huggingface_hub (transformers'
-# bars follow it): a value the user set is kept.
-LIBRARY_PROGRESS_OFF = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-
-
-def quiet_library_progress(stream: TextIO | None = None) -> bool:
-    """When ``stream`` (stderr) is not a terminal, turn off the progress bars libraries
-    draw: through the environment for those imported later, and directly in transformers and
-    huggingface_hub when they are already imported. Returns whether it did."""
-    stream = stream or sys.stderr
-    try:
-        if stream.isatty():
-            return False
-    except (AttributeError, ValueError):  # a closed or odd stream: not a terminal
-        pass
-    for name, value in LIBRARY_PROGRESS_OFF.items():
-        os.environ.setdefault(name, value)
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    return True
 
 
 def format_usage(usage: Usage) -> str:

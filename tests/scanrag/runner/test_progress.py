@@ -108,7 +108,7 @@ def test_library_progress_bars_are_off_without_a_terminal(tmp_path) -> None:  # 
 def test_library_progress_bars_stay_on_a_terminal(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import io
 
-    from scanrag.runner.progress import LIBRARY_PROGRESS_OFF, quiet_library_progress
+    from scanrag.quiet import LIBRARY_PROGRESS_OFF, quiet_library_progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
