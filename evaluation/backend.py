@@ -68,7 +68,7 @@ class EvaluationBackend:
         return ScoringPlan(pending=[(traj, scorer.name) for traj, _, scorer in todo])
 
     async def score(self, job: ScoringJob) -> None:
-        # raises scanrag.evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
+        # a scorer that raises gets a scorer_error row: nothing is raised for it
         await score_run(
             job.trajectories,
             job.samples,

@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from scanrag.evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
 from scanrag.evaluation.docscope import fact_prompt as prompt
@@ -37,6 +37,7 @@ from scanrag.evaluation.docscope.labelling import label_items
 from scanrag.evaluation.docscope.official import fact_prompt as official_prompt
 from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.docscope.region_labels import ID_HINT
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
@@ -47,7 +48,7 @@ LABELS = frozenset({"consistent", "not_consistent"})
 
 
 class FactItem(BaseModel):
-    id: str | int
+    id: str | int = Field(json_schema_extra=ID_HINT)
     label: Literal["consistent", "not_consistent"]
     reason: str = ""
 

@@ -57,6 +57,7 @@ async def label_items(
         key=key,
         check=complete,
         max_tokens=profile.judge_max_tokens,
+        items=len(ids),
     )
     if parsed is None:
         return record, [(record.status, None, None)] * len(ids)

@@ -40,7 +40,7 @@ from scanrag.evaluation.base import (
     statistic_metric,
 )
 from scanrag.evaluation.judge_prompts import custom_template
-from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.judging import JudgeContext, unreadable
 from scanrag.evaluation.mmlongbench import prompt
 from scanrag.evaluation.mmlongbench.extraction import (
     CALL_SHAPES,
@@ -342,12 +342,13 @@ async def _extract(
         if parsed is None:
             return record, None, None
         return record, parsed.answer, parsed.format
-    record = await judge.ask(ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, top_p=1.0)
+    record = await judge.ask(
+        ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, overrides={"top_p": 1.0}
+    )
     reply = record.raw if record.status == "ok" and record.raw is not None else FAILED_RESPONSE
     answer = read_free_text(reply)
     if answer is None and record.status == "ok":
-        record.status = "judge_parse_error"
-        record.error = "no 'Extracted answer:' in the extractor's reply"
+        unreadable(record, "no 'Extracted answer:' in the extractor's reply")
     _, found, after = reply.partition("Answer format:")
     named = after.strip().split("\n")[0] if answer is not None and found else ""
     return record, answer, named or None
