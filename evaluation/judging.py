@@ -287,9 +287,9 @@ class JudgeContext:
         """One free-text call with this context's model for ``role``: no JSON asked for and
         none parsed, the reply is the record's ``raw`` (its ``finish_reason`` kept);
         ``judge_error`` when the call failed, ``skipped`` when the role has no model. The cap
-        is ``max_tokens``, else the configured one, else :data:`~scanrag.evaluation.
-        reply_budget.OPEN_TOKENS` (free text has no schema to size). ``overrides`` replace request fields (a released call shape's sampling: ``top_p``,
-        ``seed``, ``temperature``, ``token_param``)."""
+        is ``max_tokens``, else the configured one, else ``OPEN_TOKENS`` (free text has no
+        schema to size it by). ``overrides`` replace request fields (a released call shape's
+        sampling: ``top_p``, ``seed``, ``temperature``, ``token_param``)."""
         model = self.model_for(role)
         if model is None or self.llm is None:
             return self.skipped(role, key, prompt_hash)

@@ -46,7 +46,7 @@ class Boom(PureScorer):
         return self.new_row(trajectory, sample, metrics={"x": 1.0})
 
     def aggregate(self, rows, group, stats):  # type: ignore[no-untyped-def]
-        usable, failed, skipped = split_rows(rows)
+        usable, failed, _ = split_rows(rows)
         return AggregateResult(
             metrics={"x": mean_metric([1.0 for _ in usable], stats, excluded=failed)}
         )
