@@ -35,7 +35,12 @@ from scanrag.evaluation.docscope import fact_prompt as prompt
 from scanrag.evaluation.docscope.gold import GoldFact
 from scanrag.evaluation.docscope.labelling import label_items
 from scanrag.evaluation.docscope.official import fact_prompt as official_prompt
-from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiled import (
+    JudgingScorer,
+    Opening,
+    ProfileBinding,
+    ProfiledScorer,
+)
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.docscope.region_labels import ID_HINT
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
@@ -159,7 +164,7 @@ async def judge_facts(ctx: JudgeContext, opening: Opening, page: int) -> FactPag
     return FactPage(page=page, facts=outcomes, units=units, record=record)
 
 
-class FactScorer(ProfiledScorer):
+class FactScorer(JudgingScorer):
     name = "fact"
     stage = "fact"
     roles = (ROLE,)

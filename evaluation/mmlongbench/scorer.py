@@ -46,6 +46,7 @@ from scanrag.evaluation.mmlongbench.extraction import (
     CALL_SHAPES,
     FAIL_TO_ANSWER,
     OFFICIAL_MAX_TOKENS,
+    OFFICIAL_REQUEST,
     Extraction,
     analysis_turn,
     canonical_prediction,
@@ -343,7 +344,7 @@ async def _extract(
             return record, None, None
         return record, parsed.answer, parsed.format
     record = await judge.ask(
-        ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, overrides={"top_p": 1.0}
+        ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, overrides=OFFICIAL_REQUEST
     )
     reply = record.raw if record.status == "ok" and record.raw is not None else FAILED_RESPONSE
     answer = read_free_text(reply)
