@@ -97,6 +97,7 @@ class ScoreDirResult:
     failures: dict[Any, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)  # summary.json as written
+    samples: dict[str, Any] = field(default_factory=dict)  # the samples scored, by id
 
 
 def scoring_overrides(spec: Any, overrides: Sequence[str]) -> Any:
@@ -237,7 +238,9 @@ def score_dir(
     detail = data.get("scoring")
     summary = Summary.model_validate(detail) if detail else Summary()
     total = len(run.score_rows())
-    return ScoreDirResult(outcome.new_rows, total, summary, outcome.failures, warnings, data)
+    return ScoreDirResult(
+        outcome.new_rows, total, summary, outcome.failures, warnings, data, dict(job.samples)
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -268,17 +271,27 @@ def print_summary(summary: Any) -> None:
     table_console(table).print(table)
 
 
-def print_official_blocks(run_dir: Path, summary: Any) -> None:
+def print_official_blocks(run_dir: Path, summary: Any, samples: Any) -> None:
     """The JSON DocScope's ``summarize_eval.py`` prints, for every grid cell with a DocScope
-    stage scored under the official profile."""
+    stage scored under the official profile; over another population than the released one
+    (a paper-profile import, a run's own items) a warning on stderr and a title naming it."""
     import json
 
-    from scanrag.evaluation.docscope.official.summary import summaries
+    from scanrag.evaluation.docscope.official.summary import (
+        block_title,
+        population,
+        population_warning,
+        summaries,
+    )
     from scanrag.rundir import RunDir
 
-    blocks = summaries(summary, RunDir(run_dir).manifest())
+    manifest = RunDir(run_dir).manifest()
+    blocks = summaries(summary, manifest)
+    items = population(samples.values(), manifest) if blocks else None
+    if items is not None:
+        print(population_warning(items), file=sys.stderr)
     for cell, block in blocks.items():
-        print(f"DocScope official summary (as summarize_eval.py prints it), {cell}:")
+        print(block_title(cell, items))
         print(json.dumps(block, indent=2, ensure_ascii=False))
 
 
@@ -312,7 +325,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"warning: {line}", file=sys.stderr)
     if not args.quiet:
         print_summary(result.summary)
-        print_official_blocks(args.run_dir, result.summary)
+        print_official_blocks(args.run_dir, result.summary, result.samples)
     print(
         f"{result.new_rows} new score rows, {result.total_rows} in {args.run_dir / 'scores.jsonl'}"
     )
