@@ -81,7 +81,7 @@ def judged(row: ScoreRow, has_judges: bool) -> bool:
 def failure_counts(rows: Iterable[ScoreRow], has_judges: bool) -> FailureCounts:
     """The items of one scorer (one grid cell's rows) it judged, failed, and why."""
     rows = list(rows)
-    causes = Counter(c for r in rows if (c := row_cause(r)) is not None)
+    causes: Counter[str] = Counter(c for r in rows if (c := row_cause(r)) is not None)
     return FailureCounts(
         judged=sum(1 for r in rows if judged(r, has_judges)),
         failed=sum(causes.values()),

@@ -79,7 +79,8 @@ def _size(node: Mapping[str, Any], defs: Mapping[str, Any], items: int, depth: i
         one = _size(inner, defs, items, depth + 1) if isinstance(inner, Mapping) else None
         if one is None:
             return None
-        count = node.get("maxItems") if isinstance(node.get("maxItems"), int) else items
+        limit = node.get("maxItems")
+        count = limit if isinstance(limit, int) else items
         return 2 + count * (one + 1)
     if kind == "object" or "properties" in node:
         fields = node.get("properties")

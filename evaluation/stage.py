@@ -320,8 +320,8 @@ def summarize(
             item_status=item_statuses(by_scorer),
         )
         for name, rows_ in sorted(by_scorer.items()):
-            judges = bool(scorers[name].roles) if name in scorers else True
-            counts = failure_counts(rows_.values(), judges)
+            has_judges = bool(scorers[name].roles) if name in scorers else True
+            counts = failure_counts(rows_.values(), has_judges)
             if counts.failed:
                 out.judge_errors[name] = counts
         for name, scorer in scorers.items():

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from scanrag.evaluation.base import safe_ratio
 
@@ -21,7 +21,7 @@ ROLE = "region"
 _ID_NUMBER = re.compile(r"(\d+)")
 # A gold item's id is short (``g2``, ``GOLD[2]``): the schema says so, which sizes the judge's
 # token cap (:mod:`scanrag.evaluation.reply_budget`) and bounds a constrained reply.
-ID_HINT = {"maxLength": 24}
+ID_HINT: dict[str, JsonValue] = {"maxLength": 24}
 
 
 def normalize_label(value: object) -> str:
