@@ -46,20 +46,17 @@ TRACE_CHARS = 2000  # of its traceback's end
 
 
 def scorer_error_row(
-    trajectory: Trajectory, sample: Sample | None, scorer: Scorer, exc: BaseException
+    trajectory: Trajectory, sample: Sample, scorer: Scorer, exc: BaseException
 ) -> ScoreRow:
     """The ``scorer_error`` row of a pair whose scorer raised ``exc``: the exception's type
-    and message as its reason, the end of the traceback in ``details``."""
+    and message as its reason, the end of the traceback in ``details`` (built by the base
+    class's ``new_row``: the scorer's own code is what failed)."""
     message = " ".join(str(exc).split())[:MESSAGE_CHARS]
     trace = "".join(traceback.format_exception(exc))[-TRACE_CHARS:]
-    dataset = trajectory.metadata.get("dataset")
-    return ScoreRow(
-        sample_id=trajectory.sample_id,
-        run_key=trajectory.run_key,
-        strategy=trajectory.strategy,
-        scorer=scorer.name,
-        dataset=None if dataset is None else str(dataset),
-        item_status=str(trajectory.status),
+    return Scorer.new_row(
+        scorer,
+        trajectory,
+        sample,
         status="scorer_error",
         reason=f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
         details={"exception": type(exc).__name__, "message": message, "traceback": trace},
@@ -228,20 +225,20 @@ async def score_run(
 
     async def one(traj: Trajectory, sample: Sample | None, scorer: Scorer) -> None:
         async with gate:
-            try:
-                if sample is None:
-                    row = ScoreRow(
-                        sample_id=traj.sample_id,
-                        run_key=traj.run_key,
-                        strategy=traj.strategy,
-                        scorer=scorer.name,
-                        status="skipped",
-                        reason="no sample with this id among the run's samples",
-                    )
-                else:
+            if sample is None:
+                row = ScoreRow(
+                    sample_id=traj.sample_id,
+                    run_key=traj.run_key,
+                    strategy=traj.strategy,
+                    scorer=scorer.name,
+                    status="skipped",
+                    reason="no sample with this id among the run's samples",
+                )
+            else:
+                try:
                     row = await scorer.score(traj, sample, judge=ctx)
-            except Exception as exc:  # a scorer's bug is this pair's recorded status
-                row = scorer_error_row(traj, sample, scorer, exc)
+                except Exception as exc:  # a scorer's bug is this pair's recorded status
+                    row = scorer_error_row(traj, sample, scorer, exc)
         key_of_item = (traj.run_key or traj.strategy, traj.sample_id)
         if key_of_item not in contents:
             contents[key_of_item] = content_hash(traj, sample)

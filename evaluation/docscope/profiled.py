@@ -119,7 +119,13 @@ class ProfiledScorer(Scorer):
         if role is not None and (judge is None or judge.model_for(role) is None):
             reason = judge.why_not(role) if judge is not None else "no judge context"
             return self.skip(trajectory, sample, reason, details=details)
-        return Opening(profile, view, gold, details)
+        return self.opened(Opening(profile, view, gold, details), trajectory, sample)
+
+    def opened(
+        self, opening: Opening, trajectory: Trajectory, sample: Sample
+    ) -> Opening | ScoreRow:
+        """A hook on an item in the population: the opening, or a row that ends it."""
+        return opening
 
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
@@ -169,23 +175,11 @@ class JudgingScorer(ProfiledScorer):
             return dataclasses.replace(profile, call_shape="official")
         return profile
 
-    def open_item(
-        self,
-        trajectory: Trajectory,
-        sample: Sample,
-        judge: JudgeContext | None,
-        *,
-        has_gold: Callable[[ItemGold], bool] | None = None,
-        role: str | None = None,
-        stage_metric: bool = True,
+    def opened(
+        self, opening: Opening, trajectory: Trajectory, sample: Sample
     ) -> Opening | ScoreRow:
-        """:meth:`ProfiledScorer.open_item`, with the call shape on official-profile rows; an
-        item of the paper profile under ``call_shape: official`` is skipped, saying why."""
-        opening = super().open_item(
-            trajectory, sample, judge, has_gold=has_gold, role=role, stage_metric=stage_metric
-        )
-        if not isinstance(opening, Opening):
-            return opening
+        """The call shape on official-profile rows; an item of the paper profile under
+        ``call_shape: official`` is skipped, saying why."""
         if opening.profile.exact_replies:
             opening.details["call_shape"] = opening.profile.call_shape
         elif self.call_shape == "official":
