@@ -99,12 +99,14 @@ def population(samples: Iterable[Sample], manifest: Mapping[str, Any]) -> str | 
     """``None`` when the run's items are the population ``summarize_eval.py`` counts (every
     sample of the official profile); else what they are, in words."""
     profiles = {str(s.metadata.get(SAMPLE_KEY) or PAPER_NAME) for s in samples}
-    if profiles == {OFFICIAL_NAME}:
-        return None
     imported = manifest.get("profile") if manifest.get("importer") else None
+    if profiles == {OFFICIAL_NAME} or (not profiles and imported == OFFICIAL_NAME):
+        return None
     if imported:
         return f"a {imported}-profile import of infer.jsonl"
-    return f"this run's items ({', '.join(sorted(profiles)) or 'no'} profile)"
+    if not profiles:
+        return "items of an unknown population (no samples to tell)"
+    return f"this run's items ({', '.join(sorted(profiles))} profile)"
 
 
 def block_title(cell: str, items: str | None) -> str:
@@ -152,11 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         out = run_official_summaries(Path(args[0]))
-        run = RunDir(Path(args[0]))
-        items = population(run.samples()[0], run.manifest())
     except (OSError, ValueError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    run = RunDir(Path(args[0]))
+    try:
+        samples = run.samples()[0]
+    except (OSError, ValueError, RunDirError):  # a summary alone: the manifest tells, if any
+        samples = []
+    items = population(samples, run.manifest())
     if items is not None:
         print(population_warning(items), file=sys.stderr)
     print(json.dumps(out, indent=2, ensure_ascii=False))
