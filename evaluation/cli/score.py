@@ -34,7 +34,8 @@ SET_PREFIX = "scoring."
 
 
 def register(subparsers: Any) -> None:
-    from scanrag.commands.args import positive_int
+    from scanrag.commands.args import whole_number
+    from scanrag.counts import MAX_CONCURRENCY, MAX_RESAMPLES, SEED_MAX
 
     parser = subparsers.add_parser(
         "score",
@@ -73,14 +74,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
     parser.add_argument(
         "--concurrency",
-        type=positive_int,
+        type=whole_number(1, MAX_CONCURRENCY),
         help="items scored at once (default: the run's, else 8)",
     )
     parser.add_argument("--retry-failed", action="store_true", help="re-score failed rows")
     parser.add_argument(
-        "--resamples", type=int, help="bootstrap resamples, 0: none (default: the run's, else 1000)"
+        "--resamples",
+        type=whole_number(0, MAX_RESAMPLES),
+        help="bootstrap resamples, 0: none (default: the run's, else 1000)",
     )
-    parser.add_argument("--seed", type=int, help="bootstrap seed (default: the run's, else 0)")
+    parser.add_argument(
+        "--seed", type=whole_number(0, SEED_MAX), help="bootstrap seed (default: the run's, else 0)"
+    )
     parser.add_argument("--quiet", action="store_true", help="do not print the metrics table")
     parser.epilog = (
         "exit codes: 0 scored; 1 pairs left unscored; 2 bad options or run folder; "

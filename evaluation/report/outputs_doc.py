@@ -31,7 +31,11 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "run_dir": "the run folder",
         "created": "when the run started (ISO 8601)",
         "scanrag_version": "version of scanrag that wrote the run",
-        "config_hash": "hash of the resolved config",
+        "config_hash": "hash of config.resolved.yaml's data as recorded; every command that "
+        "opens the run checks the file against it (config_hash_next: set while a resume "
+        "rewrites the config)",
+        "files": "sha256 of samples.jsonl and datasets.json as the run froze them, checked "
+        "the same way",
         "environment": "Python, platform, git commit and library versions at the start",
         "environment_now": "the same, at the latest resume (only after a resume)",
         "models": "agent models, judge model per role (and, where recorded, model entries)",

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import yaml
 
+from scanrag.config import config_from_dict
 from scanrag.evaluation.report.conditions import cell_conditions, decisions
 from scanrag.evaluation.report.data import load_run
 from scanrag.evaluation.report.export import long_csv
 from scanrag.evaluation.report.table import build_table, to_csv
+from scanrag.rundir import RunDir
 
 
 def test_summary_names_the_decider_and_counts_degraded_items(finished_run: Path) -> None:
@@ -46,8 +48,8 @@ def test_the_decider_setting_decides(run_copy: Path) -> None:
     group = load_run(run_copy).groups[1]
     judged = cell_conditions(group)
     assert set(judged.decided_by) <= {"answer", "answer_rules", "none"}
-    config["report"] = {"decider": "answer_rules"}
-    config_path.write_text(yaml.safe_dump(config))
+    config["report"] = {"decider": "answer_rules"}  # as run --resume --set report.decider=...
+    RunDir(run_copy).write_config(config_from_dict(config, source=str(config_path)))
     group = load_run(run_copy).groups[1]
     rules = cell_conditions(group)
     assert rules.decider == "answer_rules" and set(rules.decided_by) == {"answer_rules"}

@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from scanrag.cli import main
+from scanrag.config import config_from_dict
 from scanrag.evaluation.report.config_diff import config_differences, flatten
+from scanrag.rundir import RunDir
 
 
 def test_configs_flatten_by_key_and_by_entry_name() -> None:
@@ -53,7 +55,8 @@ def two_runs(run_copy: Path, tmp_path: Path) -> tuple[Path, Path]:
     config = yaml.safe_load(path.read_text())
     config["runner"]["page_caps"]["max_pages"] = 3
     config["runner"]["on_degraded"] = "fail"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    # written as a run writes its config (the manifest records its hash; a hand edit is refused)
+    RunDir(second).write_config(config_from_dict(config, source=str(path)))
     return run_copy, second
 
 
