@@ -21,7 +21,10 @@ summary reads) and ``prompts.json`` (a digest of every judge prompt it sent).
 Then, always, the same ``infer.jsonl`` is imported with ``scanrag import docscope-infer
 --profile official`` and scored with ``scanrag score`` (the same judge, in this process), and
 the script prints how many summary numbers, rows and prompts agree with the golden files, plus
-the paper profile's numbers on the same run for contrast.
+the paper profile's numbers on the same run for contrast. ``--call-shape official`` scores the
+judges with the released request shape (``scanrag score --set
+scoring.params.<judge>.call_shape=official``: no ``response_format``, no seed,
+``max_completion_tokens``) instead of the default ``json`` shape.
 """
 
 from __future__ import annotations
@@ -189,10 +192,13 @@ def run_released(checkout: Path) -> None:
 # --------------------------------------------------------------------------- ours
 
 
-def ours(folder: Path, profile: str = "official") -> tuple[dict, dict, list[str], str]:
+def ours(
+    folder: Path, profile: str = "official", call_shape: str = "json"
+) -> tuple[dict, dict, list[str], str]:
     """Import and score the edge run with our CLI; (official summary, rows, prompt digests,
     what ``scanrag score`` printed). With ``profile="paper"`` the summary is the headline
-    metrics (value and n) of the paper profile instead."""
+    metrics (value and n) of the paper profile instead; ``call_shape`` is the judges' request
+    shape under the official profile."""
     from scanrag.cli import main
     from scanrag.llm.scripted import ScriptedModel, register_scripted
 
@@ -208,6 +214,9 @@ def ours(folder: Path, profile: str = "official") -> tuple[dict, dict, list[str]
     score += ["--judge-model", "scripted/edge-judge"]
     for item in prompts:
         score += ["--judge-prompt", item]
+    if call_shape != "json":
+        for judge_name in ("region", "fact", "answer"):
+            score += ["--set", f"scoring.params.{judge_name}.call_shape={call_shape}"]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
         assert main(score) == 0
@@ -223,12 +232,21 @@ def ours(folder: Path, profile: str = "official") -> tuple[dict, dict, list[str]
             if m["headline"] and not name.startswith("completeness")
         }
     digests = sorted(edge.prompt_digest(r.messages[-1].text) for r in judge.requests)
+    if profile == "official":
+        schemas = {r.json_schema is None for r in judge.requests}
+        assert schemas == {call_shape == "official"}, f"request shape is not {call_shape}"
     return summary, edge.our_rows(run), digests, printed.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--released", type=Path, help="a DocScope checkout (relabels goldens)")
+    parser.add_argument(
+        "--call-shape",
+        choices=("json", "official"),
+        default="json",
+        help="the judges' request shape under the official profile (default json)",
+    )
     args = parser.parse_args(argv)
     if args.released is not None:
         run_released(args.released)
@@ -236,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = json.loads((GOLDEN / "rows.json").read_text())
     prompts = json.loads((GOLDEN / "prompts.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
-        summary, mine, digests, printed = ours(Path(tmp))
+        summary, mine, digests, printed = ours(Path(tmp), call_shape=args.call_shape)
         paper, _, _, _ = ours(Path(tmp), "paper")
     numbers, diffs = edge.compare(golden, summary)
+    print(f"judge call shape: {args.call_shape}")
     print(f"summary numbers equal: {numbers - len(diffs)}/{numbers}")
     for line in diffs:
         print("  " + line)

@@ -13,7 +13,7 @@ runner scores a run in chunks, and the chunks share the context's opened documen
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from scanrag.evaluation.base import StatsOptions
@@ -27,11 +27,14 @@ from scanrag.evaluation.stage import (
     summarize,
 )
 from scanrag.protocols import ScoringJob, ScoringPlan
+from scanrag.registry import SCORERS, RegistryError, UnknownNameError
 
 
 def judge_problems(job: ScoringJob) -> list[str]:
-    """``config.key: message`` for each judge role no scorer has and each prompt file that
-    cannot be used (unreadable, too large, a role without prompts, unknown fields)."""
+    """``config.key: message`` for each judge role no scorer has, each prompt file that
+    cannot be used (unreadable, too large, a role without prompts, unknown fields) or that no
+    scorer of the job would read, and what a scorer's own ``job_problems`` finds (an
+    ``extractor`` prompt with ``mmlongbench`` told not to extract)."""
     from scanrag.evaluation.judge_prompts import PromptFileError, read_prompt_files
 
     problems = [
@@ -39,12 +42,40 @@ def judge_problems(job: ScoringJob) -> list[str]:
         for role in job.judges
         if role != "default" and role not in ROLES
     ]
+    readable = []
     for role, path in job.judge_prompts.items():
         try:
             read_prompt_files({role: path})
         except PromptFileError as exc:
             problems.append(f"scoring.judge_prompts.{role}: {exc}")
+        else:
+            readable.append(role)
+    factories = _factories(job.scorers)
+    roles = {r for f in factories.values() for r in getattr(getattr(f, "cls", f), "roles", ())}
+    if len(factories) == len(job.scorers):  # an unknown scorer's roles are not known
+        problems += [
+            f"scoring.judge_prompts.{role}: no scorer of this run has the {role!r} judge role "
+            f"(scorers: {', '.join(job.scorers) or 'none'}), so the prompt file would go unused"
+            for role in readable
+            if role not in roles
+        ]
+    for name, factory in factories.items():
+        check = getattr(getattr(factory, "cls", factory), "job_problems", None)
+        if callable(check):
+            problems += check(job.params.get(name) or {}, job.judge_prompts)
     return problems
+
+
+def _factories(names: Sequence[str]) -> dict[str, Any]:
+    """The registry factories of ``names`` that load (the others are the scoring checks' to
+    report)."""
+    found = {}
+    for name in names:
+        try:
+            found[name] = SCORERS.get(name)
+        except (RegistryError, UnknownNameError):
+            continue
+    return found
 
 
 class EvaluationBackend:
@@ -68,7 +99,7 @@ class EvaluationBackend:
         return ScoringPlan(pending=[(traj, scorer.name) for traj, _, scorer in todo])
 
     async def score(self, job: ScoringJob) -> None:
-        # raises scanrag.evaluation.stage.ScoringError, a ScoringFailedError, when some pairs raised
+        # a scorer that raises gets a scorer_error row: nothing is raised for it
         await score_run(
             job.trajectories,
             job.samples,

@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
+from scanrag.evaluation.judge_replies import JudgeParseError, parse_json
+from scanrag.evaluation.reply_budget import OPEN_TOKENS, reply_tokens
 from scanrag.evaluation.schemas import JudgeRecord
 from scanrag.llm.fit import PlannedOverflowError, check_request_fits
 from scanrag.llm.types import ChatModel, ChatRequest, Message
-from scanrag.parsing import json_values
 from scanrag.schemas import Usage
 
 T = TypeVar("T", bound=BaseModel)
@@ -48,7 +49,11 @@ class JudgeConfig(BaseModel):
     default_model: str | None = None
     models: dict[str, str] = Field(default_factory=dict)
     temperature: float = 0.0
-    max_tokens: int = 1024
+    max_tokens: int | None = Field(
+        default=None,
+        description="Token cap of every judge call; None: each call's cap is sized to the "
+        "reply its schema asks for (scanrag.evaluation.reply_budget).",
+    )
     seed: int | None = 0
     text_only_prefixes: tuple[str, ...] = TEXT_ONLY_PREFIXES
     vision_models: list[str] = Field(default_factory=list)
@@ -114,59 +119,6 @@ class JudgeConfig(BaseModel):
         return cls(default_model=default_model, models=key_values(role_models), **kwargs)
 
 
-# --------------------------------------------------------------------------- JSON extraction
-
-
-class JudgeParseError(ValueError):
-    """The judge's text holds no JSON value matching the expected schema."""
-
-
-def _coerce(value: Any, schema: type[T]) -> T:
-    """Validate ``value``; a bare list for a schema with one list field is wrapped in it."""
-    try:
-        return schema.model_validate(value)
-    except ValidationError as first:
-        fields = schema.model_fields
-        if isinstance(value, list) and len(fields) >= 1:
-            required = [n for n, f in fields.items() if f.is_required()] or list(fields)
-            if len(required) == 1:
-                try:
-                    return schema.model_validate({required[0]: value})
-                except ValidationError:
-                    pass
-        raise first
-
-
-def parse_json(
-    text: str, schema: type[T], check: Callable[[T], None] | None = None
-) -> tuple[T, Any]:
-    """The first JSON value in ``text`` that validates against ``schema`` (and passes
-    ``check``), with its raw JSON. Raises :class:`JudgeParseError` naming the problem."""
-    candidates = json_values(text)
-    if not candidates:
-        raise JudgeParseError("no JSON value found in the reply")
-    problem = ""
-    for value in candidates:
-        try:
-            parsed = _coerce(value, schema)
-            if check is not None:
-                check(parsed)
-            return parsed, value
-        except ValidationError as exc:
-            problem = _short_validation(exc)
-        except ValueError as exc:
-            problem = str(exc)
-    raise JudgeParseError(problem or "JSON does not match the expected schema")
-
-
-def _short_validation(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(str(p) for p in err.get("loc", ())) or "value"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts)
-
-
 # --------------------------------------------------------------------------- one judgment
 
 
@@ -182,9 +134,10 @@ async def judge_json(
     key: str | None = None,
     check: Callable[[T], None] | None = None,
     temperature: float = 0.0,
-    max_tokens: int = 1024,
+    max_tokens: int | None = None,
     seed: int | None = 0,
     parse_retry: bool = True,
+    items: int | None = None,
 ) -> tuple[JudgeRecord, T | None]:
     """Ask ``model`` for JSON matching ``schema``; one retry when the reply cannot be parsed
     (none with ``parse_retry=False``).
@@ -193,18 +146,23 @@ async def judge_json(
     missing for one gold id); that counts as a parse failure too. Returns the record and the
     parsed object (``None`` unless the record's status is ``ok``). A call that fails (a
     ``ModelError`` after the gateway's own retries, a timeout, anything the client raises)
-    gives ``judge_error`` without a retry here.
+    gives ``judge_error`` without a retry here (cause ``transport``). ``max_tokens`` ``None``
+    sizes the cap to ``schema`` (:func:`~scanrag.evaluation.reply_budget.reply_tokens`, with
+    ``items`` entries per list); a reply that cannot be read fails with the cause ``length``
+    when it hit that cap, else ``parse``.
     """
     record = JudgeRecord(role=role, model=model, prompt_hash=prompt_hash, key=key)
     conversation = list(messages)
     usage = Usage()
+    json_schema = schema.model_json_schema()
+    limit = max_tokens if max_tokens is not None else reply_tokens(json_schema, items)
     for attempt in (1, 2) if parse_retry else (1,):
         request = ChatRequest(
             model=model,
             messages=conversation,
             temperature=temperature,
-            max_tokens=max_tokens,
-            json_schema=schema.model_json_schema(),
+            max_tokens=limit,
+            json_schema=json_schema,
             stage=stage or f"judge.{role}",
             prompt_hash=prompt_hash,
             seed=seed,
@@ -215,16 +173,20 @@ async def judge_json(
             record.attempts = attempt
             record.usage = usage
             record.status = "judge_error"
+            record.cause = "transport"
             record.error = f"{type(exc).__name__}: {exc}"
             return record, None
         usage = usage.add(response.usage)
         record.attempts = attempt
         record.usage = usage
         record.raw = response.text
+        record.finish_reason = response.finish_reason
         try:
             parsed, value = parse_json(response.text, schema, check)
         except JudgeParseError as exc:
             record.error = f"attempt {attempt}: {exc}"
+            if response.finish_reason == "length":
+                record.error += f" (the reply reached its cap of {limit} tokens)"
             conversation = [
                 *conversation,
                 Message(role="assistant", content=response.text),
@@ -235,8 +197,18 @@ async def judge_json(
         record.error = None
         record.parsed = value
         return record, parsed
-    record.status = "judge_parse_error"
+    unreadable(record)
     return record, None
+
+
+def unreadable(record: JudgeRecord, error: str | None = None) -> JudgeRecord:
+    """Mark ``record`` a ``judge_parse_error``: cause ``length`` when its reply hit the token
+    cap (``finish_reason`` ``length``), else ``parse``."""
+    record.status = "judge_parse_error"
+    record.cause = "length" if record.finish_reason == "length" else "parse"
+    if error is not None:
+        record.error = error
+    return record
 
 
 # --------------------------------------------------------------------------- context
@@ -289,6 +261,7 @@ class JudgeContext:
             await check_request_fits(self.llm, request)
         except PlannedOverflowError as exc:
             record.status = "judge_error"
+            record.cause = "not_sent"
             record.error = f"not sent: {exc.message}"
             record.attempts = 0
             return True
@@ -309,11 +282,14 @@ class JudgeContext:
         *,
         key: str | None = None,
         max_tokens: int | None = None,
-        top_p: float | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> JudgeRecord:
         """One free-text call with this context's model for ``role``: no JSON asked for and
-        none parsed, the reply is the record's ``raw``; ``judge_error`` when the call failed,
-        ``skipped`` when the role has no model."""
+        none parsed, the reply is the record's ``raw`` (its ``finish_reason`` kept);
+        ``judge_error`` when the call failed, ``skipped`` when the role has no model. The cap
+        is ``max_tokens``, else the configured one, else ``OPEN_TOKENS`` (free text has no
+        schema to size it by). ``overrides`` replace request fields (a released call shape's
+        sampling: ``top_p``, ``seed``, ``temperature``, ``token_param``)."""
         model = self.model_for(role)
         if model is None or self.llm is None:
             return self.skipped(role, key, prompt_hash)
@@ -322,12 +298,11 @@ class JudgeContext:
             model=model,
             messages=list(messages),
             temperature=self.config.temperature,
-            top_p=top_p,
-            max_tokens=max_tokens if max_tokens is not None else self.config.max_tokens,
+            max_tokens=max_tokens or self.config.max_tokens or OPEN_TOKENS,
             stage=f"judge.{role}",
             prompt_hash=prompt_hash,
             seed=self.config.seed,
-        )
+        ).model_copy(update=dict(overrides or {}))
         if await self._refused(request, record):
             return record
         async with self._slots():
@@ -335,10 +310,12 @@ class JudgeContext:
                 response = await self.llm.chat(request)
             except Exception as exc:  # any failure to get a reply is the judge's, never a 0
                 record.status = "judge_error"
+                record.cause = "transport"
                 record.error = f"{type(exc).__name__}: {exc}"
                 return record
         record.usage = response.usage
         record.raw = response.text
+        record.finish_reason = response.finish_reason
         record.status = "ok"
         return record
 
@@ -353,20 +330,23 @@ class JudgeContext:
         check: Callable[[T], None] | None = None,
         max_tokens: int | None = None,
         parse_retry: bool = True,
+        items: int | None = None,
     ) -> tuple[JudgeRecord, T | None]:
-        """:func:`judge_json` with this context's model for ``role`` and its settings
-        (``max_tokens`` overrides the configured limit for this call); a ``skipped`` record
-        when the role has no model."""
+        """:func:`judge_json` with this context's model for ``role`` and its settings; the
+        token cap is ``max_tokens``, else the configured one, else sized to ``schema`` (with
+        ``items`` entries per list); a ``skipped`` record when the role has no model."""
         model = self.model_for(role)
         if model is None or self.llm is None:
             return self.skipped(role, key, prompt_hash), None
+        json_schema = schema.model_json_schema()
         limit = max_tokens if max_tokens is not None else self.config.max_tokens
+        limit = limit if limit is not None else reply_tokens(json_schema, items)
         planned = ChatRequest(
             model=model,
             messages=list(messages),
             temperature=self.config.temperature,
             max_tokens=limit,
-            json_schema=schema.model_json_schema(),
+            json_schema=json_schema,
             stage=f"judge.{role}",
             prompt_hash=prompt_hash,
             seed=self.config.seed,

@@ -2,8 +2,10 @@
 
 A :class:`ScoreRow` is one (trajectory, scorer) pair. Its ``status`` says whether the metrics
 can be trusted: a part whose judge failed (``judge_error``, ``judge_parse_error``) or whose
-page image could not be rendered (``render_failed``) gets ``None`` metrics and is left out of
-every aggregate, where it is counted as excluded; it is never scored as 0. ``partial`` means
+page image could not be rendered (``render_failed``) or whose scorer raised (``scorer_error``,
+with the exception's type and message) gets ``None`` metrics and is left out of every
+aggregate, where it is counted as excluded; it is never scored as 0. Each failed row has a
+cause (:data:`FAILURE_CAUSES`, :func:`scanrag.evaluation.failures.row_cause`). ``partial`` means
 some judged parts of the item (pages, sentences) failed and were excluded while the others
 count. ``skipped`` means the scorer does not apply (an unanswerable question for a page
 metric, no vision judge for the region judge); ``reason`` says why.
@@ -26,9 +28,17 @@ SCORE_SCHEMA = "1.0"
 
 JudgeStatus = Literal["ok", "judge_error", "judge_parse_error", "render_failed", "skipped"]
 ItemStatus = Literal[
-    "ok", "partial", "judge_error", "judge_parse_error", "render_failed", "skipped"
+    "ok", "partial", "judge_error", "judge_parse_error", "render_failed", "scorer_error", "skipped"
 ]
-FAILED_STATUSES: frozenset[str] = frozenset({"judge_error", "judge_parse_error", "render_failed"})
+FAILED_STATUSES: frozenset[str] = frozenset(
+    {"judge_error", "judge_parse_error", "render_failed", "scorer_error"}
+)
+# Why a row failed: the judge's reply could not be read (``parse``), it hit its token cap
+# (``length``), the call failed (``transport``), the request was refused before sending as too
+# long for the judge's context (``not_sent``), a page image could not be rendered
+# (``render``), or the scorer raised (``scorer``).
+FailureCause = Literal["parse", "length", "transport", "not_sent", "render", "scorer"]
+FAILURE_CAUSES: tuple[str, ...] = ("parse", "length", "transport", "not_sent", "render", "scorer")
 
 RowKey = tuple[str, str, str]
 
@@ -38,7 +48,9 @@ class JudgeRecord(BaseModel):
 
     ``key`` names the part (``"page=3"``, ``"sentence=2"``); ``raw`` is the text of the last
     attempt and ``parsed`` its validated JSON. ``attempts`` counts model calls (0 when no
-    call was made: a validity gate, a skip, a render failure).
+    call was made: a validity gate, a skip, a render failure). ``finish_reason`` is the
+    provider's for the last reply (``length``: it hit its token cap); ``cause`` says why a
+    failed record failed.
     """
 
     role: str
@@ -51,6 +63,8 @@ class JudgeRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
     attempts: int = 0
+    finish_reason: str | None = None
+    cause: FailureCause | None = None
 
     @property
     def ok(self) -> bool:
@@ -191,6 +205,26 @@ class AggregateResult(BaseModel):
     tables: dict[str, Any] = Field(default_factory=dict)
 
 
+class FailureCounts(BaseModel):
+    """One scorer's failed rows in one grid cell, by cause.
+
+    ``judged`` counts the items the scorer tried to judge (a judge call made, or refused
+    before sending) or compute (a scorer without judges: every row not skipped), plus rows
+    whose scorer raised; ``failed`` those that failed (excluded from every metric);
+    ``causes`` the failed ones by :data:`FAILURE_CAUSES`.
+    """
+
+    judged: int = 0
+    failed: int = 0
+    causes: dict[str, int] = Field(default_factory=dict)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def all_failed(self) -> bool:
+        """Every item the scorer judged failed (``scanrag score`` and ``run`` exit 5)."""
+        return self.judged > 0 and self.failed >= self.judged
+
+
 class GroupSummary(BaseModel):
     """Every scorer's aggregates for one grid cell (run key)."""
 
@@ -202,6 +236,11 @@ class GroupSummary(BaseModel):
     )
     item_status: dict[str, int] = Field(
         default_factory=dict, description="Items per trajectory status (ok or an error kind)."
+    )
+    judge_errors: dict[str, FailureCounts] = Field(
+        default_factory=dict,
+        description="Per scorer with failed rows: items judged, failed, and failed by cause "
+        "(parse, length, transport, not_sent, render, scorer).",
     )
     metrics: dict[str, MetricSummary] = Field(
         default_factory=dict, description='Keyed "<scorer>.<metric>".'

@@ -3,11 +3,14 @@
 :func:`score_run` is idempotent: given the rows already written it scores only the missing
 pairs, so running it twice, or after a crash, never repeats a judge call whose row reached
 disk. Rows are handed to ``on_row`` as soon as each one is done (the CLI appends and fsyncs
-there). A scorer that raises does not stop the others: its pairs get no row (so a re-run
-tries them again) and :class:`ScoringError` lists them once everything else is written.
+there). A scorer that raises on an item does not stop the others and drops nothing: the
+pair gets a ``scorer_error`` row carrying the exception's type and message (and the end of
+its traceback), counted in the summary like a judge failure and scored again with
+``retry_failed``.
 
 :func:`summarize` groups rows by grid cell (run key) and calls each scorer's ``aggregate``;
-it never calls a judge.
+it never calls a judge. Beside the status counts it counts each scorer's failed rows by
+cause (:func:`scanrag.evaluation.failures.failure_counts`).
 """
 
 from __future__ import annotations
@@ -30,19 +33,34 @@ from scanrag.evaluation.base import (
     item_statuses,
     status_counts,
 )
+from scanrag.evaluation.failures import failure_counts
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
 from scanrag.hashing import stable_hash
-from scanrag.protocols import ScoringFailedError
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
 
 RowSink = Callable[[ScoreRow], None]
+MESSAGE_CHARS = 500  # of a scorer exception's message on its row
+TRACE_CHARS = 2000  # of its traceback's end
 
 
-class ScoringError(ScoringFailedError):
-    """Some (trajectory, scorer) pairs raised; ``failures`` maps their keys to the error (the
-    kernel's :class:`~scanrag.protocols.ScoringFailedError`, which the runner catches)."""
+def scorer_error_row(
+    trajectory: Trajectory, sample: Sample, scorer: Scorer, exc: BaseException
+) -> ScoreRow:
+    """The ``scorer_error`` row of a pair whose scorer raised ``exc``: the exception's type
+    and message as its reason, the end of the traceback in ``details`` (built by the base
+    class's ``new_row``: the scorer's own code is what failed)."""
+    message = " ".join(str(exc).split())[:MESSAGE_CHARS]
+    trace = "".join(traceback.format_exception(exc))[-TRACE_CHARS:]
+    return Scorer.new_row(
+        scorer,
+        trajectory,
+        sample,
+        status="scorer_error",
+        reason=f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
+        details={"exception": type(exc).__name__, "message": message, "traceback": trace},
+    )
 
 
 def _as_trajectory(item: Trajectory | Mapping[str, Any]) -> Trajectory:
@@ -185,9 +203,8 @@ async def score_run(
 
     ``retry_failed`` also re-scores pairs whose existing row failed or is partial, and a row
     whose basis is stale is always re-scored (the new row supersedes the old one: readers
-    keep the last row per key). A trajectory whose
-    sample is unknown gets a ``skipped`` row per scorer. Raises :class:`ScoringError` after
-    all other pairs are done when a scorer raised.
+    keep the last row per key). A trajectory whose sample is unknown gets a ``skipped`` row
+    per scorer; a scorer that raises gets a ``scorer_error`` row (:func:`scorer_error_row`).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be ≥ 1, got {concurrency}")
@@ -205,26 +222,23 @@ async def score_run(
     gate = asyncio.Semaphore(concurrency)
     contents: dict[tuple[str, str], str] = {}  # content hash per item, shared by its scorers
     done: list[ScoreRow] = []
-    failures: dict[RowKey, str] = {}
 
     async def one(traj: Trajectory, sample: Sample | None, scorer: Scorer) -> None:
-        key = (traj.run_key or traj.strategy, traj.sample_id, scorer.name)
         async with gate:
-            try:
-                if sample is None:
-                    row = ScoreRow(
-                        sample_id=traj.sample_id,
-                        run_key=traj.run_key,
-                        strategy=traj.strategy,
-                        scorer=scorer.name,
-                        status="skipped",
-                        reason="no sample with this id among the run's samples",
-                    )
-                else:
+            if sample is None:
+                row = ScoreRow(
+                    sample_id=traj.sample_id,
+                    run_key=traj.run_key,
+                    strategy=traj.strategy,
+                    scorer=scorer.name,
+                    status="skipped",
+                    reason="no sample with this id among the run's samples",
+                )
+            else:
+                try:
                     row = await scorer.score(traj, sample, judge=ctx)
-            except Exception:
-                failures[key] = traceback.format_exc()
-                return
+                except Exception as exc:  # a scorer's bug is this pair's recorded status
+                    row = scorer_error_row(traj, sample, scorer, exc)
         key_of_item = (traj.run_key or traj.strategy, traj.sample_id)
         if key_of_item not in contents:
             contents[key_of_item] = content_hash(traj, sample)
@@ -234,8 +248,6 @@ async def score_run(
         done.append(row)
 
     await asyncio.gather(*(one(t, s, sc) for t, s, sc in todo))
-    if failures:
-        raise ScoringError(failures)
     return done
 
 
@@ -304,6 +316,11 @@ def summarize(
             },
             item_status=item_statuses(by_scorer),
         )
+        for name, rows_ in sorted(by_scorer.items()):
+            has_judges = bool(scorers[name].roles) if name in scorers else True
+            counts = failure_counts(rows_.values(), has_judges)
+            if counts.failed:
+                out.judge_errors[name] = counts
         for name, scorer in scorers.items():
             scorer_rows = list(by_scorer.get(name, {}).values())
             if scorer.item_level and not scorer_rows:

@@ -7,16 +7,23 @@ answer judge, else the rule matcher — ``answer`` then ``answer_rules``; naming
 (``answer_rules``, ``answer_official``, ``mmlongbench`` ...) makes it the only one, so items
 it did not score stay unscored. Rows are read as mappings (``scores.jsonl`` rows) or as
 objects with ``status`` and ``metrics`` attributes (``scanrag.evaluation.schemas.ScoreRow``).
+
+An item whose trajectory ended in an error (``model_error``, ``truncated``, ``degraded`` under
+``on_degraded: fail`` ...: any status but ``ok``, read from its rows' ``item_status``) is
+decided by no scorer: its outcome is its error, whatever a scorer wrote for its missing
+answer (an empty answer is "wrong" to the rules without any judge call). Such items are
+counted apart, by status (:attr:`DeciderStats.errors`), never credited to a scorer.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 AUTO = "auto"
+OK = "ok"
 AUTO_ORDER: tuple[str, ...] = ("answer", "answer_rules")
 JUDGE, RULES = "answer", "answer_rules"
 
@@ -56,8 +63,23 @@ class Decision:
     scorer: str
 
 
-def decide(rows: Mapping[str, Any], order: Iterable[str]) -> Decision | None:
-    """The verdict of the first scorer in ``order`` whose row (``rows[scorer]``) decides."""
+def item_error(rows: Mapping[str, Any], status: str | None = None) -> str | None:
+    """The error status the item's trajectory ended in (``status``, else its rows'
+    ``item_status``), or ``None`` for an item that ran to the end."""
+    found = status or next(
+        (str(v) for r in rows.values() if r is not None and (v := _field(r, "item_status"))),
+        None,
+    )
+    return found if found and found != OK else None
+
+
+def decide(
+    rows: Mapping[str, Any], order: Iterable[str], status: str | None = None
+) -> Decision | None:
+    """The verdict of the first scorer in ``order`` whose row (``rows[scorer]``) decides;
+    ``None`` for an item that ended in an error (:func:`item_error`)."""
+    if item_error(rows, status) is not None:
+        return None
     for scorer in order:
         verdict = correct_of(rows.get(scorer))
         if verdict is not None:
@@ -67,9 +89,12 @@ def decide(rows: Mapping[str, Any], order: Iterable[str]) -> Decision | None:
 
 @dataclass
 class DeciderStats:
-    """One cell's decisions: items per deciding scorer, and judge-vs-rules agreement."""
+    """One cell's decisions: items per deciding scorer (``none``: no scorer decided an item
+    that ran to the end), items that ended in an error by status (decided by none), and
+    judge-vs-rules agreement."""
 
     decided_by: Counter[str]
+    errors: Counter[str] = field(default_factory=Counter)
     both: int = 0
     disagree: int = 0
 
@@ -81,6 +106,7 @@ class DeciderStats:
         rate = self.disagreement_rate
         return {
             "decided_by": dict(sorted(self.decided_by.items())),
+            "errors": dict(sorted(self.errors.items())),
             "judge_vs_rules": {
                 "items": self.both,
                 "disagree": self.disagree,
@@ -90,12 +116,19 @@ class DeciderStats:
 
 
 def decider_stats(
-    rows_by_sample: Mapping[str, Mapping[str, Any]], order: Iterable[str]
+    rows_by_sample: Mapping[str, Mapping[str, Any]],
+    order: Iterable[str],
+    statuses: Mapping[str, str] | None = None,
 ) -> DeciderStats:
-    """Decisions over one cell's items (``sample id → scorer → row``)."""
+    """Decisions over one cell's items (``sample id → scorer → row``; ``statuses``: each
+    item's trajectory status where known, else its rows say)."""
     order = tuple(order)
     stats = DeciderStats(decided_by=Counter())
-    for rows in rows_by_sample.values():
+    for sample_id, rows in rows_by_sample.items():
+        error = item_error(rows, (statuses or {}).get(sample_id))
+        if error is not None:
+            stats.errors[error] += 1
+            continue
         decision = decide(rows, order)
         stats.decided_by[decision.scorer if decision else "none"] += 1
         judge, rules = correct_of(rows.get(JUDGE)), correct_of(rows.get(RULES))
@@ -128,5 +161,6 @@ __all__ = [
     "decider_order",
     "decider_stats",
     "describe_decider",
+    "item_error",
     "judge_models",
 ]

@@ -7,6 +7,10 @@ their parameters, the judge models and the bootstrap settings come from the run'
 config, and each option given here overrides one of them. Running it again scores only what
 is missing or stale, so it is safe after a crash.
 
+``--set scoring.KEY=VALUE`` overrides one value of the run's ``scoring`` section (YAML
+value): ``--set scoring.params.mmlongbench.extract=true``. It is validated as the config is,
+recorded in the manifest's session and used by the summary.
+
 Judges: ``--judge-model`` sets the model of every role, ``--judge-role-model ROLE=MODEL``
 one role. The local model reads no images, so without a vision model the region judge is
 skipped (rows say why) while the geometric region metrics still run. A folder that
@@ -23,7 +27,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from scanrag.runner.outcome import ALL_FAILED_EXIT
+
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+SET_PREFIX = "scoring."
 
 
 def register(subparsers: Any) -> None:
@@ -53,6 +60,15 @@ def register(subparsers: Any) -> None:
         help="use FILE verbatim as the prompt of judge ROLE (answer, fact, region; extractor: "
         "MMLongBench-Doc's extraction prompt, official call shape)",
     )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="scoring.KEY=VALUE",
+        help="override one value of the run's scoring section (YAML value), e.g. "
+        "scoring.params.mmlongbench.extract=true; repeatable",
+    )
     parser.add_argument("--samples", type=Path, help="samples file (default RUN_DIR/samples.jsonl)")
     parser.add_argument("--pdf-dir", type=Path, action="append", default=[], help="PDF folder")
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
@@ -71,6 +87,10 @@ def register(subparsers: Any) -> None:
         "--seed", type=whole_number(0, SEED_MAX), help="bootstrap seed (default: the run's, else 0)"
     )
     parser.add_argument("--quiet", action="store_true", help="do not print the metrics table")
+    parser.epilog = (
+        "exit codes: 0 scored; 1 pairs left unscored; 2 bad options or run folder; "
+        "5 every item a scorer judged failed in some grid cell (judge errors by cause on stderr)"
+    )
     parser.set_defaults(func=handle)
 
 
@@ -81,6 +101,37 @@ class ScoreDirResult:
     summary: Any
     failures: dict[Any, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # summary.json as written
+    samples: dict[str, Any] = field(default_factory=dict)  # the samples scored, by id
+
+
+def scoring_overrides(spec: Any, overrides: Sequence[str]) -> Any:
+    """``spec`` (a ``ScoringSpec``) with ``--set scoring.KEY=VALUE`` applied, validated as the
+    config's ``scoring`` section is; ``ConfigError`` names every bad key."""
+    from pydantic import ValidationError
+
+    from scanrag.config import ConfigError, ScoringSpec
+    from scanrag.config.loading import apply_override, format_validation_error, parse_override
+
+    data = spec.model_dump(mode="json")
+    for text in overrides:
+        path, value = parse_override(text)
+        if len(path) < 2 or path[0] != SET_PREFIX.rstrip("."):
+            key = ".".join(path) or text
+            raise ConfigError(
+                "--set",
+                [
+                    f"{key}: scanrag score sets {SET_PREFIX}* keys only (the run's "
+                    "scoring section: params.<scorer>.<name>, scorers, resamples, seed, "
+                    "judge_prompts.<role>)"
+                ],
+            )
+        apply_override(data, path[1:], value)
+    try:
+        return ScoringSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = [f"{SET_PREFIX}{line}" for line in format_validation_error(exc)]
+        raise ConfigError("--set", problems) from None
 
 
 def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
@@ -111,13 +162,16 @@ def score_dir(
     seed: int | None = None,
     llm: Any = None,
     params: dict[str, dict[str, Any]] | None = None,
+    overrides: Sequence[str] = (),
 ) -> ScoreDirResult:
-    """Score ``run_dir`` as the command does; ``llm`` overrides the gateway (tests) and
-    ``params`` the scorers' parameters (``{scorer: {name: value}}``).
+    """Score ``run_dir`` as the command does; ``llm`` overrides the gateway (tests),
+    ``params`` the scorers' parameters (``{scorer: {name: value}}``) and ``overrides`` single
+    values of the scoring section (``--set scoring.KEY=VALUE``).
 
     The run's recorded config supplies scorers, their parameters, the judges and the
-    bootstrap settings (what ``scanrag run`` used); every argument given here overrides it.
-    The job is the kernel's :func:`~scanrag.runner.scoring.scoring_job` with those fields
+    bootstrap settings (what ``scanrag run`` used); every argument given here overrides it,
+    and the summary is computed with the settings in effect (recorded in the manifest's
+    session). The job is the kernel's :func:`~scanrag.runner.scoring.scoring_job` with those fields
     replaced, scored by :func:`~scanrag.runner.scoring.score_run_dir` (the path ``scanrag
     run`` scores through too), then the one writer of ``summary.json`` runs.
     """
@@ -133,23 +187,30 @@ def score_dir(
 
     run = RunDir.open(run_dir, need=(RunDir.TRAJECTORIES,))
     config = run.experiment()
-    scoring = config.scoring if config is not None else ScoringSpec()
-    stats = {"resamples": n_resamples, "seed": seed}
-    scoring = scoring.model_copy(update={k: v for k, v in stats.items() if v is not None})
-    picked = list(scorers) if scorers else None
+    recorded = config.scoring if config is not None else ScoringSpec()
+    scoring = scoring_overrides(recorded, overrides) if overrides else recorded
     roles = key_values(role_models)
     prompts = key_values(judge_prompts, what="FILE") if judge_prompts else None
-    given: dict[str, Any] = {"scorers": picked, "params": params, "judge_prompts": prompts}
-    given |= {"concurrency": concurrency, "cache_dir": cache_dir}
+    given = {
+        "scorers": list(scorers) if scorers else None,
+        "params": params,
+        "judge_prompts": prompts,
+        "resamples": n_resamples,
+        "seed": seed,
+    }
+    scoring = scoring.model_copy(update={k: v for k, v in given.items() if v is not None})
     started = now_iso()
     with run:
         job, warnings = scoring_job(run, config, samples_path=samples_path, pdf_dirs=pdf_dirs)
+        fields: dict[str, Any] = {"params": scoring.params, "concurrency": concurrency}
+        fields |= {"judge_prompts": dict(scoring.judge_prompts), "cache_dir": cache_dir}
+        fields["scorers"] = list(scoring.scorers) if scoring.scorers is not None else None
         job = replace(
             job,
             judges=judge_models(job.judges, judge_model, roles),
             llm=llm,
             retry_failed=retry_failed,
-            **{k: v for k, v in given.items() if v is not None},
+            **{k: v for k, v in fields.items() if v is not None},
         )
         outcome = score_run_dir(
             run,
@@ -165,10 +226,10 @@ def score_dir(
             session: dict[str, Any] = {"command": "score", "started": started}
             session["finished"] = now_iso()
             session["scoring"] = scoring_entry(
-                picked if picked is not None else scoring.scorers,
-                params if params is not None else scoring.params,
-                prompts if prompts is not None else scoring.judge_prompts,
+                scoring.scorers, scoring.params, scoring.judge_prompts
             )
+            if overrides:
+                session["set"] = list(overrides)
             manifest.setdefault("sessions", []).append(session)
             run.write_json(RunDir.MANIFEST, manifest)
         data = write_summary(
@@ -182,7 +243,9 @@ def score_dir(
     detail = data.get("scoring")
     summary = Summary.model_validate(detail) if detail else Summary()
     total = len(run.score_rows())
-    return ScoreDirResult(outcome.new_rows, total, summary, outcome.failures, warnings)
+    return ScoreDirResult(
+        outcome.new_rows, total, summary, outcome.failures, warnings, data, dict(job.samples)
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -213,17 +276,27 @@ def print_summary(summary: Any) -> None:
     table_console(table).print(table)
 
 
-def print_official_blocks(run_dir: Path, summary: Any) -> None:
+def print_official_blocks(run_dir: Path, summary: Any, samples: Any) -> None:
     """The JSON DocScope's ``summarize_eval.py`` prints, for every grid cell with a DocScope
-    stage scored under the official profile."""
+    stage scored under the official profile; over another population than the released one
+    (a paper-profile import, a run's own items) a warning on stderr and a title naming it."""
     import json
 
-    from scanrag.evaluation.docscope.official.summary import summaries
+    from scanrag.evaluation.docscope.official.summary import (
+        block_title,
+        population,
+        population_warning,
+        summaries,
+    )
     from scanrag.rundir import RunDir
 
-    blocks = summaries(summary, RunDir(run_dir).manifest())
+    manifest = RunDir(run_dir).manifest()
+    blocks = summaries(summary, manifest)
+    items = population(samples.values(), manifest) if blocks else None
+    if items is not None:
+        print(population_warning(items), file=sys.stderr)
     for cell, block in blocks.items():
-        print(f"DocScope official summary (as summarize_eval.py prints it), {cell}:")
+        print(block_title(cell, items))
         print(json.dumps(block, indent=2, ensure_ascii=False))
 
 
@@ -231,6 +304,7 @@ def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
     from scanrag.runner.components import SetupError
+    from scanrag.runner.outcome import all_judged_failed, judge_failure_lines
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     try:
@@ -247,6 +321,7 @@ def handle(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             n_resamples=args.resamples,
             seed=args.seed,
+            overrides=args.overrides,
         )
     except (RunDirError, SetupError, UnknownNameError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -255,10 +330,12 @@ def handle(args: argparse.Namespace) -> int:
         print(f"warning: {line}", file=sys.stderr)
     if not args.quiet:
         print_summary(result.summary)
-        print_official_blocks(args.run_dir, result.summary)
+        print_official_blocks(args.run_dir, result.summary, result.samples)
     print(
         f"{result.new_rows} new score rows, {result.total_rows} in {args.run_dir / 'scores.jsonl'}"
     )
+    for line in judge_failure_lines(result.data):
+        print(line, file=sys.stderr)
     if result.failures:
         for key, trace in list(result.failures.items())[:5]:
             print(
@@ -266,4 +343,13 @@ def handle(args: argparse.Namespace) -> int:
             )
         print(f"{len(result.failures)} pairs failed; run again to retry them", file=sys.stderr)
         return EXIT_FAILURES
+    failed = all_judged_failed(result.data)
+    if failed:
+        where = "; ".join(failed)
+        print(
+            f"every judged item failed in: {where} (exit code {ALL_FAILED_EXIT}); "
+            "scanrag score --retry-failed tries them again",
+            file=sys.stderr,
+        )
+        return ALL_FAILED_EXIT
     return EXIT_OK

@@ -34,7 +34,7 @@ from scanrag.evaluation.docscope import answer_prompt as prompt
 from scanrag.evaluation.docscope.answer_rules import infer_format, match_answer, normalize_text
 from scanrag.evaluation.docscope.common import answer_text
 from scanrag.evaluation.docscope.official.view import official_judge, verdict
-from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiled import JudgingScorer, Opening, ProfileBinding
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
@@ -129,7 +129,12 @@ async def _verdict(
     """(record, consistent, reason, error) of one answer judge call under ``profile``."""
     if profile.exact_replies:
         record, reply = await official_judge(
-            judge, ROLE, messages, prompt_hash, max_tokens=profile.judge_max_tokens
+            judge,
+            ROLE,
+            messages,
+            prompt_hash,
+            max_tokens=profile.judge_max_tokens,
+            shape=profile.call_shape,
         )
         consistent, reason = (None, "") if reply is None else verdict(reply)
         error = record.error or "no JSON boolean 'consistent' in the reply"
@@ -142,7 +147,7 @@ async def _verdict(
     return record, parsed.consistent, parsed.reason, None
 
 
-class AnswerScorer(ProfiledScorer):
+class AnswerScorer(JudgingScorer):
     """Semantic equivalence of a and a* given q, decided by a text judge."""
 
     name = "answer"

@@ -28,15 +28,21 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from scanrag.evaluation.base import StatsOptions, count_column, ratio_metric, split_rows
 from scanrag.evaluation.docscope import fact_prompt as prompt
 from scanrag.evaluation.docscope.gold import GoldFact
 from scanrag.evaluation.docscope.labelling import label_items
 from scanrag.evaluation.docscope.official import fact_prompt as official_prompt
-from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiled import (
+    JudgingScorer,
+    Opening,
+    ProfileBinding,
+    ProfiledScorer,
+)
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
+from scanrag.evaluation.docscope.region_labels import ID_HINT
 from scanrag.evaluation.judge_prompts import custom_messages, custom_template, template_hash
 from scanrag.evaluation.judging import JudgeContext
 from scanrag.evaluation.schemas import AggregateResult, JudgeRecord, ScoreRow
@@ -47,7 +53,7 @@ LABELS = frozenset({"consistent", "not_consistent"})
 
 
 class FactItem(BaseModel):
-    id: str | int
+    id: str | int = Field(json_schema_extra=ID_HINT)
     label: Literal["consistent", "not_consistent"]
     reason: str = ""
 
@@ -158,7 +164,7 @@ async def judge_facts(ctx: JudgeContext, opening: Opening, page: int) -> FactPag
     return FactPage(page=page, facts=outcomes, units=units, record=record)
 
 
-class FactScorer(ProfiledScorer):
+class FactScorer(JudgingScorer):
     name = "fact"
     stage = "fact"
     roles = (ROLE,)

@@ -42,8 +42,9 @@ async def label_items(
 ) -> tuple[JudgeRecord, list[ItemOutcome]]:
     """The record of the call and one ``(status, label, reason)`` per id."""
     if profile.exact_replies:
+        limit = profile.judge_max_tokens
         return await judge_items(
-            ctx, role, messages, prompt_hash, key, ids, allowed, profile.judge_max_tokens
+            ctx, role, messages, prompt_hash, key, ids, allowed, limit, profile.call_shape
         )
 
     def complete(judgment: J) -> None:
@@ -57,6 +58,7 @@ async def label_items(
         key=key,
         check=complete,
         max_tokens=profile.judge_max_tokens,
+        items=len(ids),
     )
     if parsed is None:
         return record, [(record.status, None, None)] * len(ids)

@@ -10,12 +10,18 @@
   an :class:`Opening` or the ``skipped`` row saying why the item is out.
 * :meth:`ProfiledScorer.aggregate` summarises rows with the profile they were scored with
   (:func:`~scanrag.evaluation.docscope.profiles.rows_of_profile`) and labels the result.
+* :class:`JudgingScorer` is a profiled scorer that calls a judge: it takes ``call_shape``
+  (``json`` or ``official``, see :mod:`scanrag.evaluation.docscope.profiles`), which shapes
+  the judge request of official-profile items; ``official`` with the paper profile is refused
+  (an explicit ``profile: paper``) or makes the item a ``skipped`` row saying why (a paper
+  dataset under a scorer without a profile), never ignored.
 * :class:`ProfileBinding` is the registry factory behind ``<scorer>_official``: the same
   class with the official profile fixed, under its own name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -24,6 +30,7 @@ from scanrag.evaluation.base import RowGroup, Scorer, StatsOptions
 from scanrag.evaluation.docscope.common import doc_scope
 from scanrag.evaluation.docscope.gold import ItemGold, official_gold, paper_gold
 from scanrag.evaluation.docscope.profiles import (
+    CALL_SHAPES,
     PAPER,
     REPEAT_KEY,
     Profile,
@@ -112,7 +119,13 @@ class ProfiledScorer(Scorer):
         if role is not None and (judge is None or judge.model_for(role) is None):
             reason = judge.why_not(role) if judge is not None else "no judge context"
             return self.skip(trajectory, sample, reason, details=details)
-        return Opening(profile, view, gold, details)
+        return self.opened(Opening(profile, view, gold, details), trajectory, sample)
+
+    def opened(
+        self, opening: Opening, trajectory: Trajectory, sample: Sample
+    ) -> Opening | ScoreRow:
+        """A hook on an item in the population: the opening, or a row that ends it."""
+        return opening
 
     def aggregate(
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
@@ -131,6 +144,51 @@ class ProfiledScorer(Scorer):
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         raise NotImplementedError
+
+
+class JudgingScorer(ProfiledScorer):
+    """A DocScope scorer that calls a judge, with the ``call_shape`` of its official-profile
+    items (set on the instance only when asked for, so existing rows keep their bases)."""
+
+    call_shape: str | None = None
+
+    def __init__(self, profile: str | None = None, call_shape: str | None = None) -> None:
+        super().__init__(profile)
+        if call_shape is None:
+            return
+        if call_shape not in CALL_SHAPES:
+            raise ValueError(
+                f"call_shape must be one of {', '.join(CALL_SHAPES)}, got {call_shape!r}"
+            )
+        chosen = self.chosen
+        if call_shape == "official" and chosen is not None and not chosen.exact_replies:
+            raise ValueError(
+                f"call_shape official reads judge replies as the released code does: it needs "
+                f"the official profile, not {chosen.name!r} (profile: official, or the "
+                f"{self.name}_official scorer)"
+            )
+        self.call_shape = call_shape
+
+    def profile_for(self, sample: Sample) -> Profile:
+        profile = super().profile_for(sample)
+        if self.call_shape == "official" and profile.exact_replies:
+            return dataclasses.replace(profile, call_shape="official")
+        return profile
+
+    def opened(
+        self, opening: Opening, trajectory: Trajectory, sample: Sample
+    ) -> Opening | ScoreRow:
+        """The call shape on official-profile rows; an item of the paper profile under
+        ``call_shape: official`` is skipped, saying why."""
+        if opening.profile.exact_replies:
+            opening.details["call_shape"] = opening.profile.call_shape
+        elif self.call_shape == "official":
+            reason = (
+                f"call_shape official applies to the official profile; this item's profile is "
+                f"{opening.profile.name!r} (its dataset's)"
+            )
+            return self.skip(trajectory, sample, reason, details=opening.details)
+        return opening
 
 
 class ProfileBinding:

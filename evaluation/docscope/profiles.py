@@ -13,6 +13,13 @@ DocScope scorer is one class per metric that reads its profile's fields (never i
   judge replies with no second call, 2048-token judge calls and the summary blocks
   ``summarize_eval.py`` prints; see ``docs/docscope-scoring.md`` for every difference.
 
+The judge scorers (``region``, ``fact``, ``answer`` and their ``_official`` twins) also take
+``call_shape`` for the official profile: ``json`` (the default: ``response_format`` with the
+open schema ``AnyReply`` and the configured seed and temperature) or ``official`` (the request
+as the released scripts send it: no ``response_format``, no seed, ``max_completion_tokens``
+2048, temperature 0 for the text judges and none for the region judge; a prose reply is the
+``judge_parse_error`` the released code records).
+
 A scorer takes ``profile`` as a parameter (``scoring.params: {pages: {profile: official}}``);
 without one it scores each sample with its dataset's profile (``metadata["scoring_profile"]``,
 set by a loader given ``profile: official``), else ``paper``. The names ``<scorer>_official``
@@ -34,6 +41,7 @@ from scanrag.evaluation.schemas import ScoreRow
 PAPER_NAME = "paper"
 OFFICIAL_NAME = "official"
 OFFICIAL_SUFFIX = "_official"
+CALL_SHAPES: tuple[str, ...] = ("json", "official")  # how an official-profile judge is called
 SAMPLE_KEY = "scoring_profile"  # a sample's dataset profile (set by the loaders)
 REPEAT_KEY = "repeat_of"  # a repeated infer record: the question id it repeats
 
@@ -62,6 +70,8 @@ class Profile:
     page_edges: Literal["undefined", "released"]  # empty sets: None, or the released values
     region_headline: Literal["capped_f1", "label_rates"]
     summary_blocks: bool  # tables ``official_summary`` as ``summarize_eval.py`` prints them
+    # -- the judge request (scorer parameter ``call_shape``; see official/view.py)
+    call_shape: Literal["json", "official"] = "json"
 
 
 PAPER = Profile(

@@ -44,7 +44,12 @@ from scanrag.evaluation.base import (
     statistic_metric,
 )
 from scanrag.evaluation.docscope.geometry import gold_vs_union
-from scanrag.evaluation.docscope.profiled import Opening, ProfileBinding, ProfiledScorer
+from scanrag.evaluation.docscope.profiled import (
+    JudgingScorer,
+    Opening,
+    ProfileBinding,
+    ProfiledScorer,
+)
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
 from scanrag.evaluation.docscope.region_labels import LABELS, ROLE, region_prf
 from scanrag.evaluation.docscope.region_page import PageOutcome, judge_page
@@ -55,7 +60,7 @@ from scanrag.schemas import Sample, Trajectory
 SUMS = ("gold", "n_pred", "covered", "imprecise", "hit_strict_capped", "hit_lenient_capped")
 
 
-class RegionScorer(ProfiledScorer):
+class RegionScorer(JudgingScorer):
     name = "region"
     stage = "region"
     roles = (ROLE,)

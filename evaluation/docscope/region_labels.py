@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from scanrag.evaluation.base import safe_ratio
 
@@ -19,6 +19,9 @@ RegionLabel = Literal["covered", "imprecise", "not_covered"]
 LABELS: tuple[str, ...] = ("covered", "imprecise", "not_covered")
 ROLE = "region"
 _ID_NUMBER = re.compile(r"(\d+)")
+# A gold item's id is short (``g2``, ``GOLD[2]``): the schema says so, which sizes the judge's
+# token cap (:mod:`scanrag.evaluation.reply_budget`) and bounds a constrained reply.
+ID_HINT: dict[str, JsonValue] = {"maxLength": 24}
 
 
 def normalize_label(value: object) -> str:
@@ -27,7 +30,7 @@ def normalize_label(value: object) -> str:
 
 
 class RegionItem(BaseModel):
-    id: str | int
+    id: str | int = Field(json_schema_extra=ID_HINT)
     label: RegionLabel
     reason: str = ""
 

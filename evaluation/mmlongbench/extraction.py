@@ -6,11 +6,11 @@
   literal (``['Jun', 'Aug']``), the form the official list rule reads.
 * ``official`` (``eval/extract_answer.py``'s shape): the prompt as the user turn and
   ``"\\n\\nQuestion:{question}\\nAnalysis:{response}\\n"`` as an assistant turn, temperature 0,
-  top-p 1, at most 256 tokens, a free-text reply read by :func:`read_free_text` (the text after
-  ``Extracted answer:`` up to ``Answer format:``). The prompt is the user's ``extractor``
-  prompt file, used as it is (``--judge-prompt extractor=FILE``; the benchmark's own file is not
-  shipped here), else our free-text prompt. A failed call reads as the reply "Failed", as the
-  released code records it.
+  top-p 1, no seed, at most 256 tokens (:data:`OFFICIAL_REQUEST`), a free-text reply read by
+  :func:`read_free_text` (the text after ``Extracted answer:`` up to ``Answer format:``). The
+  prompt is the user's ``extractor`` prompt file, used as it is (``--judge-prompt
+  extractor=FILE``; the benchmark's own file is not shipped here), else our free-text prompt.
+  A failed call reads as the reply "Failed", as the released code records it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from scanrag.evaluation.mmlongbench.official import NOT_ANSWERABLE
 
 FAIL_TO_ANSWER = "Fail to answer"
 OFFICIAL_MAX_TOKENS = 256  # eval/extract_answer.py asks for at most 256 tokens
+# ... with top-p 1 and temperature 0 (the configured one) and no seed
+OFFICIAL_REQUEST: dict[str, Any] = {"top_p": 1.0, "seed": None}
 CallShape = Literal["json", "official"]
 CALL_SHAPES: tuple[str, ...] = ("json", "official")
 _REFUSAL = re.compile(r"^\W*(?:not answerable|unanswerable)\W*$", re.IGNORECASE)

@@ -6,13 +6,20 @@ Per item: the prediction is scored against the gold answer with
 ``answer_format`` (the scorer applies to question-answering samples that carry one). The
 prediction is
 
-* ``extract=False`` (default): the system's answer as it is;
-* ``extract=True``: the short answer the ``extractor`` judge pulls out of the response, as the
+* extracted: the short answer the ``extractor`` judge pulls out of the response, as the
   benchmark's pipeline does before scoring, with one of two call shapes
   (:mod:`scanrag.evaluation.mmlongbench.extraction`): ``json`` (our prompt, a JSON reply) or
   ``official`` (the prompt as the user turn, question and response as an assistant turn, a
   free-text reply, 256 tokens). ``call_shape`` defaults to ``official`` when an ``extractor``
-  prompt file is given (``--judge-prompt extractor=FILE``), else ``json``.
+  prompt file is given (``--judge-prompt extractor=FILE``), else ``json``;
+* raw: the system's answer as it is.
+
+``extract`` decides which: ``true`` or ``false``; unset (the default), extraction runs when the
+official extractor is asked for — an ``extractor`` prompt file, or the official profile named
+(``profile: official`` here, or the dataset's loader option) — and the answer is scored raw
+otherwise. Asking for the official extractor and ``extract: false`` together is refused when
+the scorer is built (an explicit ``profile: official``) or by the scoring checks (a prompt
+file: :meth:`MMLongBenchScorer.job_problems`), naming the setting; never silently ignored.
 
 The ``profile`` (:mod:`scanrag.evaluation.mmlongbench.profiles`, default ``official``) decides the
 gold, what the extractor reads, refusal spellings and failed extractions. Aggregates:
@@ -26,7 +33,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,12 +47,13 @@ from scanrag.evaluation.base import (
     statistic_metric,
 )
 from scanrag.evaluation.judge_prompts import custom_template
-from scanrag.evaluation.judging import JudgeContext
+from scanrag.evaluation.judging import JudgeContext, unreadable
 from scanrag.evaluation.mmlongbench import prompt
 from scanrag.evaluation.mmlongbench.extraction import (
     CALL_SHAPES,
     FAIL_TO_ANSWER,
     OFFICIAL_MAX_TOKENS,
+    OFFICIAL_REQUEST,
     Extraction,
     analysis_turn,
     canonical_prediction,
@@ -156,17 +164,28 @@ class MMLongBenchScorer(Scorer):
     name = "mmlongbench"
     roles = (ROLE,)
 
+    extract: bool | None = None  # set on the instance only when given
+
     def __init__(
-        self, extract: bool = False, profile: str | None = None, call_shape: str | None = None
+        self,
+        extract: bool | None = None,
+        profile: str | None = None,
+        call_shape: str | None = None,
     ) -> None:
-        if not isinstance(extract, bool):
+        if extract is not None and not isinstance(extract, bool):
             raise TypeError(f"extract must be true or false, got {extract!r}")
         if call_shape is not None and call_shape not in CALL_SHAPES:
             raise ValueError(
                 f"call_shape must be one of {', '.join(CALL_SHAPES)}, got {call_shape!r}"
             )
-        self.extract = extract
         self.profile = None if profile is None else get_profile(profile).name
+        if extract is False and self.profile == OFFICIAL.name:
+            raise ValueError(
+                "profile official always extracts the answer (the released pipeline), but "
+                "extract is false: drop extract, or use profile lenient to score raw answers"
+            )
+        if extract is not None:
+            self.extract = extract
         if call_shape is not None:
             self.call_shape = call_shape
 
@@ -177,6 +196,29 @@ class MMLongBenchScorer(Scorer):
         if self.profile is not None:
             return get_profile(self.profile)
         return sample_profile(sample.metadata) or OFFICIAL
+
+    @classmethod
+    def job_problems(cls, params: Mapping[str, Any], judge_prompts: Mapping[str, Any]) -> list[str]:
+        """``config.key: message`` when an ``extractor`` prompt file is given while
+        ``extract`` is false: no answer would be extracted, the file silently unused."""
+        if ROLE in judge_prompts and params.get("extract") is False:
+            return [
+                f"scoring.judge_prompts.{ROLE}: given, but scoring.params.mmlongbench.extract "
+                "is false, so no answer is extracted: set it true (scanrag score --set "
+                "scoring.params.mmlongbench.extract=true) or drop the prompt file"
+            ]
+        return []
+
+    def extracts(self, sample: Sample, judge: JudgeContext | None) -> bool:
+        """Whether the answer is extracted: ``extract`` when set, else when the official
+        extractor is asked for (an ``extractor`` prompt file, or the official profile named
+        by this scorer or by the sample's dataset)."""
+        if self.extract is not None:
+            return self.extract
+        if judge is not None and custom_template(judge, ROLE) is not None:
+            return True
+        named = get_profile(self.profile) if self.profile else sample_profile(sample.metadata)
+        return named is OFFICIAL
 
     def shape_for(self, judge: JudgeContext) -> str:
         """The extraction call shape: asked for, else ``official`` with a prompt file."""
@@ -202,7 +244,7 @@ class MMLongBenchScorer(Scorer):
         if gold is None:
             return self.skip(trajectory, sample, "no gold answer", details=details)
         answer = (trajectory.answer or "").strip()
-        if not self.extract:
+        if not self.extracts(sample, judge):
             return self._scored(trajectory, sample, profile, answer, details | {"method": "raw"})
         response = _response(trajectory, profile)
         details["answer"] = response
@@ -342,12 +384,13 @@ async def _extract(
         if parsed is None:
             return record, None, None
         return record, parsed.answer, parsed.format
-    record = await judge.ask(ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, top_p=1.0)
+    record = await judge.ask(
+        ROLE, messages, prompt_hash, max_tokens=OFFICIAL_MAX_TOKENS, overrides=OFFICIAL_REQUEST
+    )
     reply = record.raw if record.status == "ok" and record.raw is not None else FAILED_RESPONSE
     answer = read_free_text(reply)
     if answer is None and record.status == "ok":
-        record.status = "judge_parse_error"
-        record.error = "no 'Extracted answer:' in the extractor's reply"
+        unreadable(record, "no 'Extracted answer:' in the extractor's reply")
     _, found, after = reply.partition("Answer format:")
     named = after.strip().split("\n")[0] if answer is not None and found else ""
     return record, answer, named or None

@@ -6,8 +6,9 @@
   (``Trajectory.degraded``; status ``degraded`` under ``runner.on_degraded: fail``), and among
   them those that lost gold evidence pages: a ◐ badge per question, counts per cell.
 * **Decider** — which scorer's ``correct`` gave each ✓/✗ (``report.decider``; ``auto``: the
-  answer judge, else the answer rules), how many items each decided, and how often the judge
-  and the rules disagree where both scored an item.
+  answer judge, else the answer rules), how many items each decided, the items that ended
+  in an error (decided by none, counted apart by status), and how often the judge and the
+  rules disagree where both scored an item.
 * **Replays** — model calls answered from the response cache, and the runs they came from.
 """
 
@@ -44,6 +45,10 @@ class CellConditions(BaseModel):
     gold_pages_dropped: int = Field(default=0, description="Degraded items that lost gold pages.")
     decider: str = "auto (answer, else answer_rules)"
     decided_by: dict[str, int] = Field(default_factory=dict)
+    decider_errors: dict[str, int] = Field(
+        default_factory=dict,
+        description="Items that ended in an error, by status: no scorer decided them.",
+    )
     judge_models: list[str] = Field(default_factory=list)
     judge_rules_items: int = 0
     judge_rules_disagree: int = 0
@@ -66,10 +71,12 @@ def decider_setting(group: Group) -> str:
 
 
 def decision_for(group: Group, sample_id: str) -> Decision | None:
-    """One item's verdict and the scorer that gave it, by the run's decider."""
+    """One item's verdict and the scorer that gave it, by the run's decider (``None`` for an
+    item that ended in an error: no scorer decides it)."""
     order = decider_order(decider_setting(group))
     rows = {scorer: by_sample.get(sample_id) for scorer, by_sample in group.rows.items()}
-    return decide(rows, order)
+    traj = group.trajectories.get(sample_id)
+    return decide(rows, order, str(traj.status) if traj is not None else None)
 
 
 def decisions(group: Group) -> dict[str, Decision]:
@@ -112,7 +119,8 @@ def cell_conditions(group: Group) -> CellConditions:
             both += 1
             disagree += int(judge != rules)
     by = Counter(d.scorer for sid, d in decided.items() if sid in group.trajectories)
-    undecided = len(group.trajectories) - sum(by.values())
+    errors = Counter(str(t.status) for t in trajectories if t.status != Status.OK)
+    undecided = len(group.trajectories) - sum(by.values()) - sum(errors.values())
     if undecided:
         by["none"] = undecided
     sources: Counter[str] = Counter(
@@ -127,6 +135,7 @@ def cell_conditions(group: Group) -> CellConditions:
         gold_pages_dropped=sum(1 for t in trajectories if t.gold_pages_dropped),
         decider=describe_decider(setting),
         decided_by=dict(sorted(by.items())),
+        decider_errors=dict(sorted(errors.items())),
         judge_models=judge_models(judge_rows) if JUDGE in decider_order(setting) else [],
         judge_rules_items=both,
         judge_rules_disagree=disagree,
@@ -166,6 +175,9 @@ def conditions_html(c: CellConditions) -> str:
     decided = ", ".join(f"{n} {scorer}" for scorer, n in c.decided_by.items())
     if decided:
         parts.append(f"✓/✗ by {esc(decided)}")
+    if c.decider_errors:
+        kinds = ", ".join(f"{n} {status}" for status, n in c.decider_errors.items())
+        parts.append(f"decided by none: {esc(kinds)} (errors)")
     rate = c.disagreement_rate
     if rate is not None:
         parts.append(f"judge≠rules {c.judge_rules_disagree}/{c.judge_rules_items} ({rate:.0%})")

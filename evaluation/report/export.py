@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from scanrag.evaluation.failures import row_cause
 from scanrag.evaluation.outcomes import Outcome
 from scanrag.evaluation.report.breakdown import breakdown_fields
 from scanrag.evaluation.report.cells import describe_cell, union_columns
@@ -51,7 +52,7 @@ ITEM_COLUMNS = (
     "replayed_calls",
 )
 LONG_FIRST = ("run", "cell", "run_key", "dataset", "strategy", "retriever")
-LONG_LAST = ("scorer", "row_status", "metric", "value")
+LONG_LAST = ("scorer", "row_status", "row_cause", "row_reason", "metric", "value")
 
 
 def _item(
@@ -143,6 +144,8 @@ def _group_records(group: Group) -> Iterator[dict[str, Any]]:
                 yield base | {
                     "scorer": "trajectory",
                     "row_status": status,
+                    "row_cause": None,
+                    "row_reason": None,
                     "metric": metric,
                     "value": value,
                 }
@@ -150,11 +153,18 @@ def _group_records(group: Group) -> Iterator[dict[str, Any]]:
             row = group.rows[scorer].get(sid)
             if row is None:
                 continue
-            line = base | {"scorer": scorer, "row_status": row.status}
+            line = base | {
+                "scorer": scorer,
+                "row_status": row.status,
+                "row_cause": row_cause(row),
+                "row_reason": row.reason,
+            }
             if line["dataset"] is None:
                 line["dataset"] = row.dataset
             if line["item_status"] is None:
                 line["item_status"] = row.item_status
+            if not row.metrics:  # a row without metrics (a scorer_error) still has its line
+                yield line | {"metric": None, "value": None}
             for metric, value in row.metrics.items():
                 yield line | {"metric": metric, "value": value}
 

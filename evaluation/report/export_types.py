@@ -122,7 +122,14 @@ LONG_COLUMNS = (
     Column("replayed_calls", "int", "model calls of the item answered from the response cache"),
     Column("scorer", "str", "the scorer, or trajectory for the item's own usage and time"),
     Column("row_status", "str", "the score row's status (ok, skipped, judge_error ...)"),
-    Column("metric", "str", "the metric name"),
+    Column(
+        "row_cause",
+        "str",
+        "why a failed row failed: parse, length (the reply hit its token cap), transport, "
+        "not_sent, render or scorer (the scorer raised); empty for a row that did not fail",
+    ),
+    Column("row_reason", "str", "the row's reason (why skipped or failed; a scorer's exception)"),
+    Column("metric", "str", "the metric name (empty for a row without metrics: scorer_error)"),
     Column("value", "float", "its per-item value (empty when undefined)"),
 )
 
@@ -140,6 +147,7 @@ WIDE_COLUMNS = (
     Column("n_degraded", "int", "degraded items"),
     Column("n_gold_pages_dropped", "int", "degraded items that lost gold pages"),
     Column("decider", "str", "the decider (report.decider)"),
+    Column("decider_errors", "int", "items that ended in an error: decided by no scorer"),
     Column("judge_models", "list[str]", "the judge models of the deciding scorers"),
     Column("judge_rules_items", "int", "items both the answer judge and the rules scored"),
     Column("judge_rules_disagree", "int", "of those, items where they disagree"),
@@ -148,10 +156,18 @@ WIDE_COLUMNS = (
     Column("replayed_items", "int", "items with a replayed call"),
     Column("replayed_from", "json", "run folder → calls replayed from it"),
     Column("decided_by.<scorer>", "int", "items each scorer decided (0 where none)"),
+    Column(
+        "judge_errors.<scorer>.<cause>",
+        "int",
+        "a headline scorer's failed items by cause (parse, length, transport, not_sent, render, "
+        "scorer); 0 where none",
+    ),
     Column("<metric>.low", "float", "the low end of its 95% interval"),
     Column("<metric>.high", "float", "the high end of its 95% interval"),
     Column("<metric>.n", "int", "items the metric is over"),
     Column("<metric>.errors", "int", "of those, items that ended in an error"),
+    Column("<metric>.excluded", "int", "items left out of it: their judge or scorer failed"),
+    Column("<metric>.empty", "str", "why it has no value (empty when it has one)"),
     Column("<metric>.diff", "float", "difference from the baseline (paired bootstrap)"),
     Column("<metric>.p_value", "float", "its p-value"),
     Column("<metric>", "float", "each headline metric's value"),

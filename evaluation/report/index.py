@@ -31,6 +31,7 @@ from scanrag.evaluation.report.table import (
     ComparisonTable,
     MetricCell,
     cost_text,
+    excluded_text,
     fmt,
     legend,
 )
@@ -62,13 +63,19 @@ def runs_section(runs: Sequence[RunData]) -> str:
 
 
 def metric_html(cell: MetricCell | None) -> str:
-    """Value, its interval, n and errors on a second line, the significance marker, a tooltip
-    with Δ and p."""
-    if cell is None or cell.value is None:
+    """Value, its interval, n, errors and items excluded (by cause) on a second line, the
+    significance marker, a tooltip with Δ and p; without a value, why (every judged item
+    failed, by cause; skipped; not scored)."""
+    if cell is None:
         return '<span class="na">—</span>'
+    if cell.value is None:
+        why = f'<br><span class="errs">{esc(cell.empty)}</span>' if cell.empty else ""
+        return f'<span class="na">—</span>{why}'
     interval = interval_text(cell.low, cell.high, cell.n)
     interval = "" if interval == "—" else f"{interval} "
     errors = f' · <span class="errs">{cell.errors} err</span>' if cell.errors else ""
+    if cell.excluded:
+        errors += f' · <span class="errs">{esc(excluded_text(cell))}</span>'
     second = f'<br><span class="ci">{interval}n={cell.n}</span>{errors}'
     marker = f' <span class="sig">{esc(cell.marker)}</span>' if cell.marker else ""
     test = cell.vs_baseline

@@ -106,7 +106,8 @@ def _count_seconds(trajectories: Sequence[Trajectory]) -> float | None:
 
 def headline_metrics(groups: Sequence[Group]) -> list[str]:
     """Metric names flagged headline in any group (first seen first; retrieval recall beside
-    the cited-page metrics) that some group has a value for; all metrics if none is flagged."""
+    the cited-page metrics) that some group has a value for, or lacks only because every item
+    it judged failed (its cells say why); all metrics if none is flagged."""
     from scanrag.runner.summary import metric_order
 
     names: list[str] = []
@@ -125,8 +126,34 @@ def headline_metrics(groups: Sequence[Group]) -> list[str]:
 
 
 def _has_value(group: Group, name: str) -> bool:
+    """A value, or none because every item it judged failed (shown with why)."""
     metric = group.metric(name)
-    return metric is not None and metric.value is not None
+    return metric is not None and (metric.value is not None or metric.excluded > 0)
+
+
+def scorer_failures(group: Group, scorer: str) -> Any:
+    """The scorer's rows of ``group`` that failed, by cause (a ``FailureCounts``)."""
+    from scanrag.evaluation.failures import failure_counts
+
+    return failure_counts(group.rows.get(scorer, {}).values(), has_judges=True)
+
+
+def empty_reason(group: Group, metric: str) -> str:
+    """Why ``<scorer>.<metric>`` has no value in ``group``: the scorer's items all failed
+    (with their causes), were all skipped (with the first reason), or it scored none."""
+    from scanrag.evaluation.failures import causes_text
+
+    scorer = metric.split(".", 1)[0]
+    rows = list(group.rows.get(scorer, {}).values())
+    if not rows:
+        return f"not scored: no {scorer} rows"
+    failures = scorer_failures(group, scorer)
+    if failures.failed:
+        return f"no judged items: {failures.failed} failed ({causes_text(failures.causes)})"
+    skipped = [r for r in rows if r.status == "skipped"]
+    if skipped:
+        return f"{len(skipped)} skipped: {skipped[0].reason or 'out of scope'}"
+    return "no item in this metric's population"
 
 
 def metric_profile(groups: Sequence[Group], name: str) -> str | None:
@@ -148,7 +175,8 @@ def metric_label(groups: Sequence[Group], name: str) -> str:
 def accuracy_metric(groups: Sequence[Group]) -> str | None:
     """The accuracy the plots use: the decider's own (``<scorer>.accuracy`` of the single
     scorer ``report.decider`` names), else the first of :data:`ACCURACY_METRICS` any group
-    has a value for."""
+    has a value for; when none has, the first whose judged items all failed (the plots then
+    draw every cell as empty, with why)."""
     from scanrag.decider import decider_order
     from scanrag.evaluation.report.conditions import decider_setting
 
@@ -158,6 +186,9 @@ def accuracy_metric(groups: Sequence[Group]) -> str | None:
             metric = group.metric(name)
             if metric is not None and metric.value is not None:
                 return name
+    for name in [*preferred, *ACCURACY_METRICS]:  # no cell has a value: all drawn as empty
+        if any(_has_value(g, name) for g in groups):
+            return name
     return None
 
 

@@ -55,7 +55,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "corpus_docs (documents the retrievers index)",
         "retrievers": "per retriever alias: type, params and the index's own manifest",
         "documents": "every ingested PDF: path, id, sha256, pages, ocr_pages",
-        "sessions": "one entry per session (start, resume) with what it did",
+        "sessions": "one entry per session (start, resume, score) with what it did; a score "
+        "session records the scoring in effect (scoring) and its --set overrides (set)",
         "warnings": "warnings recorded across sessions (prompt changes on resume...)",
     },
     "summary.json": {
@@ -71,8 +72,10 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "headline": "per grid cell: the headline metric values",
         "headline_scorers": "headline metric → the scorer that produced it",
         "decider": "setting, order, describe and the judge models of the scorers that decide "
-        "correct/wrong (report.decider)",
-        "scoring": "the evaluation summary (Summary below: intervals, n, errors, tables)",
+        "correct/wrong (report.decider); answer_judge: the configured answer judge, only when "
+        "the answer judge scored the run",
+        "scoring": "the evaluation summary (Summary below: intervals, n, errors, tables; per "
+        "cell, judge_errors: each scorer's judged and failed items and failures by cause)",
         "usage": "run and score usage per stage, with totals",
         "sessions": "the manifest's sessions",
     },
@@ -96,8 +99,9 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "by_kind": "degraded items per reduction kind (page_cap, context, char_cap ...)",
         "replays": "calls replayed from the response cache, items with any, and the runs "
         "they came from (run folder → calls)",
-        "decider": "decided_by (items per deciding scorer) and judge_vs_rules (items both "
-        "scored, disagreements, rate)",
+        "decider": "decided_by (items per deciding scorer; none: no scorer decided an item "
+        "that ran to the end), errors (items that ended in an error, by status: decided by "
+        "no scorer) and judge_vs_rules (items both scored, disagreements, rate)",
     },
     "datasets.json": {
         "name": "the dataset's name in the config",
@@ -275,6 +279,16 @@ def render() -> str:
         "repeats it as `item_status`. `ScoreRow.outcome` and the exports' `outcome` column say",
         "correct / wrong / unanswered / error; `MetricSummary.errors` how many of a metric's",
         "`n` items were errors.",
+        "",
+        "Failed score rows: a row whose judge failed (`judge_error`, `judge_parse_error`), whose",
+        "page image could not be rendered (`render_failed`) or whose scorer raised",
+        "(`scorer_error`, the exception's type and message as its `reason`) has no value and is",
+        "counted in `MetricSummary.excluded`, never as 0. Its cause is `parse` (the reply could",
+        "not be read), `length` (the reply hit its token cap: `JudgeRecord.finish_reason`",
+        "`length`), `transport` (the call failed), `not_sent` (too long for the judge's context),",
+        "`render` or `scorer`; `GroupSummary.judge_errors` counts them per scorer, the exports'",
+        "`row_cause` and `judge_errors.<scorer>.<cause>` columns carry them, and `scanrag score`",
+        "/ `scanrag run` print them and exit 5 when every item a scorer judged failed.",
         "",
         "## Files written as plain mappings",
         "",

@@ -15,6 +15,7 @@ from typing import Any
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", "-.", ":")
+NO_JUDGED = "no judged items"  # the mark of a cell drawn without a value (never left out)
 
 
 @dataclass(frozen=True)

@@ -312,36 +312,38 @@ def ablation_groups(groups: Sequence[Group], baseline: Group | None) -> list[Gro
 
 
 def oracle_missing(groups: Sequence[Group], baseline: Group | None, metric: str | None) -> str:
-    """Why the oracle ablation is not drawn, naming the oracle cells that ran: none ran, no
-    cell has an accuracy metric, or the oracle cells have no value of it."""
+    """Why the oracle ablation is not drawn, naming the oracle cells that ran: none ran, or
+    no cell has an accuracy metric (a cell without a value is drawn, marked)."""
     ran = [g.label for g in ablation_groups(groups, baseline) if g.strategy in ORACLES]
     if not ran:
         return "no oracle strategy (oracle_pages/regions/facts) ran"
-    if metric is None:
-        return f"{', '.join(ran)} ran, but no cell has an accuracy metric"
-    return f"{', '.join(ran)} ran, but has no {metric} value (no item of it was scored for it)"
+    return f"{', '.join(ran)} ran, but no cell has an accuracy metric"
 
 
 def plot_oracle(
     groups: Sequence[Group], baseline: Group | None, metric: str | None, path: Path
 ) -> Path | None:
+    """Bars of ``metric`` for the standard cells then the oracles; a cell without a value
+    (every item it judged failed) is drawn as a hatched outline marked "no judged items",
+    never left out."""
     chosen = ablation_groups(groups, baseline)
     if not chosen or metric is None:
         return None
     values = [(g, g.metric(metric)) for g in chosen]
-    values = [(g, m) for g, m in values if m is not None and m.value is not None]
-    if not any(g.strategy in ORACLES for g, _ in values):
-        return None
     fig = _figure(max(6, 1.1 * len(values)), 4.5)
     ax = fig.subplots()
-    xs = list(range(len(values)))
-    heights = [m.value for _, m in values]
-    low = [m.value - m.low if m.low is not None else 0 for _, m in values]
-    high = [m.high - m.value if m.high is not None else 0 for _, m in values]
     shades = {"oracle_pages": "#6baed6", "oracle_regions": "#3182bd", "oracle_facts": "#08519c"}
-    colors = [shades.get(g.strategy, "#969696") for g, _ in values]
-    ax.bar(xs, heights, color=colors, yerr=[low, high], capsize=4)
-    ax.set_xticks(xs, [g.label for g, _ in values], rotation=20, ha="right", fontsize=8)
+    for x, (group, m) in enumerate(values):
+        color = shades.get(group.strategy, "#969696")
+        if m is None or m.value is None:
+            ax.bar([x], [1.0], color="none", edgecolor=color, hatch="//", linewidth=1)
+            ax.text(x, 0.5, plotkit.NO_JUDGED, rotation=90, ha="center", va="center", fontsize=8)
+            continue
+        low = m.value - m.low if m.low is not None else 0
+        high = m.high - m.value if m.high is not None else 0
+        ax.bar([x], [m.value], color=color, yerr=[[low], [high]], capsize=4)
+    ax.set_xticks(range(len(values)), [g.label for g, _ in values], rotation=20, ha="right")
+    ax.tick_params(axis="x", labelsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(metric)
     ax.set_title("Oracle ablation: standard → oracle pages → + regions → + facts")

@@ -42,8 +42,10 @@ TIME_AXES = (
 
 
 def plot_cost_latency(groups: Sequence[Group], metric: str | None, path: Path) -> Path | None:
+    """Accuracy against cost and latency per cell; a cell without a value (every item it
+    judged failed) is an ✕ at 0 labelled "no judged items", never left out."""
     points = [(g, m, group_cost(g)) for g in groups if metric and (m := g.metric(metric))]
-    points = [(g, m, c) for g, m, c in points if m.value is not None and c.items]
+    points = [(g, m, c) for g, m, c in points if c.items]
     if not points or metric is None:
         return None
     from matplotlib.ticker import MaxNLocator
@@ -55,20 +57,7 @@ def plot_cost_latency(groups: Sequence[Group], metric: str | None, path: Path) -
     for ax, options in zip(axes, (COST_AXES, TIME_AXES), strict=True):
         attr, label = _axis(costs, options)
         for j, (group, summary, cost) in enumerate(points):
-            x = float(getattr(cost, attr) or 0.0)
-            low = summary.value - summary.low if summary.low is not None else 0.0
-            high = summary.high - summary.value if summary.high is not None else 0.0
-            s = style[j]
-            ax.errorbar(
-                [x],
-                [summary.value],
-                yerr=[[low], [high]],
-                fmt=s.marker,
-                color=s.color,
-                capsize=3,
-                markersize=7,
-                label=group.label,
-            )
+            _point(ax, float(getattr(cost, attr) or 0.0), summary, style[j], group.label)
         largest = max(float(getattr(c, attr) or 0.0) for c in costs)
         ax.set_xlabel(label)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
@@ -82,13 +71,38 @@ def plot_cost_latency(groups: Sequence[Group], metric: str | None, path: Path) -
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=8)
     plotkit.freeze_layout(fig)  # the final layout, which label placement measures against
-    texts = [g.label + (f" ({m.errors} err)" if m.errors else "") for g, m, _ in points]
+    texts = [g.label + _note(m) for g, m, _ in points]
     colors = [s.color for s in style]
     for tag, ax, options in zip(("cost", "latency"), axes, (COST_AXES, TIME_AXES), strict=True):
         attr, _ = _axis(costs, options)
-        xy = [(float(getattr(c, attr) or 0.0), float(m.value)) for _, m, c in points]
+        xy = [(float(getattr(c, attr) or 0.0), float(m.value or 0.0)) for _, m, c in points]
         plotkit.place_labels(ax, xy, texts, colors, tag=tag)
     return plotkit.save(fig, path)
+
+
+def _point(ax: Any, x: float, summary: Any, style: plotkit.Style, label: str) -> None:
+    """One cell: its value with the interval, or an ✕ at 0 when it has no value."""
+    if summary.value is None:
+        ax.plot([x], [0.0], "x", color=style.color, markersize=9, label=label)
+        return
+    low = summary.value - summary.low if summary.low is not None else 0.0
+    high = summary.high - summary.value if summary.high is not None else 0.0
+    ax.errorbar(
+        [x],
+        [summary.value],
+        yerr=[[low], [high]],
+        fmt=style.marker,
+        color=style.color,
+        capsize=3,
+        markersize=7,
+        label=label,
+    )
+
+
+def _note(summary: Any) -> str:
+    if summary.value is None:
+        return f" ({plotkit.NO_JUDGED})"
+    return f" ({summary.errors} err)" if summary.errors else ""
 
 
 def plot_breakdowns(groups: Sequence[Group], path: Path) -> Path | None:

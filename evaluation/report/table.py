@@ -24,10 +24,12 @@ from scanrag.evaluation.report.export_write import csv_text
 from scanrag.evaluation.report.measures import (
     GroupCost,
     OutcomeCounts,
+    empty_reason,
     group_cost,
     headline_metrics,
     metric_label,
     outcome_counts,
+    scorer_failures,
 )
 from scanrag.evaluation.report.significance import (
     MIN_TEST_ITEMS,
@@ -44,6 +46,11 @@ class MetricCell(BaseModel):
     high: float | None = None
     n: int = 0
     errors: int | None = None
+    excluded: int = Field(default=0, description="Items left out: their judge or scorer failed.")
+    failures: dict[str, int] = Field(
+        default_factory=dict, description="The scorer's failed items by cause (parse, length ...)."
+    )
+    empty: str | None = Field(default=None, description="Why there is no value.")
     vs_baseline: Comparison | None = None
 
     @property
@@ -121,19 +128,23 @@ def build_table(
             cost=group_cost(group),
         )
         for name in metrics:
-            summary = group.metric(name)
-            if summary is None:
-                continue
-            row.metrics[name] = MetricCell(
-                value=summary.value,
-                low=summary.low,
-                high=summary.high,
-                n=summary.n,
-                errors=summary.errors,
-                vs_baseline=tests.get(name),
-            )
+            row.metrics[name] = metric_cell(group, name, tests.get(name))
         table.rows.append(row)
     return table
+
+
+def metric_cell(group: Group, name: str, test: Comparison | None = None) -> MetricCell:
+    """One metric of one group: its value and interval, or why it has none; the scorer's
+    failed items by cause either way."""
+    summary = group.metric(name)
+    failures = scorer_failures(group, name.split(".", 1)[0])
+    cell = MetricCell(failures=failures.causes, vs_baseline=test)
+    if summary is not None:
+        cell.value, cell.low, cell.high = summary.value, summary.low, summary.high
+        cell.n, cell.errors, cell.excluded = summary.n, summary.errors, summary.excluded
+    if cell.value is None:
+        cell.empty = empty_reason(group, name)
+    return cell
 
 
 # --------------------------------------------------------------------------- formatting
@@ -144,10 +155,14 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def cell_text(cell: MetricCell | None) -> str:
-    """``0.620 [0.410, 0.800] * (3 err)`` (value, 95% interval, marker, errors among n);
-    ``1.000 (n too small)`` below :data:`~scanrag.evaluation.stats.MIN_INTERVAL_ITEMS`."""
-    if cell is None or cell.value is None:
+    """``0.620 [0.410, 0.800] * (3 err) (1 excl: parse 1)`` (value, 95% interval, marker,
+    errors among n, items excluded by cause); ``1.000 (n too small)`` below
+    :data:`~scanrag.evaluation.stats.MIN_INTERVAL_ITEMS`; ``— (no judged items: 1 failed
+    (parse 1))`` without a value."""
+    if cell is None:
         return "—"
+    if cell.value is None:
+        return f"— ({cell.empty})" if cell.empty else "—"
     text = fmt(cell.value)
     interval = interval_text(cell.low, cell.high, cell.n)
     if interval == TOO_FEW:
@@ -155,7 +170,16 @@ def cell_text(cell: MetricCell | None) -> str:
     elif interval != "—":
         text += f" {interval}"
     text = f"{text} {cell.marker}".rstrip()
-    return text + (f" ({cell.errors} err)" if cell.errors else "")
+    text += f" ({cell.errors} err)" if cell.errors else ""
+    return text + (f" ({excluded_text(cell)})" if cell.excluded else "")
+
+
+def excluded_text(cell: MetricCell) -> str:
+    """``2 excl: parse 1, length 1``: items left out of the metric, by cause."""
+    from scanrag.evaluation.failures import causes_text
+
+    causes = causes_text(cell.failures)
+    return f"{cell.excluded} excl" + (f": {causes}" if causes else "")
 
 
 def outcome_text(counts: OutcomeCounts) -> str:
@@ -232,6 +256,7 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
     (value, interval, n, errors, difference and p against the baseline) and costs."""
     kinds = sorted({k for row in table.rows for k in row.outcomes.errors_by_kind})
     deciders = sorted({s for r in table.rows if r.conditions for s in r.conditions.decided_by})
+    failing = failure_columns(table)
     records = []
     for row in table.rows:
         record: dict[str, Any] = {"label": row.label, **row.cell, "baseline": int(row.is_baseline)}
@@ -243,6 +268,9 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
         record |= condition_columns(row.conditions)
         if row.conditions is not None:  # a scorer that decided no item of this cell: 0
             record |= {f"decided_by.{k}": row.conditions.decided_by.get(k, 0) for k in deciders}
+        for scorer, cause in failing:
+            cells = [c for m, c in row.metrics.items() if m.split(".", 1)[0] == scorer]
+            record[f"judge_errors.{scorer}.{cause}"] = cells[0].failures.get(cause, 0)
         for metric in table.metrics:
             cell = row.metrics.get(metric) or MetricCell()
             test = cell.vs_baseline or Comparison()
@@ -252,12 +280,30 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
                 f"{metric}.high": cell.high,
                 f"{metric}.n": cell.n,
                 f"{metric}.errors": cell.errors,
+                f"{metric}.excluded": cell.excluded,
+                f"{metric}.empty": cell.empty,
                 f"{metric}.diff": test.diff,
                 f"{metric}.p_value": test.p_value,
             }
         record |= {attr: getattr(row.cost, attr) for attr, _, _ in COST_COLUMNS}
         records.append(record)
     return records
+
+
+def failure_columns(table: ComparisonTable) -> list[tuple[str, str]]:
+    """``(scorer, cause)`` of every failure cause any row's headline scorers have, in the
+    order of :data:`~scanrag.evaluation.schemas.FAILURE_CAUSES`: one ``judge_errors.<scorer>.
+    <cause>`` column each (0 in a row without such failures)."""
+    from scanrag.evaluation.schemas import FAILURE_CAUSES
+
+    found = {
+        (metric.split(".", 1)[0], cause)
+        for row in table.rows
+        for metric, cell in row.metrics.items()
+        for cause in cell.failures
+    }
+    scorers = sorted({s for s, _ in found})
+    return [(s, c) for s in scorers for c in FAILURE_CAUSES if (s, c) in found]
 
 
 def condition_columns(c: CellConditions | None) -> dict[str, Any]:
@@ -272,6 +318,7 @@ def condition_columns(c: CellConditions | None) -> dict[str, Any]:
         "n_degraded": c.degraded,
         "n_gold_pages_dropped": c.gold_pages_dropped,
         "decider": c.decider,
+        "decider_errors": sum(c.decider_errors.values()),
         "judge_models": list(c.judge_models),
         "judge_rules_items": c.judge_rules_items,
         "judge_rules_disagree": c.judge_rules_disagree,

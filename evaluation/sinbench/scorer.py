@@ -206,6 +206,7 @@ class SinBenchScorer(Scorer):
             prompt.MATCH_PROMPT_HASH,
             key=f"pair={i}",
             check=check,
+            items=len(references),
         )
         return record, (reply.scores if reply is not None else None)
 

@@ -47,7 +47,11 @@ class LocalLiteLLMProvider(CustomLLM):
             sampling["top_p"] = float(optional_params["top_p"])
         return {
             "temperature": float(optional_params.get("temperature") or 0.0),
-            "max_tokens": int(optional_params.get("max_tokens") or 512),
+            "max_tokens": int(
+                optional_params.get("max_tokens")
+                or optional_params.get("max_completion_tokens")
+                or 512
+            ),
             "seed": optional_params.get("seed"),
             "response_format": optional_params.get("response_format"),
             "sampling": sampling,

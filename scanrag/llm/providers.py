@@ -253,17 +253,19 @@ class LiteLLMProvider:
         return default_output_mode(entry, self.litellm.supports_response_schema)
 
     def build_kwargs(self, request: ChatRequest, timeout_s: float) -> dict[str, Any]:
-        """litellm's keyword arguments: messages, sampling, output format, and the entry's
-        server, key, headers and body extras."""
+        """litellm's keyword arguments: messages, sampling (no temperature when the request
+        sets none; the token cap under the request's ``token_param``), output format, and the
+        entry's server, key, headers and body extras."""
         messages = to_openai_messages(request.messages, request.model)
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
+            request.token_param: request.max_tokens,
             "timeout": timeout_s,
             "drop_params": True,
             "max_retries": 0,  # the gateway retries; the provider SDK must not retry as well
         }
+        if request.temperature is not None:  # None: the server's own default
+            kwargs["temperature"] = request.temperature
         if request.seed is not None:
             kwargs["seed"] = request.seed
         if request.top_p is not None:

@@ -39,7 +39,9 @@ class ScriptedModel:
 
     ``context_window`` (tokens, counted as whitespace-separated pieces like its usage) makes
     it refuse a longer prompt plus ``max_tokens`` as a server would (``ContextOverflowError``),
-    and report that window to the gateway (:mod:`scanrag.llm.context`).
+    and report that window to the gateway (:mod:`scanrag.llm.context`). ``cap_replies`` cuts a
+    reply longer than the request's ``max_tokens`` (counted the same way) there and answers
+    ``finish_reason: length``, as a server does with a model that rambles.
     """
 
     def __init__(
@@ -51,8 +53,10 @@ class ScriptedModel:
         delay_s: float = 0.0,
         cost_per_token: float = 0.0,
         context_window: int | None = None,
+        cap_replies: bool = False,
     ) -> None:
         self.name = name
+        self.cap_replies = cap_replies
         self.context_window = context_window
         self.replies: deque[Reply] = deque(replies)
         self.responder = responder
@@ -87,6 +91,9 @@ class ScriptedModel:
                 f"exceeds the context window of {window} tokens",
             )
         text = self._next_reply(request)
+        finish = "stop"
+        if self.cap_replies and _count_tokens(text) > request.max_tokens:
+            text, finish = " ".join(text.split()[: request.max_tokens]), "length"
         completion_tokens = _count_tokens(text)
         usage = Usage(
             calls=1,
@@ -99,7 +106,7 @@ class ScriptedModel:
             model=request.model,
             usage=usage,
             prompt_hash=request.prompt_hash,
-            finish_reason="stop",
+            finish_reason=finish,
         )
 
     @staticmethod

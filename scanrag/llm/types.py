@@ -76,15 +76,19 @@ class ChatRequest(BaseModel):
     ``stage`` names the pipeline stage for usage accounting (``reader``, ``planner``,
     ``judge.answer`` ...). ``prompt_hash`` identifies the prompt template that produced the
     messages; ``json_schema`` asks for constrained JSON output where the provider supports it.
+    ``temperature`` ``None`` sends none (the server's default); ``token_param`` names the
+    token cap on the wire: ``max_tokens``, or ``max_completion_tokens`` as a released
+    benchmark script sends it.
     ``model`` is a model string or the ``ref`` of a :class:`ModelEntry` the gateway knows; the
     gateway resolves it into the entry's model, sampling and ``endpoint`` before calling.
     """
 
     model: str
     messages: list[Message]
-    temperature: float = 0.0
+    temperature: float | None = 0.0
     top_p: float | None = None
     max_tokens: int = 512
+    token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     json_schema: dict[str, Any] | None = None
     stage: str = "default"
     prompt_hash: str | None = None
@@ -107,6 +111,8 @@ class ChatRequest(BaseModel):
         payload = self.model_dump(mode="json", exclude=exclude, fallback=repr)
         if payload.get("top_p") is None:
             payload.pop("top_p", None)
+        if payload.get("token_param") == "max_tokens":
+            payload.pop("token_param")
         identity = self.endpoint.cache_identity() if self.endpoint is not None else {}
         if "endpoint" not in identity and (url := env_base_url(self.model)) is not None:
             identity["endpoint"] = endpoint_label(url)

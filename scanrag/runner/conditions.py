@@ -13,7 +13,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scanrag.decider import decider_order, decider_stats, describe_decider, judge_models
+from scanrag.decider import (
+    JUDGE,
+    decider_order,
+    decider_stats,
+    describe_decider,
+    judge_models,
+)
 from scanrag.rundir import row_key
 from scanrag.runner import degraded as degradation
 
@@ -69,27 +75,36 @@ def deciders(
     trajectories: Sequence[Mapping[str, Any]],
     setting: str | None,
 ) -> dict[str, dict[str, Any]]:
-    """Per cell: items per deciding scorer and the judge-vs-rules disagreement."""
+    """Per cell: items per deciding scorer, items that ended in an error (decided by none,
+    by status) and the judge-vs-rules disagreement."""
     by_cell: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    for row in trajectories:
+    statuses: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in trajectories:  # later rows win: a re-run item counts once
         key, sample = row_key(row)
         by_cell[key].setdefault(sample, {})
+        statuses[key][sample] = str(row.get("status") or "ok")
     for row in scores:  # later rows win: a re-scored pair counts once
         key, sample = row_key(row)
         by_cell[key][sample][str(row.get("scorer"))] = row
     order = decider_order(setting)
-    return {key: decider_stats(rows, order).to_json() for key, rows in by_cell.items()}
+    return {
+        key: decider_stats(rows, order, statuses[key]).to_json() for key, rows in by_cell.items()
+    }
 
 
 def decider_entry(
     setting: str | None, scores: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The run's decider: setting, order, in words, the judge models its rows record and the
-    judge configured for the answer role (rules decide some items without any call)."""
+    judge configured for the answer role (rules decide some items without any call) when the
+    answer judge scored any item of the run (none is named for a run scored by rules only)."""
     order = decider_order(setting)
     judges = (manifest.get("models") or {}).get("judges") or {}
+    judged = JUDGE in order and any(row.get("scorer") == JUDGE for row in scores)
     configured = (
-        judges.get("answer") or judges.get("default") if isinstance(judges, Mapping) else None
+        judges.get("answer") or judges.get("default")
+        if judged and isinstance(judges, Mapping)
+        else None
     )
     return {
         "setting": setting or "auto",

@@ -34,7 +34,14 @@ from scanrag.runner.executors import Executor, RunJob, item_models, make_executo
 from scanrag.runner.items import WorkItem
 from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
-from scanrag.runner.outcome import Stop, StopKind, exit_code, run_outcome
+from scanrag.runner.outcome import (
+    Stop,
+    StopKind,
+    all_judged_failed,
+    exit_code,
+    judge_failure_lines,
+    run_outcome,
+)
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.scoring import score_run_dir, scoring_job
 from scanrag.runner.summary import build_summary, write_summary
@@ -377,7 +384,8 @@ class Runner:
         rows = list(self.trajectories.rows())
         keys = [cell.run_key for cell in self.cells]
         outcome = run_outcome(rows, keys, self.config.runner.fail_threshold)
-        for line in outcome.lines():
+        outcome.judge_failed = all_judged_failed(summary)
+        for line in judge_failure_lines(summary) + outcome.lines():
             self.log(line)
         cells = degradation.by_cell(r for r in rows if r.get("run_key") in set(keys))
         for line in degradation.report_lines(cells, self.config.runner.on_degraded):

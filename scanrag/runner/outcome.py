@@ -10,8 +10,15 @@ internal errors, unparsed or truncated replies, budget stops). At the end of ``s
 the report lists them by status, with the first message of each status, so a dead endpoint
 never passes for a weak model. Exit codes of a complete run:
 
-- ``5`` (:data:`ALL_FAILED_EXIT`): every item of at least one grid cell failed;
+- ``5`` (:data:`ALL_FAILED_EXIT`): every item of at least one grid cell failed, or every item
+  a scorer judged in a cell failed (a judge that cannot answer, a scorer that raises on
+  everything: :func:`judge_failures`; ``scanrag score`` exits 5 on the same condition);
 - ``6`` (:data:`THRESHOLD_EXIT`): more than ``runner.fail_threshold`` of the run's items failed.
+
+Judge failures are read from the summary (``summary.json``'s ``scoring.groups.<cell>.
+judge_errors``: per scorer, the items judged, failed, and failed by cause — ``parse``,
+``length``, ``transport``, ``not_sent``, ``render``, ``scorer``) and listed on stderr by
+:func:`judge_failure_lines`.
 """
 
 from __future__ import annotations
@@ -71,6 +78,7 @@ class Outcome:
     first_message: dict[str, str] = field(default_factory=dict)
     all_failed_cells: list[str] = field(default_factory=list)
     threshold: float | None = None
+    judge_failed: list[str] = field(default_factory=list)  # "cell: scorer", all judged failed
 
     @property
     def n_failed(self) -> int:
@@ -86,12 +94,19 @@ class Outcome:
 
     def exit_code(self) -> int:
         """0, :data:`ALL_FAILED_EXIT` or :data:`THRESHOLD_EXIT` (the first that applies)."""
-        if self.all_failed_cells:
+        if self.all_failed_cells or self.judge_failed:
             return ALL_FAILED_EXIT
         return THRESHOLD_EXIT if self.over_threshold else 0
 
     def lines(self) -> list[str]:
-        """The stderr report; empty when every item is ok."""
+        """The stderr report; empty when every item is ok and judged."""
+        out = self._item_lines()
+        if self.judge_failed:
+            where = "; ".join(self.judge_failed)
+            out.append(f"every judged item failed in: {where} (exit code {ALL_FAILED_EXIT})")
+        return out
+
+    def _item_lines(self) -> list[str]:
         if not self.n_failed:
             return []
         out = [f"not ok: {self.n_failed} of {self.total} item(s)"]
@@ -107,6 +122,40 @@ class Outcome:
                 f"{self.threshold:g} (exit code {THRESHOLD_EXIT})"
             )
         return out
+
+
+def judge_failures(summary: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(cell, scorer, counts)`` for every scorer with failed rows in a cell, from a
+    summary's ``scoring`` detail (``counts``: ``judged``, ``failed``, ``causes``,
+    ``all_failed``)."""
+    groups = (summary.get("scoring") or {}).get("groups") or {}
+    out = []
+    for cell, group in groups.items():
+        for scorer, counts in ((group or {}).get("judge_errors") or {}).items():
+            if isinstance(counts, Mapping) and counts.get("failed"):
+                out.append((str(cell), str(scorer), counts))
+    return out
+
+
+def judge_failure_lines(summary: Mapping[str, Any]) -> list[str]:
+    """One stderr line per (cell, scorer) with failed judge or scorer rows: how many of the
+    items it judged failed, by cause."""
+    lines = []
+    for cell, scorer, counts in judge_failures(summary):
+        causes = ", ".join(f"{k} {v}" for k, v in (counts.get("causes") or {}).items())
+        failed, judged = counts.get("failed"), counts.get("judged")
+        share = (
+            f"every judged item failed ({failed} of {judged})"
+            if counts.get("all_failed")
+            else f"{failed} of {judged} judged items failed"
+        )
+        lines.append(f"judge errors in {cell}, {scorer}: {share}: {causes}")
+    return lines
+
+
+def all_judged_failed(summary: Mapping[str, Any]) -> list[str]:
+    """``cell: scorer`` for every scorer every judged item of which failed in that cell."""
+    return [f"{c}: {s}" for c, s, counts in judge_failures(summary) if counts.get("all_failed")]
 
 
 def _message(row: Mapping[str, Any]) -> str:
@@ -151,6 +200,9 @@ __all__ = [
     "Outcome",
     "Stop",
     "StopKind",
+    "all_judged_failed",
     "exit_code",
+    "judge_failure_lines",
+    "judge_failures",
     "run_outcome",
 ]

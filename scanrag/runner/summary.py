@@ -360,13 +360,18 @@ def metric_header(name: str) -> str:
 def _status_notes(
     summary: Mapping[str, Any], excluded: Mapping[str, Mapping[str, int]]
 ) -> list[str]:
-    """One note per cell with errors (by status) or judge exclusions (by scorer)."""
+    """One note per cell with errors (by status) or judge exclusions (by scorer, with their
+    causes)."""
     notes = []
+    groups = (summary.get("scoring") or {}).get("groups") or {}
     for key, cell in summary["cells"].items():
         parts = [f"{n} {name}" for name, n in sorted(cell["status"].items()) if name not in _OK]
-        parts += [
-            f"{n} {scorer} judged rows excluded" for scorer, n in excluded.get(key, {}).items()
-        ]
+        causes = (groups.get(key) or {}).get("judge_errors") or {}
+        for scorer, n in excluded.get(key, {}).items():
+            why = ", ".join(
+                f"{c} {k}" for c, k in (causes.get(scorer) or {}).get("causes", {}).items()
+            )
+            parts.append(f"{n} {scorer} judged rows excluded" + (f" ({why})" if why else ""))
         if parts:
             notes.append(f"{key}: {', '.join(parts)}")
     return notes

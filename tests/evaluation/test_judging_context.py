@@ -28,7 +28,7 @@ def test_an_oversized_judge_prompt_is_a_judge_error_without_a_call() -> None:
     record, parsed = asyncio.run(_context(model).judge("answer", LONG, Verdict, "h"))
     assert parsed is None
     assert record.status == "judge_error" and record.failed
-    assert record.attempts == 0
+    assert record.attempts == 0 and record.cause == "not_sent"
     assert record.error is not None and record.error.startswith("not sent: prompt of 120 tokens")
     assert "context window of 100 tokens (scripted model)" in record.error
     assert model.requests == []
@@ -62,3 +62,22 @@ def test_the_gateway_plans_a_judge_call_for_a_served_model() -> None:
     record = asyncio.run(_context(client, "scripted/judge-small").ask("answer", LONG, "h"))
     assert record.status == "judge_error" and record.attempts == 0
     assert model.requests == []
+
+
+def test_the_token_cap_is_sized_to_the_reply_schema() -> None:
+    """No fixed 1,024: the cap of a verdict call is sized to its schema, a labelling call's to
+    its number of items, and a configured ``max_tokens`` still wins."""
+    from scanrag.evaluation.docscope.fact import FactJudgment
+    from scanrag.evaluation.reply_budget import reply_tokens
+
+    model = ScriptedModel(responder=lambda r: '{"consistent": true}')
+    ctx = JudgeContext(llm=model, config=JudgeConfig(default_model="scripted/j"))
+    asyncio.run(ctx.judge("answer", SHORT, Verdict, "h"))
+    asyncio.run(ctx.judge("fact", SHORT, FactJudgment, "h", items=2))
+    facts = reply_tokens(FactJudgment.model_json_schema(), 2)
+    sized = [r.max_tokens for r in model.requests[:2]]  # (the fact reply is retried)
+    assert sized == [reply_tokens(Verdict.model_json_schema()), facts] and sized[0] < 1024
+    assert reply_tokens(FactJudgment.model_json_schema(), 1) < facts
+    fixed = JudgeContext(llm=model, config=JudgeConfig(default_model="scripted/j", max_tokens=300))
+    asyncio.run(fixed.judge("answer", SHORT, Verdict, "h"))
+    assert model.requests[-1].max_tokens == 300

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from scanrag.evaluation.backend import EvaluationBackend
-from scanrag.evaluation.base import PureScorer, Scorer, StatsOptions
+from scanrag.evaluation.base import PureScorer, Scorer, StatsOptions, mean_metric, split_rows
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
-from scanrag.evaluation.schemas import ScoreRow
-from scanrag.evaluation.stage import ScoringError, latest_rows, score_run, summarize
+from scanrag.evaluation.schemas import AggregateResult, ScoreRow
+from scanrag.evaluation.stage import latest_rows, score_run, summarize
 from scanrag.llm import ModelError, ScriptedModel
 from scanrag.protocols import ScoringJob
 from scanrag.registry import SCORERS
@@ -44,6 +44,12 @@ class Boom(PureScorer):
         if trajectory.sample_id == "q1":
             raise RuntimeError("scorer bug")
         return self.new_row(trajectory, sample, metrics={"x": 1.0})
+
+    def aggregate(self, rows, group, stats):  # type: ignore[no-untyped-def]
+        usable, failed, _ = split_rows(rows)
+        return AggregateResult(
+            metrics={"x": mean_metric([1.0 for _ in usable], stats, excluded=failed)}
+        )
 
 
 @pytest.fixture
@@ -110,16 +116,27 @@ async def test_stale_rows_are_rescored_and_current_ones_kept() -> None:
     assert await score_run([traj(0, answer="13")], [sample(0)], ["answer"], ctx(llm), legacy) == []
 
 
-async def test_a_raising_scorer_loses_no_other_row(boom: None) -> None:
+async def test_a_raising_scorer_is_a_recorded_row_counted_in_the_summary(boom: None) -> None:
     written: list[ScoreRow] = []
     samples = [sample(i) for i in range(3)]
-    with pytest.raises(ScoringError) as info:
-        await score_run(
-            [traj(i) for i in range(3)], samples, ["boom_test", "pages"], on_row=written.append
-        )
-    assert list(info.value.failures) == [("cell", "q1", "boom_test")]
-    assert "scorer bug" in str(info.value)
-    assert len(written) == 5  # every other pair was scored and handed over
+    trajs = [traj(i) for i in range(3)]
+    rows = await score_run(trajs, samples, ["boom_test", "pages"], on_row=written.append)
+    assert len(written) == len(rows) == 6  # no pair is dropped, the raising one included
+    broken = next(r for r in rows if r.status == "scorer_error")
+    assert (broken.sample_id, broken.scorer) == ("q1", "boom_test") and broken.failed
+    assert broken.reason == "RuntimeError: scorer bug"
+    assert broken.details["exception"] == "RuntimeError"
+    assert "in compute" in broken.details["traceback"]
+    assert broken.metrics == {} and broken.basis is not None
+    group = summarize(rows, samples, stats=NO_CI).groups["cell"]
+    assert group.status["boom_test"] == {"ok": 2, "scorer_error": 1}
+    failures = group.judge_errors["boom_test"]
+    assert (failures.judged, failures.failed, failures.causes) == (3, 1, {"scorer": 1})
+    assert not failures.all_failed and "pages" not in group.judge_errors
+    # a plain re-run keeps the row; --retry-failed scores the pair again
+    assert await score_run(trajs, samples, ["boom_test"], None, rows) == []
+    again = await score_run(trajs, samples, ["boom_test"], None, rows, retry_failed=True)
+    assert [(r.sample_id, r.status) for r in again] == [("q1", "scorer_error")]
 
 
 async def test_unknown_sample_and_task_filter() -> None:

@@ -15,19 +15,35 @@ and the other blocks empty when that stage was not scored with the official prof
 ``python -m scanrag.evaluation.docscope.official.summary RUN_DIR`` prints it for every grid cell of
 a scored run; ``scanrag score`` prints it after its table when a DocScope stage was scored with
 the official profile.
+
+The blocks are ``summarize_eval.py``'s only over its population: every record of an
+``infer.jsonl`` imported with ``--profile official`` (samples of the official profile).
+Official scorers (``pages_official`` ...) may score any run, a paper-profile import say, whose
+items are another population (one per question, no repeats, no unknown ids): then
+:func:`population` names it, ``scanrag score`` warns and titles the block with it, and the
+module's command warns on stderr. The numbers are never presented as the released ones.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scanrag.evaluation.docscope.profiles import OFFICIAL_NAME, OFFICIAL_SUFFIX
+from scanrag.evaluation.docscope.profiles import (
+    OFFICIAL_NAME,
+    OFFICIAL_SUFFIX,
+    PAPER_NAME,
+    SAMPLE_KEY,
+)
 from scanrag.evaluation.schemas import GroupSummary, Summary
 from scanrag.rundir import RunDir, RunDirError
+from scanrag.schemas import Sample
+
+RELEASED_TITLE = "DocScope official summary (as summarize_eval.py prints it)"
+REIMPORT = "scanrag import docscope-infer --profile official"
 
 _BLOCKS = {"pages": "pages", "bbox": "region", "facts": "fact", "answer": "answer"}
 _EMPTY: dict[str, dict[str, Any]] = {
@@ -79,6 +95,35 @@ def infer_lines(manifest: Mapping[str, Any]) -> dict[str, int]:
     return {str(keys[0]): infer["lines"]}
 
 
+def population(samples: Iterable[Sample], manifest: Mapping[str, Any]) -> str | None:
+    """``None`` when the run's items are the population ``summarize_eval.py`` counts (every
+    sample of the official profile); else what they are, in words."""
+    profiles = {str(s.metadata.get(SAMPLE_KEY) or PAPER_NAME) for s in samples}
+    imported = manifest.get("profile") if manifest.get("importer") else None
+    if profiles == {OFFICIAL_NAME} or (not profiles and imported == OFFICIAL_NAME):
+        return None
+    if imported:
+        return f"a {imported}-profile import of infer.jsonl"
+    if not profiles:
+        return "items of an unknown population (no samples to tell)"
+    return f"this run's items ({', '.join(sorted(profiles))} profile)"
+
+
+def block_title(cell: str, items: str | None) -> str:
+    """The title of one cell's block: the released summary's, or the population's."""
+    if items is None:
+        return f"{RELEASED_TITLE}, {cell}:"
+    return f"DocScope official scoring of {items}, NOT summarize_eval.py's population, {cell}:"
+
+
+def population_warning(items: str) -> str:
+    return (
+        f"warning: the official-profile summary below is computed over {items}, not the "
+        "population summarize_eval.py counts (every infer.jsonl record): its n and numbers "
+        f"are not the released ones; for those, import with `{REIMPORT}` and score that run"
+    )
+
+
 def summaries(summary: Summary, manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """``{grid cell: official summary}`` of the cells with an official-profile stage."""
     lines = infer_lines(manifest)
@@ -112,6 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    run = RunDir(Path(args[0]))
+    try:
+        samples = run.samples()[0]
+    except (OSError, ValueError, RunDirError):  # a summary alone: the manifest tells, if any
+        samples = []
+    items = population(samples, run.manifest())
+    if items is not None:
+        print(population_warning(items), file=sys.stderr)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 

@@ -20,6 +20,14 @@ Judge replies. The released scorers take the first of: the whole reply as JSON, 
 block holding one object, the text from the first ``{`` to the last ``}``; an answer verdict
 must be a JSON boolean, and each gold box or fact is looked up by its exact id with a label
 from the exact label set. Anything else makes that one box or fact a ``judge_parse_error``.
+
+Judge requests (:func:`official_judge`, the profile's ``call_shape``): ``json`` (the default)
+asks for JSON with ``response_format`` (the open schema :class:`AnyReply`) and the configured
+seed and temperature, so a judge that supports structured output cannot answer in prose;
+``official`` sends what the released scripts send (:func:`official_request`): no
+``response_format``, no seed, the cap as ``max_completion_tokens`` (2048), temperature 0 for
+the text judges and none for the region judge. A prose reply is then possible, and is the
+``judge_parse_error`` the released code records.
 """
 
 from __future__ import annotations
@@ -32,11 +40,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from scanrag.evaluation.docscope.official.parser import is_normalized, parse_official
+from scanrag.evaluation.judging import unreadable
 from scanrag.schemas import Status, Trajectory
 
 INFER_KEY = "docscope_infer"
 OK_STATUSES = frozenset({Status.OK.value, Status.UNPARSED.value})
 JUDGE_MAX_TOKENS = 2048  # every released judge call asks for at most 2048 tokens
+REGION_ROLE = "region"  # the released region judge sends no temperature
 _FENCED_OBJECT = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
@@ -187,6 +197,14 @@ class AnyReply(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+def official_request(role: str) -> dict[str, Any]:
+    """The request fields a released judge call sets (beyond the model, the messages and
+    ``max_tokens``): no seed, the token cap under ``max_completion_tokens``, temperature 0
+    (none for the region judge); no ``response_format`` (a free-text call)."""
+    temperature = None if role == REGION_ROLE else 0.0
+    return {"seed": None, "temperature": temperature, "token_param": "max_completion_tokens"}
+
+
 async def official_judge(
     ctx: Any,
     role: str,
@@ -194,9 +212,23 @@ async def official_judge(
     prompt_hash: str,
     key: str | None = None,
     max_tokens: int | None = JUDGE_MAX_TOKENS,
+    shape: str = "json",
 ) -> tuple[Any, dict[str, Any] | None]:
-    """One judge call as the released scorers make it (at most 2048 tokens, no second try):
-    the record, and the reply's JSON object (``None`` when the call itself failed)."""
+    """One judge call as the released scorers make it (at most 2048 tokens, no second try),
+    in the request ``shape`` (``json`` or ``official``, see the module docstring): the record,
+    and the reply's JSON object (``None`` when no reply came; ``{}`` when it holds none, the
+    record then a ``judge_parse_error``)."""
+    if shape == "official":
+        limit = max_tokens if max_tokens is not None else JUDGE_MAX_TOKENS
+        record = await ctx.ask(
+            role, messages, prompt_hash, key=key, max_tokens=limit, overrides=official_request(role)
+        )
+        if record.status != "ok" or record.raw is None:
+            return record, None
+        reply = reply_object(record.raw)
+        if not reply:
+            unreadable(record, "no JSON object in the reply, as the released parser reads it")
+        return record, reply
     record, _ = await ctx.judge(
         role, messages, AnyReply, prompt_hash, key=key, max_tokens=max_tokens, parse_retry=False
     )
@@ -214,10 +246,11 @@ async def judge_items(
     ids: Sequence[str],
     allowed: frozenset[str],
     max_tokens: int | None = JUDGE_MAX_TOKENS,
+    shape: str = "json",
 ) -> tuple[Any, list[tuple[str, str | None, str | None]]]:
     """One call labelling several items (gold boxes, facts): the record and, per id,
     (status, label, reason); a failed call gives every item the call's status."""
-    record, reply = await official_judge(ctx, role, messages, prompt_hash, key, max_tokens)
+    record, reply = await official_judge(ctx, role, messages, prompt_hash, key, max_tokens, shape)
     if reply is None:
         status = record.status if record.status != "ok" else "judge_error"
         return record, [(status, None, None)] * len(ids)

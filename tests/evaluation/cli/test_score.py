@@ -11,7 +11,6 @@ import pytest
 from scanrag.cli import main
 from scanrag.evaluation.cli.score import score_dir
 from scanrag.llm import ChatRequest, ScriptedModel, clear_scripted, register_scripted
-from scanrag.schemas import BBox, Citation, Fact, Region, Sample, Trajectory
 
 
 def responder(request: ChatRequest) -> str:
@@ -24,52 +23,6 @@ def responder(request: ChatRequest) -> str:
     if request.stage == "judge.fact":
         return json.dumps({"items": [{"id": "f1", "label": "consistent"}]})
     return '{"consistent": true}'
-
-
-@pytest.fixture
-def run_dir(tmp_path: Path) -> Path:
-    import pymupdf
-
-    from scanrag.datasets import write_generic
-
-    pdfs = tmp_path / "pdfs"
-    pdfs.mkdir()
-    doc = pymupdf.open()
-    for _ in range(2):
-        doc.new_page(width=200, height=300).insert_text((20, 40), "Revenue was 12.")
-    doc.save(pdfs / "doc.pdf")
-    box = BBox.from_list([0.1, 0.1, 0.5, 0.2])
-    samples = [
-        Sample(
-            id=f"q{i}",
-            doc_ids=["doc.pdf"],
-            question="Revenue?",
-            answer="12",
-            answer_format="Int",
-            gold_pages=[2],
-            gold_regions=[Region(page=2, bbox=box)],
-            gold_facts=[Fact(page=2, text="Revenue was 12.")],
-        )
-        for i in range(3)
-    ]
-    run = tmp_path / "run"
-    run.mkdir()
-    write_generic(samples, run / "samples.jsonl")
-    (run / "datasets.json").write_text(json.dumps([{"name": "t", "pdf_dir": str(pdfs)}]))
-    with open(run / "trajectories.jsonl", "w") as fh:
-        for s in samples:
-            t = Trajectory(
-                sample_id=s.id,
-                strategy="topk",
-                run_key="topk-bm25",
-                pages=[2],
-                regions=[Region(page=2, bbox=box)],
-                citations=[Citation(sentence="Revenue was 12.", page=2, bbox=box.as_list())],
-                answer="12",
-            )
-            fh.write(t.model_dump_json() + "\n")
-    (run / "summary.json").write_text(json.dumps({"name": "exp", "cells": {}}))
-    return run
 
 
 @pytest.fixture

@@ -53,6 +53,7 @@ async def test_a_consistent_reply_is_correct_with_every_detail(make_sample, make
     assert row.status == "ok" and row.metrics == {"correct": 1.0}
     assert row.details == {
         "profile": "official",
+        "call_shape": "json",
         "view": "official_parser",
         "answerable": True,
         "has_answer_tag": True,

@@ -132,3 +132,34 @@ def test_the_paper_profile_keeps_its_own_population(tmp_path, capsys, judge) -> 
     # the paper loader drops rows the released code scores (float pages, boxes past the
     # edge, pages past the PDF, missing PDFs, facts naming unknown evidence)
     assert group["metrics"]["pages.f1"]["n"] == 8
+
+
+@pytest.mark.parametrize("profile", ["paper", "official"])
+def test_official_scorers_over_another_population_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str
+) -> None:
+    """``pages_official`` over a paper-profile import prints its block under a title naming
+    the population and warns that it is not summarize_eval.py's, pointing at --profile
+    official; over an official import it prints the released title, with no warning."""
+    run, _ = _import(tmp_path, capsys, profile)
+    argv = ["score", str(run), "--scorers", "pages_official", "--resamples", "0"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    released = "DocScope official summary (as summarize_eval.py prints it)"
+    if profile == "official":
+        assert released in captured.out and "warning:" not in captured.err
+        return
+    assert released not in captured.out
+    title = (
+        "DocScope official scoring of a paper-profile import of infer.jsonl, NOT "
+        "summarize_eval.py's population"
+    )
+    assert title in captured.out
+    assert "warning: the official-profile summary below is computed over a paper-profile" in (
+        captured.err
+    )
+    assert "scanrag import docscope-infer --profile official" in captured.err
+    from scanrag.evaluation.docscope.official.summary import main as print_blocks
+
+    assert print_blocks([str(run)]) == 0
+    assert "not the population summarize_eval.py counts" in capsys.readouterr().err

@@ -23,7 +23,7 @@ def test_long_records_carry_cell_item_and_outcome(error_run: Path) -> None:
     records = _long(error_run)
     columns = export.long_columns(records)
     assert columns[:6] == ["run", "cell", "run_key", "dataset", "strategy", "retriever"]
-    assert columns[-4:] == ["scorer", "row_status", "metric", "value"]
+    assert columns[-6:] == ["scorer", "row_status", "row_cause", "row_reason", "metric", "value"]
     for name in ("model.reader", "judge.default", "param.k", "outcome", "item_status"):
         assert name in columns
     failed = [r for r in records if r["sample_id"] == "synth-s3-d00-q01"]

@@ -14,7 +14,7 @@ import runner_fakes as rf
 from scanrag.config import config_from_dict
 from scanrag.rundir import JsonlLog
 from scanrag.runner import start_run
-from scanrag.runner.conditions import deciders
+from scanrag.runner.conditions import decider_entry, deciders
 from scanrag.runner.summary import condition_notes
 
 FULL_DOC = {"name": "full_doc", "params": {"max_tokens": 32}}
@@ -156,3 +156,44 @@ def test_deciders_count_items_and_disagreements() -> None:
     assert auto["judge_vs_rules"] == {"items": 2, "disagree": 1, "rate": 0.5}
     rules = deciders(scores, trajectories, "answer_rules")["c"]
     assert rules["decided_by"] == {"answer_rules": 3, "none": 1}
+
+
+def test_errored_items_are_decided_by_no_scorer() -> None:
+    """A truncated, model_error or on_degraded-fail item is credited to no scorer: the answer
+    scorer's "wrong" for its empty answer was decided without any judge call."""
+    trajectories = [
+        {"run_key": "c", "sample_id": "a", "status": "ok"},
+        {"run_key": "c", "sample_id": "t", "status": "truncated"},
+        {"run_key": "c", "sample_id": "m", "status": "model_error"},
+        {"run_key": "c", "sample_id": "g", "status": "degraded"},
+    ]
+    scores = [
+        {
+            "run_key": "c",
+            "sample_id": s,
+            "scorer": "answer",
+            "status": "ok",
+            "item_status": st,
+            "metrics": {"correct": 1.0 if s == "a" else 0.0},
+        }
+        for s, st in (("a", "ok"), ("t", "truncated"), ("m", "model_error"), ("g", "degraded"))
+    ]
+    cell = deciders(scores, trajectories, "auto")["c"]
+    assert cell["decided_by"] == {"answer": 1}
+    assert cell["errors"] == {"degraded": 1, "model_error": 1, "truncated": 1}
+    # read from the rows alone (no trajectory line), an errored item is still not credited
+    alone = deciders(scores, [], "auto")["c"]
+    assert alone["decided_by"] == {"answer": 1} and sum(alone["errors"].values()) == 3
+
+
+def test_no_judge_is_named_for_a_run_scored_by_rules_only() -> None:
+    manifest = {"models": {"judges": {"default": "local/qwen2.5-0.5b"}}}
+    rules_only = [{"run_key": "c", "sample_id": "a", "scorer": "answer_rules", "status": "ok"}]
+    entry = decider_entry("auto", rules_only, manifest)
+    assert entry["answer_judge"] is None
+    summary = {"decider": entry, "cells": {}}
+    assert condition_notes(summary) == [
+        "correct/wrong decided by: auto (answer, else answer_rules)"
+    ]
+    judged = [*rules_only, {"run_key": "c", "sample_id": "a", "scorer": "answer", "judges": []}]
+    assert decider_entry("auto", judged, manifest)["answer_judge"] == "local/qwen2.5-0.5b"

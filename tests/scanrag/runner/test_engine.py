@@ -355,14 +355,42 @@ def test_resume_warns_when_prompts_changed(tmp_path: Path, monkeypatch) -> None:
     assert any("prompt hashes changed" in m for m in messages)
 
 
-def test_a_raising_scorer_leaves_pairs_pending_for_the_resume(tmp_path: Path) -> None:
+def test_a_raising_scorer_is_a_scorer_error_row_retried_by_retry_errors(tmp_path: Path) -> None:
     rf.FLAKY.add("q0-1")
     try:
         result = run(tmp_path, scoring={"enabled": True, "scorers": ["fake_flaky"]})
     finally:
         rf.FLAKY.clear()
-    assert not result.complete and result.stop_reason is None
-    assert result.summary["counts"]["score_pending"] == 2
-    assert len(rows(result.run_dir, "scores.jsonl")) == 22
-    again = resume_run(result.run_dir, llm=rf.MODEL, log=None)
-    assert again.complete and len(rows(result.run_dir, "scores.jsonl")) == 24
+    assert result.complete and result.exit_code == 0  # 2 of 24 pairs failed, none dropped
+    scores = rows(result.run_dir, "scores.jsonl")
+    broken = [r for r in scores if r["status"] == "scorer_error"]
+    assert len(scores) == 24 and [r["sample_id"] for r in broken] == ["q0-1", "q0-1"]
+    assert broken[0]["reason"] == "ValueError: scorer bug on q0-1"
+    groups = result.summary["scoring"]["groups"]
+    assert groups["rag+overlap"]["judge_errors"]["fake_flaky"]["causes"] == {"scorer": 1}
+    again = resume_run(result.run_dir, retry_errors=True, llm=rf.MODEL, log=None)
+    latest = {(r["run_key"], r["sample_id"]): r for r in rows(result.run_dir, "scores.jsonl")}
+    assert again.complete and {r["status"] for r in latest.values()} == {"ok"}
+
+
+def test_a_judge_that_fails_on_every_item_exits_5(tmp_path: Path) -> None:
+    from scanrag.llm import ScriptedModel
+
+    prose = ScriptedModel(responder=lambda request: "They look alike to me.")
+    lines: list[str] = []
+    config = rf.make_config(
+        tmp_path,
+        scoring={"enabled": True, "scorers": ["fake_judge", "fake_exact"]},
+        models={"agents": {"reader": rf.MODEL_NAME}, "judges": {"default": "scripted/x"}},
+    )
+    result = start_run(config_from_dict(config), llm=rf.MODEL, judge_llm=prose, log=lines.append)
+    assert result.complete and result.exit_code == 5
+    assert (
+        "judge errors in rag+overlap, fake_judge: every judged item failed (12 of 12): parse 12"
+        in lines
+    )
+    assert any(
+        line.startswith("every judged item failed in: first_pages: fake_judge; rag+overlap")
+        and line.endswith("(exit code 5)")
+        for line in lines
+    )
