@@ -27,8 +27,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scanrag.runner.outcome import ALL_FAILED_EXIT
-
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 SET_PREFIX = "scoring."
 
@@ -304,7 +302,7 @@ def handle(args: argparse.Namespace) -> int:
     from scanrag.registry import UnknownNameError
     from scanrag.rundir import RunDirError
     from scanrag.runner.components import SetupError
-    from scanrag.runner.outcome import all_judged_failed, judge_failure_lines
+    from scanrag.runner.outcome import ALL_FAILED_EXIT, all_judged_failed, judge_failure_lines
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     try:
