@@ -1,4 +1,4 @@
-"""Helpers every strategy shares: documents of a sample, steps, settings, model calls."""
+"""Helpers every strategy shares: documents of a sample, steps, model calls."""
 
 from __future__ import annotations
 
@@ -56,14 +56,6 @@ def add_step(trajectory: Trajectory, kind: str, data: dict[str, Any], seconds: f
     return step
 
 
-def setting(value: Any, ctx: StrategyContext, key: str, default: Any = None) -> Any:
-    """A strategy parameter if given, else the runner's setting, else ``default``."""
-    if value is not None:
-        return value
-    found = ctx.settings.get(key)
-    return default if found is None else found
-
-
 def task_input(sample: Sample, task: TaskSpec) -> str:
     """Extra input some tasks carry (``task.given``): the candidate answer and chain a verify
     item asks about."""
@@ -109,7 +101,7 @@ def build_request(
         json_schema=json_schema,
         stage=stage,
         prompt_hash=prompt.hash,
-        seed=ctx.settings.get("seed", 0),
+        seed=ctx.settings.seed,
     )
 
 

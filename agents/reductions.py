@@ -3,13 +3,13 @@
 
 Every cut goes through :meth:`Trajectory.reduce` with a :class:`~scanrag.schemas.Reduction`
 that names what was left out and the setting or window that imposed it. With
-``on_degraded: fail`` (``StrategyContext.settings["on_degraded"]``) a degraded item makes no
+``on_degraded: fail`` (``StrategyContext.settings.on_degraded``) a degraded item makes no
 further model call and ends with status ``degraded``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from scanrag.agents.context import ContextOptions, PageRef, ReaderInput, page_text
@@ -198,8 +198,7 @@ def notes_trimmed(
 
 def fails_on_degraded(ctx: StrategyContext | None) -> bool:
     """Whether this run makes a degraded item an error (``runner.on_degraded: fail``)."""
-    settings: Mapping[str, Any] = getattr(ctx, "settings", None) or {}
-    return settings.get("on_degraded") == FAIL
+    return ctx is not None and ctx.settings.on_degraded == FAIL
 
 
 def degraded_message(trajectory: Trajectory) -> str:

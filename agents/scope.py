@@ -22,7 +22,6 @@ from scanrag.agents.common import (
     add_step,
     parse_context,
     resolve_documents,
-    setting,
     task_input,
 )
 from scanrag.agents.context import MODALITIES, ContextOptions, PageRef
@@ -179,8 +178,8 @@ class Scope:
     @property
     def page_cap(self) -> int | None:
         """The page cap in force (the strategy's, else the runner's ``max_pages``)."""
-        cap = setting(self.params.page_cap, self.ctx, "max_pages")
-        return int(cap) if cap is not None else None
+        cap = self.params.page_cap
+        return cap if cap is not None else self.ctx.settings.max_pages
 
     @property
     def page_cap_source(self) -> str:
@@ -189,21 +188,20 @@ class Scope:
 
     def options(self) -> ContextOptions:
         """How pages are shown to the reader (modality, caps, DPI)."""
-        max_images = setting(self.params.max_images, self.ctx, "max_images")
-        max_chars = setting(self.params.max_chars_per_page, self.ctx, "max_chars_per_page")
+        params, settings = self.params, self.ctx.settings
         return ContextOptions(
-            modality=self.params.modality,  # type: ignore[arg-type]
-            max_images=max_images,
-            max_chars_per_page=max_chars,
-            block_boxes=self.params.block_boxes,
-            dpi=self.ctx.settings.get("render_dpi"),
+            modality=params.modality,  # type: ignore[arg-type]
+            max_images=_first(params.max_images, settings.max_images),
+            max_chars_per_page=_first(params.max_chars_per_page, settings.max_chars_per_page),
+            block_boxes=params.block_boxes,
+            dpi=settings.render_dpi,
         )
 
     def spec(
         self, fallback: Fallback, *, stage: str = "reader", role: str = "reader"
     ) -> ReaderSpec:
         """How this strategy calls its reader at ``stage`` (fallback mode, token limits)."""
-        window = setting(self.params.context_tokens, self.ctx, "context_tokens")
+        window = _first(self.params.context_tokens, self.ctx.settings.context_tokens)
         source = (
             "strategy parameter context_tokens"
             if self.params.context_tokens is not None
@@ -215,7 +213,7 @@ class Scope:
             stage=stage,
             max_tokens=self.params.max_tokens,
             temperature=self.params.temperature,
-            context_tokens=int(window) if window is not None else None,
+            context_tokens=window,
             fallback=fallback,
             context_source=source,
         )
@@ -313,3 +311,8 @@ class Scope:
         if result.parsed is not None and result.raw is not None:
             apply_output(self.trajectory, result.parsed, result.raw)
         return result
+
+
+def _first(parameter: int | None, setting: int | None) -> int | None:
+    """A strategy parameter when given, else the runner's setting of that cap."""
+    return parameter if parameter is not None else setting

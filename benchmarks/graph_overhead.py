@@ -105,7 +105,7 @@ async def _one(
     label: str, name: str, params: dict[str, Any], ckpt: bool, args: Any
 ) -> tuple[float, float]:
     from scanrag.llm import ScriptedModel
-    from scanrag.protocols import StrategyContext
+    from scanrag.protocols import RunSettings, StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
 
     strategy = REGISTRY.create(name, **params)
@@ -123,7 +123,7 @@ async def _one(
             models={"reader": "scripted/reader"},
             retriever=_Retriever(),
             checkpoint_dir=work / "ckpt" if ckpt else None,
-            settings={"run_key": label},
+            settings=RunSettings(run_key=label),
         )
         async with gate:
             trajectory = await strategy.run(sample, ctx)

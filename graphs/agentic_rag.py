@@ -118,7 +118,7 @@ class AgenticRagStrategy(GraphStrategy):
     def thread_id(self, sample_id: str, ctx: StrategyContext) -> str:
         """Checkpoint thread of one item: ``<run key>/<sample id>`` (the run key derived
         from the configuration, models and retriever when the runner gives none)."""
-        run_key = ctx.settings.get("run_key") or stable_hash(
+        run_key = ctx.settings.run_key or stable_hash(
             {
                 "strategy": self.describe(),
                 "models": dict(ctx.models),

@@ -37,7 +37,7 @@ from scanrag.agents.scope import ItemContext, ReaderParams, Scope
 from scanrag.agents.state import StrategyState
 from scanrag.llm.types import ModelError
 from scanrag.params import ParamProblemsError, field_problems
-from scanrag.protocols import StrategyContext
+from scanrag.protocols import RunSettings, StrategyContext
 from scanrag.schemas import Sample, Status, Trajectory
 from scanrag.tasks import DEFAULT_TASK, task_spec
 
@@ -220,24 +220,24 @@ class GraphStrategy:
             "promise": self.promise,
         }
 
-    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+    def caps(self, settings: RunSettings) -> dict[str, int]:
         """The caps this strategy's input is read under, with the runner's ``settings``
         (``pages``: the page cap when it bounds what is read; ``chars_per_page``;
         ``images`` for image modalities)."""
         reader = self.reader
         out: dict[str, int] = {}
-        pages = reader.page_cap if reader.page_cap is not None else settings.get("max_pages")
+        pages = reader.page_cap if reader.page_cap is not None else settings.max_pages
         if self.page_capped and pages:
             out["pages"] = int(pages)
-        chars = reader.max_chars_per_page or settings.get("max_chars_per_page")
+        chars = reader.max_chars_per_page or settings.max_chars_per_page
         if chars:
             out["chars_per_page"] = int(chars)
-        images = reader.max_images or settings.get("max_images")
+        images = reader.max_images or settings.max_images
         if reader.modality != "text" and images:
             out["images"] = int(images)
         return out
 
-    def cap_label(self, settings: Mapping[str, Any]) -> str:
+    def cap_label(self, settings: RunSettings) -> str:
         """The caps as a table label shows them: ``≤60p ≤2000c/p ≤8img``."""
         return cap_label(self.caps(settings))
 

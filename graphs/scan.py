@@ -9,7 +9,7 @@ reduce node folds them into the item's trajectory in window order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
@@ -32,6 +32,7 @@ from scanrag.graphs.base import (
     node,
     open_scope,
 )
+from scanrag.protocols import RunSettings
 from scanrag.tasks import DEFAULT_TASK, task_spec
 
 
@@ -101,7 +102,7 @@ class ScanStrategy(GraphStrategy):
             "map": map_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
         }
 
-    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+    def caps(self, settings: RunSettings) -> dict[str, int]:
         """The reader's caps and ``max_windows``."""
         out = super().caps(settings)
         if self.scan.max_windows is not None:

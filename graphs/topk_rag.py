@@ -8,7 +8,7 @@ drops the worst-ranked pages first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from scanrag.agents import baseline
 from scanrag.agents.scope import ReaderParams
 from scanrag.graphs.base import Builder, GraphStrategy, linear_graph
+from scanrag.protocols import RunSettings
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,10 @@ class TopKRagStrategy(GraphStrategy):
         """``k``, ``order`` and the reader parameters."""
         return {"k": self.k, "order": self.order, **super().params()}
 
-    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+    def caps(self, settings: RunSettings) -> dict[str, int]:
         """The page cap counts when it is below ``k``."""
         out = super().caps(settings)
-        cap = (
-            self.reader.page_cap if self.reader.page_cap is not None else settings.get("max_pages")
-        )
+        cap = self.reader.page_cap if self.reader.page_cap is not None else settings.max_pages
         if cap and int(cap) < self.k:
             out = {"pages": int(cap), **out}
         return out

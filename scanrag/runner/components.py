@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scanrag.config import RetrieverSpec, RunCell, RunnerSpec
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.types import ChatModel
-from scanrag.protocols import Retriever, Strategy
+from scanrag.protocols import Retriever, RunSettings, Strategy
 from scanrag.registry import STRATEGIES
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.schemas import Document, Sample
@@ -311,15 +311,18 @@ def build_llm(
     return client
 
 
-def strategy_settings(runner: RunnerSpec) -> dict[str, Any]:
-    """The settings every strategy reads (``StrategyContext.settings``), from ``runner``."""
+def strategy_settings(runner: RunnerSpec) -> RunSettings:
+    """The settings every strategy reads (``StrategyContext.settings``), from ``runner``: its
+    typed fields, then the free-form ``runner.settings`` over them."""
     caps = runner.page_caps
-    return {
-        "seed": runner.seed,
-        "render_dpi": runner.render_dpi,
-        "max_pages": caps.max_pages,
-        "max_images": caps.max_images,
-        "max_chars_per_page": caps.max_chars_per_page,
-        "on_degraded": runner.on_degraded,
-        **runner.settings,
-    }
+    return RunSettings.model_validate(
+        {
+            "seed": runner.seed,
+            "render_dpi": runner.render_dpi,
+            "max_pages": caps.max_pages,
+            "max_images": caps.max_images,
+            "max_chars_per_page": caps.max_chars_per_page,
+            "on_degraded": runner.on_degraded,
+            **runner.settings,
+        }
+    )

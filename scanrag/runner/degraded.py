@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanrag.protocols import OnDegraded
 from scanrag.schemas import Reduction, Sample, Status, Trajectory
 from scanrag.schemas.reduction import degraded_message
 
@@ -42,7 +43,9 @@ def gold_pages_dropped(trajectory: Trajectory, sample: Sample) -> list[int]:
     return sorted((gold & dropped) - pages_shown(trajectory))
 
 
-def settle(trajectory: Trajectory, sample: Sample, on_degraded: str = "record") -> Trajectory:
+def settle(
+    trajectory: Trajectory, sample: Sample, on_degraded: OnDegraded = "record"
+) -> Trajectory:
     """Stamp ``gold_pages_dropped``; under ``on_degraded: fail`` a degraded item still ``ok``
     becomes an error of status ``degraded``."""
     trajectory.degraded = trajectory.degraded or any(r.degrading for r in trajectory.reductions)
