@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from scanrag.agents import baseline, routing
@@ -30,40 +29,29 @@ from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reader import read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
-from scanrag.agents.scope import Scope
+from scanrag.agents.scope import Count, ReaderParams, Scope
 from scanrag.agents.state import StrategyState
 from scanrag.llm.types import ChatResponse, ContextOverflowError
 from scanrag.parsing import first_object
 from scanrag.schemas import Citation, Document, Trajectory
 
 
-@dataclass(frozen=True)
-class AgentParams:
-    """The agent's budget and call settings (constructor parameters of ``agentic_rag``)."""
+class AgentParams(ReaderParams):
+    """The agent's budget and call settings (the parameters of ``agentic_rag``, then the
+    reader's)."""
 
-    k: int = 5
-    pages_per_step: int = 3
-    max_steps: int = 3
+    k: Count = 5
+    pages_per_step: Count = 3
+    max_steps: Count = 3
     plan_first: bool = True
-    planner_max_tokens: int = 64
+    planner_max_tokens: Count = 64
     assessor_max_tokens: int = 96
-    max_searches: int | None = None  # searches in all, fruitless ones included; 2 × max_steps
-
-    def __post_init__(self) -> None:
-        for name in ("k", "pages_per_step", "max_steps", "planner_max_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.max_searches is not None and self.max_searches < 1:
-            raise ValueError(f"max_searches must be >= 1, got {self.max_searches}")
+    max_searches: Count | None = None  # searches in all, fruitless ones included; 2 × max_steps
 
     @property
     def searches(self) -> int:
         """The search budget in force."""
         return 2 * self.max_steps if self.max_searches is None else self.max_searches
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as recorded in run manifests."""
-        return asdict(self)
 
 
 class AgenticState(StrategyState, total=False):

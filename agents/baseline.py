@@ -19,7 +19,6 @@ from scanrag.agents.state import PageKey, StrategyState
 from scanrag.schemas import Document, PageHit, Region, Sample, Status
 
 Order = Literal["rank", "page"]
-ORDERS: tuple[str, ...] = ("rank", "page")
 OracleLevel = Literal["pages", "regions", "facts"]
 
 

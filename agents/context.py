@@ -27,7 +27,6 @@ from scanrag.schemas import Document, Page
 from scanrag.untrusted import boundary, fence, open_line, safe_label
 
 Modality = Literal["text", "image", "both"]
-MODALITIES: tuple[str, ...] = ("text", "image", "both")
 CHARS_PER_TOKEN = 4
 TRUNCATION_MARK = " [... truncated]"
 

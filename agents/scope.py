@@ -1,20 +1,21 @@
 """What one strategy run works with: the item's inputs, reader settings, the trajectory.
 
-``ReaderParams`` are the constructor parameters every strategy shares (output path, modality,
-page and image caps, token limits). ``ItemContext`` holds one item's inputs — the sample, the
-runner's :class:`~scanrag.protocols.StrategyContext` (model client, documents, retriever,
-settings) and the documents resolved from them; the graphs hand it to LangGraph as the run's
-context. ``Scope`` is what a node works on: an item, the trajectory it is writing and the
-reader settings, with the operations every strategy shares (prepare, read-and-apply).
+``ReaderParams`` are the parameters every strategy shares (output path, modality, page and
+image caps, token limits); each strategy's parameter class extends them. ``ItemContext``
+holds one item's inputs — the sample, the runner's :class:`~scanrag.protocols.StrategyContext`
+(model client, documents, retriever, settings) and the documents resolved from them; the
+graphs hand it to LangGraph as the run's context. ``Scope`` is what a node works on: an item,
+the trajectory it is writing and the reader settings, with the operations every strategy
+shares (prepare, read-and-apply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
-from pydantic import GetCoreSchemaHandler
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationInfo
 
 from scanrag.agents import reductions
 from scanrag.agents.common import (
@@ -24,11 +25,10 @@ from scanrag.agents.common import (
     resolve_documents,
     task_input,
 )
-from scanrag.agents.context import MODALITIES, ContextOptions, PageRef
+from scanrag.agents.context import ContextOptions, Modality, PageRef
 from scanrag.agents.evidence import ParseContext
 from scanrag.agents.prompts.base import Prompt
-from scanrag.agents.prompts.reader import OUTPUTS
-from scanrag.agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
+from scanrag.agents.reader import Fallback, Output, ReaderSpec, ReadResult, read_pages
 from scanrag.agents.reductions import cap_source
 from scanrag.agents.reply import apply_output
 from scanrag.agents.state import PageKey
@@ -37,35 +37,38 @@ from scanrag.schemas import Document, Sample, Status, Trajectory
 from scanrag.tasks import TaskSpec, task_spec_or_default
 
 
-@dataclass(frozen=True)
-class ReaderParams:
-    """Reader settings shared by every strategy (``None``: take the runner's setting)."""
+def at_least_one(value: int, info: ValidationInfo) -> int:
+    """The rule of every count parameter."""
+    if value < 1:
+        raise ValueError(f"{info.field_name} must be >= 1, got {value}")
+    return value
 
-    output: str = "citations"
-    modality: str = "text"
-    page_cap: int | None = None
-    max_images: int | None = None
-    max_chars_per_page: int | None = None
-    max_tokens: int = 1024
-    context_tokens: int | None = None
+
+Count = Annotated[int, AfterValidator(at_least_one)]
+"""An integer parameter of at least 1 (pages, tokens, windows ...)."""
+
+
+class ReaderParams(BaseModel):
+    """Reader parameters every strategy shares (``None``: take the runner's setting).
+
+    A strategy's parameter class extends this one with its own fields (``TopKParams``,
+    ``AgentParams``, ``ScanParams``): the one place that owns the names, types and rules of a
+    strategy's parameters. A config's values are checked against it before a run starts
+    (:func:`scanrag.params.model_problems`) and the strategy is built from it, strictly (no
+    string-to-number coercion) and without unknown names.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    output: Output = "citations"
+    modality: Modality = "text"
+    page_cap: Count | None = None
+    max_images: Count | None = None
+    max_chars_per_page: Count | None = None
+    max_tokens: Count = 1024
+    context_tokens: Count | None = None
     block_boxes: bool = True
     temperature: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.output not in OUTPUTS:
-            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
-        if self.modality not in MODALITIES:
-            raise ValueError(f"modality must be one of {MODALITIES}, got {self.modality!r}")
-        for name in ("page_cap", "max_images", "max_chars_per_page", "context_tokens"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as recorded in run manifests."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ class Scope:
         """How pages are shown to the reader (modality, caps, DPI)."""
         params, settings = self.params, self.ctx.settings
         return ContextOptions(
-            modality=params.modality,  # type: ignore[arg-type]
+            modality=params.modality,
             max_images=_first(params.max_images, settings.max_images),
             max_chars_per_page=_first(params.max_chars_per_page, settings.max_chars_per_page),
             block_boxes=params.block_boxes,
@@ -208,7 +211,7 @@ class Scope:
             else "runner.settings.context_tokens"
         )
         return ReaderSpec(
-            output=self.params.output,  # type: ignore[arg-type]
+            output=self.params.output,
             role=role,
             stage=stage,
             max_tokens=self.params.max_tokens,

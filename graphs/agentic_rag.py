@@ -17,7 +17,6 @@ trajectory without any model call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
@@ -77,35 +76,9 @@ class AgenticRagStrategy(GraphStrategy):
     answer or its budget is spent; checkpointed and resumable."""
 
     name: ClassVar[str] = "agentic_rag"
-    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, AgentParams)
+    params_class: ClassVar[type[ReaderParams]] = AgentParams
+    parameters: AgentParams
     promise: ClassVar[str] = "every page it decides to read, whole, and all of its notes"
-
-    def __init__(
-        self,
-        *,
-        k: int = 5,
-        pages_per_step: int = 3,
-        max_steps: int = 3,
-        plan_first: bool = True,
-        planner_max_tokens: int = 64,
-        assessor_max_tokens: int = 96,
-        max_searches: int | None = None,
-        **reader: Any,
-    ) -> None:
-        super().__init__(**reader)
-        self.agent = AgentParams(
-            k=k,
-            pages_per_step=pages_per_step,
-            max_steps=max_steps,
-            max_searches=max_searches,
-            plan_first=plan_first,
-            planner_max_tokens=planner_max_tokens,
-            assessor_max_tokens=assessor_max_tokens,
-        )
-
-    def params(self) -> dict[str, Any]:
-        """The agent's budget and the reader parameters."""
-        return {**self.agent.as_dict(), **super().params()}
 
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the planner's and the assessor's."""
@@ -131,10 +104,10 @@ class AgenticRagStrategy(GraphStrategy):
 
     def build(self) -> Builder:
         """The loop of the module docstring."""
-        p = self.agent
+        p = self.parameters
         graph: Builder = StateGraph(AgenticState, context_schema=ItemContext)
         for name in NODES:
-            graph.add_node(name, node(name, self.reader, partial(getattr(agentic, name), p=p)))
+            graph.add_node(name, node(name, p, partial(getattr(agentic, name), p=p)))
         graph.add_edge(START, "prepare")
         graph.add_edge("prepare", "plan")
         graph.add_edge("plan", "retrieve")
@@ -164,7 +137,7 @@ class AgenticRagStrategy(GraphStrategy):
         if item.problem is not None:
             return trajectory.fail(Status.INPUT_ERROR, item.problem)
         # every node path is bounded by the read and search budgets; this is a safety net
-        limit = 12 + 8 * self.agent.max_steps + 2 * self.agent.searches
+        limit = 12 + 8 * self.parameters.max_steps + 2 * self.parameters.searches
         config: RunnableConfig = {
             "configurable": {"thread_id": self.thread_id(item.sample.id, item.ctx)},
             "recursion_limit": limit,
