@@ -30,7 +30,7 @@ from scanrag.agents.reader import read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
 from scanrag.agents.scope import Count, ReaderParams, Scope
-from scanrag.agents.state import StrategyState
+from scanrag.agents.state import StrategyState, TrajectoryValue
 from scanrag.llm.types import ChatResponse, ContextOverflowError
 from scanrag.parsing import first_object
 from scanrag.schemas import Citation, Document, Trajectory
@@ -69,10 +69,10 @@ class AgenticState(StrategyState, total=False):
     decision: str
 
 
-def initial_state(trajectory: Trajectory) -> AgenticState:
-    """The state a new question starts from."""
+def initial_state(trajectory: TrajectoryValue) -> AgenticState:
+    """The state a new question starts from (the trajectory in the form its run keeps it)."""
     return {
-        "trajectory": trajectory.model_dump(mode="json"),
+        "trajectory": trajectory,
         "query": None,
         "tried": [],
         "seen": [],

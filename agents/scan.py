@@ -33,7 +33,7 @@ from scanrag.agents.reader import ReaderSpec, read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
 from scanrag.agents.scope import Count, ReaderParams, Scope
-from scanrag.agents.state import StrategyState
+from scanrag.agents.state import StrategyState, as_trajectory, in_form_of
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
 
@@ -85,14 +85,14 @@ async def map_task(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[s
     returned with the result for ``reduce_windows`` to fold in."""
     window = state["window"]
     result = await map_window(scope, window["index"], window["pages"], p)
-    result["record"] = scope.trajectory.model_dump(mode="json")
+    result["record"] = in_form_of(scope.trajectory, state["trajectory"])
     return {"results": [result]}
 
 
 async def reduce_windows(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Fold the windows' records into the trajectory, then write the final reply."""
     results = sorted(state.get("results", []), key=lambda r: r["index"])
-    merge_records(scope.trajectory, [Trajectory.model_validate(r["record"]) for r in results])
+    merge_records(scope.trajectory, [as_trajectory(r["record"]) for r in results])
     order_map_steps(scope)
     await reduce(scope, [{k: v for k, v in r.items() if k != "record"} for r in results], p)
     return {}

@@ -28,6 +28,7 @@ from scanrag.agents import agentic, routing
 from scanrag.agents.agentic import AgenticState, AgentParams
 from scanrag.agents.prompts import agentic as agentic_prompts
 from scanrag.agents.scope import ItemContext, ReaderParams
+from scanrag.agents.state import as_trajectory
 from scanrag.graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
 from scanrag.graphs.checkpoints import shared_checkpointer
 from scanrag.hashing import stable_hash
@@ -154,7 +155,9 @@ class AgenticRagStrategy(GraphStrategy):
                     done.metadata["from_checkpoint"] = True
                     return done
                 resumed_at = list(snapshot.next) if snapshot.values else []
-            start = None if resumed_at else agentic.initial_state(trajectory)
+            # a checkpointer saves the state: the trajectory as JSON; else the object itself
+            form = trajectory if saver is None else trajectory.model_dump(mode="json")
+            start = None if resumed_at else agentic.initial_state(form)
             try:
                 final = await graph.ainvoke(start, config, context=item)
             except NodeFailedError as failure:
@@ -164,7 +167,7 @@ class AgenticRagStrategy(GraphStrategy):
                 trajectory.fail(Status.MODEL_ERROR, str(failure.__cause__))
                 trajectory.metadata["resumable"] = saver is not None
                 return trajectory
-        trajectory = Trajectory.model_validate(final["trajectory"])
+        trajectory = as_trajectory(final["trajectory"])
         if resumed_at:
             trajectory.metadata["resumed_at"] = resumed_at
         if saver is not None:

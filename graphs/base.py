@@ -34,7 +34,7 @@ from scanrag.agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
 from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reductions import DegradedInputError
 from scanrag.agents.scope import ItemContext, ReaderParams, Scope
-from scanrag.agents.state import StrategyState
+from scanrag.agents.state import StrategyState, as_trajectory, in_form_of
 from scanrag.llm.types import ModelError
 from scanrag.params import checked
 from scanrag.protocols import RunSettings, StrategyContext
@@ -72,13 +72,14 @@ def open_scope(state: StrategyState, runtime: Runtime[ItemContext], reader: Read
             "strategy graphs run with context=ItemContext.resolve(sample, ctx) "
             "(GraphStrategy.run passes it)"
         )
-    return Scope(item, Trajectory.model_validate(state["trajectory"]), reader)
+    return Scope(item, as_trajectory(state["trajectory"]), reader)
 
 
 def node(name: str, reader: ReaderParams, logic: Logic) -> Node:
     """Wrap node logic for LangGraph: open the scope, run the logic, store the trajectory
-    back into the state with the logic's update. A failure is re-raised as
-    :class:`NodeFailedError` (nothing is committed, so a checkpointed graph reruns the node)."""
+    back into the state (in the form it came in: the object, or JSON for a checkpointer) with
+    the logic's update. A failure is re-raised as :class:`NodeFailedError` (nothing is
+    committed, so a checkpointed graph reruns the node)."""
 
     # ``state: Any``: LangGraph reads a node's input keys from its first annotation, and
     # every node sees its graph's whole state (the strategy's own type).
@@ -90,7 +91,7 @@ def node(name: str, reader: ReaderParams, logic: Logic) -> Node:
                 update = await update
         except Exception as exc:
             raise NodeFailedError(name, scope.trajectory) from exc
-        return {**update, "trajectory": scope.trajectory.model_dump(mode="json")}
+        return {**update, "trajectory": in_form_of(scope.trajectory, state["trajectory"])}
 
     run.__name__ = name
     return run
@@ -244,10 +245,11 @@ class GraphStrategy:
         return trajectory
 
     async def execute(self, item: ItemContext, trajectory: Trajectory) -> Trajectory:
-        """Run the compiled graph on one item; the trajectory comes back from the state."""
-        state: StrategyState = {"trajectory": trajectory.model_dump(mode="json"), "stop": False}
+        """Run the compiled graph on one item, the trajectory object handed from node to node
+        in its state."""
+        state: StrategyState = {"trajectory": trajectory, "stop": False}
         final = await self.graph.ainvoke(state, self.run_config(), context=item)
-        return Trajectory.model_validate(final["trajectory"])
+        return as_trajectory(final["trajectory"])
 
 
 CAP_UNITS = {"pages": "p", "chars_per_page": "c/p", "images": "img", "windows": "w"}
