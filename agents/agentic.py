@@ -224,7 +224,7 @@ async def read(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, A
         parse_ctx=scope.parse_ctx,
         task_input=task_input(scope.sample, scope.task),
         step_data={"iteration": iteration},
-        raise_model_errors=True,
+        on_failure="raise",
     )
     note: dict[str, Any] = {"pages": pages, "text": "(the reader gave no usable reply)"}
     if result.parsed is not None:
@@ -306,8 +306,7 @@ async def answer(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str,
             prompt=reader_prompt(scope.params.output, scope.task, "notes"),
             step_kind="answer",
             step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
-            raise_model_errors=True,
-            raise_overflow=not last,  # the last try falls back on the pages instead
+            on_failure="raise" if last else "raise_all",  # the last try cuts the pages instead
         )
 
     result = await _trimming_notes(trajectory, state, "answer", write)

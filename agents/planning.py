@@ -1,4 +1,4 @@
-"""Planning a prompt against the model's context window before it is sent.
+"""Planning a read against the model's context window before it is sent: one :class:`ReadPlan`.
 
 The window comes from the strategy's ``context_tokens`` (or the runner's setting of that
 name), else from the model client (:meth:`scanrag.llm.gateway.LLMClient.context_window_of`:
@@ -8,13 +8,19 @@ does not fit, :func:`fit` shrinks the pages by the strategy's fallback mode — 
 (one character cap for every page, the last pages left out once the cap would fall below
 :data:`MIN_CHARS_PER_PAGE`) or ``drop`` (lowest-priority pages left out first) — and the
 result is counted again until it fits. No model call is spent finding out.
+
+:func:`plan_read` returns the plan the reader (:mod:`scanrag.agents.reader`) sends: the pages
+as promised and as planned, the input rendered from them (:mod:`scanrag.agents.context` only
+renders), the window they were fitted to and the last count, every shrinking round (recorded
+by the reader as a ``fallback`` step) and every cut (the configured caps' and the window's,
+as :class:`~scanrag.schemas.Reduction` records).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scanrag.agents.context import (
@@ -22,13 +28,23 @@ from scanrag.agents.context import (
     TRUNCATION_MARK,
     ContextOptions,
     PageRef,
+    ReaderInput,
+    build_input,
     estimate_tokens,
     page_block,
     page_text,
 )
+from scanrag.agents.reductions import input_caps, plan_reductions
 from scanrag.llm.fit import SAFETY, check_request_fits, client_count, client_window
-from scanrag.llm.types import ChatRequest, ContextWindow, TextPart, TokenCount
+from scanrag.llm.types import (
+    ChatRequest,
+    ContextOverflowError,
+    ContextWindow,
+    TextPart,
+    TokenCount,
+)
 from scanrag.protocols import StrategyContext
+from scanrag.schemas import Reduction
 from scanrag.untrusted import ID_LENGTH
 
 Fallback = Literal["truncate", "drop"]
@@ -53,11 +69,6 @@ async def window_for(
     if explicit is not None:
         return ContextWindow(tokens=explicit, source=source or "context_tokens")
     return await client_window(ctx.llm, ctx.model_for(role))
-
-
-async def count_request(ctx: StrategyContext, request: ChatRequest) -> TokenCount:
-    """Tokens of ``request`` as the model client counts them (else the character estimate)."""
-    return await client_count(ctx.llm, request)
 
 
 async def check_fits(
@@ -206,6 +217,13 @@ def same_fit(a: Fit, b: Fit) -> bool:
     return [r.key for r in a.refs] == [r.key for r in b.refs] and a.options == b.options
 
 
+def fits(count: TokenCount, max_tokens: int, window: ContextWindow) -> bool:
+    """Whether ``count`` tokens plus ``max_tokens`` fit ``window`` (an inexact count keeps
+    :data:`~scanrag.llm.fit.SAFETY` headroom)."""
+    room = window.tokens * (1.0 if count.exact else SAFETY)
+    return count.tokens + max_tokens <= room
+
+
 def describe_plan(
     window: ContextWindow, count: TokenCount, max_tokens: int, trigger: str
 ) -> dict[str, Any]:
@@ -220,14 +238,177 @@ def describe_plan(
     }
 
 
+# --------------------------------------------------------------------------- the plan
+
+Request = Callable[[ReaderInput], ChatRequest]
+"""The request a read would send for an input (the prompt around its pages)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How a read is fitted: the reader's role (whose model's window), its stage (named in the
+    records), the reply's ``max_tokens``, the fallback mode, and a window set by the strategy
+    or the runner (``context_tokens``, named by ``source``; ``None``: ask the model client)."""
+
+    role: str
+    stage: str
+    max_tokens: int
+    fallback: Fallback
+    context_tokens: int | None = None
+    source: str = "context_tokens"
+
+
+@dataclass
+class ReadPlan:
+    """One read's input as planned: what the reader sends and everything planning cut.
+
+    ``promised`` is the input as the strategy asked for it (pages in reading order with their
+    priorities, and how they are shown) and ``shown`` its rendering, ``fit`` the input as
+    planned (the same, or fewer or shorter pages) and ``input`` the content rendered from it.
+    ``window`` is the budget it was fitted to (``None``: unknown, nothing was planned) and
+    ``count`` its last count.
+    ``caps`` are the cuts the configured caps made to the promised input (characters per
+    page, stacked or missing images); ``fallbacks`` the shrinking rounds not yet recorded
+    (the reader takes them as ``fallback`` steps); ``causes`` why the input shrank.
+    """
+
+    request: Request
+    budget: Budget
+    promised: Fit
+    shown: ReaderInput
+    fit: Fit
+    input: ReaderInput
+    window: ContextWindow | None
+    caps: list[Reduction]
+    count: TokenCount | None = None
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        """Whether the last count fits the window (nothing to fit to: it does)."""
+        if self.window is None or self.count is None:
+            return True
+        return fits(self.count, self.budget.max_tokens, self.window)
+
+    @property
+    def shrunk(self) -> bool:
+        """Whether the planned input is less than the promised one."""
+        return not same_fit(self.fit, self.promised)
+
+    async def fit_to(self, ctx: StrategyContext, window: ContextWindow, trigger: str) -> None:
+        """Shrink the input until its counted request fits ``window`` (at most
+        :data:`PLAN_ROUNDS` rounds; :attr:`fits` tells whether it got there)."""
+        self.window = window
+        budget = self.budget
+        self.count = await client_count(ctx.llm, self.request(self.input))
+        for _ in range(PLAN_ROUNDS):
+            if self.fits:
+                return
+            request = self.request(self.input)
+            room = page_budget(
+                self.count,
+                estimate_units(request, self.promised.options.image_tokens),
+                self.input.est_tokens,
+                budget.max_tokens,
+                window.tokens,
+            )
+            new = fit(self.fit, room, budget.fallback)
+            if same_fit(new, self.fit):
+                new = fit(self.fit, int(room * 0.8), budget.fallback)
+                if same_fit(new, self.fit):
+                    return
+            facts = describe_plan(window, self.count, budget.max_tokens, trigger)
+            self._adopt(ctx, new, trigger, room, facts)
+            cause = (
+                f"context window of {window.tokens} tokens ({window.source}); the prompt "
+                f"counted {self.count.tokens} tokens ({self.count.method}) with max_tokens="
+                f"{budget.max_tokens}"
+            )
+            if cause not in self.causes:
+                self.causes.append(cause)
+            self.count = await client_count(ctx.llm, self.request(self.input))
+
+    def halve(self, ctx: StrategyContext, exc: ContextOverflowError) -> None:
+        """The model refused without naming its window: halve the page content."""
+        room = max(1, self.input.est_tokens // 2 + len(self.fit.refs))  # + rounding
+        new = fit(self.fit, room, self.budget.fallback)
+        self.causes.append(f"the model refused the prompt as too long: {exc.message}")
+        self._adopt(ctx, new, "overflow", room, {})
+
+    def _adopt(
+        self, ctx: StrategyContext, new: Fit, trigger: str, room: int, facts: dict[str, Any]
+    ) -> None:
+        """Take ``new`` as the planned input (a round for :attr:`fallbacks`) and render it."""
+        data: dict[str, Any] = {
+            "stage": self.budget.stage,
+            "mode": self.budget.fallback,
+            "budget_tokens": room,
+            "pages": [r.number for r in self.fit.refs],
+            **facts,
+            "trigger": trigger,
+        }
+        kept = {r.key for r in new.refs}
+        dropped = [r.number for r in self.fit.refs if r.key not in kept]
+        if dropped:
+            data["dropped_pages"] = dropped
+        before, after = self.fit.options, new.options
+        if after.max_chars_per_page != before.max_chars_per_page:
+            data["max_chars_per_page"] = after.max_chars_per_page
+        if after.max_images != before.max_images:
+            data["max_images"] = after.max_images
+        self.fallbacks.append(data)
+        self.fit = new
+        self.input = build_input(new.refs, new.options, ctx.renderer)
+
+    def reductions(self, primary: str | None) -> list[Reduction]:
+        """What planning left out of the promised input, one reduction per document
+        (``primary``: the id whose reductions name no document)."""
+        if not self.shrunk:
+            return []
+        merged = sum(len(c["pages"]) for c in self.input.composites)
+        merged_before = sum(len(c["pages"]) for c in self.shown.composites)
+        return plan_reductions(
+            (self.promised.refs, self.promised.options),
+            (self.fit.refs, self.fit.options),
+            cause="; then ".join(self.causes) or "context window",
+            stage=self.budget.stage,
+            primary=primary,
+            limit=self.window.tokens if self.window is not None else None,
+            images_merged=max(0, merged - merged_before),
+        )
+
+
+async def plan_read(
+    ctx: StrategyContext,
+    request: Request,
+    promised: Fit,
+    budget: Budget,
+    primary: str | None,
+) -> ReadPlan:
+    """The plan of one read: the promised input rendered, the caps' cuts, the window looked
+    up (``budget.context_tokens``, else the model client's) and, when one is known, the input
+    fitted to it (``trigger: planned``)."""
+    rendered = build_input(promised.refs, promised.options, ctx.renderer)
+    caps = input_caps(promised.refs, promised.options, rendered, budget.stage, primary)
+    window = await window_for(ctx, budget.role, budget.context_tokens, budget.source)
+    plan = ReadPlan(request, budget, promised, rendered, promised, rendered, window, caps)
+    if window is not None:
+        await plan.fit_to(ctx, window, "planned")
+    return plan
+
+
 __all__ = [
     "MIN_CHARS_PER_PAGE",
+    "Budget",
     "Fit",
+    "ReadPlan",
     "check_fits",
-    "count_request",
     "describe_plan",
     "estimate_units",
     "fit",
+    "fits",
     "page_budget",
+    "plan_read",
     "window_for",
 ]

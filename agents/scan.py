@@ -203,8 +203,7 @@ async def map_window(scope: Scope, index: int, pages: list[int], p: ScanParams) 
             prompt=map_prompt(scope.params.output, scope.task),
             step_kind="map",
             step_data={"window": index},
-            raise_model_errors=True,
-            raise_overflow=len(pages) > 1,
+            on_failure="raise_all" if len(pages) > 1 else "raise",
         )
     except ContextOverflowError as exc:
         half = len(pages) // 2
@@ -301,7 +300,7 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
                 prompt=reader_prompt(scope.params.output, scope.task, "notes"),
                 step_kind="reduce",
                 step_data={"windows": len(ok), "notes_chars": len(notes)},
-                raise_overflow=attempt < REDUCE_TRIMS,
+                on_failure="raise_overflow" if attempt < REDUCE_TRIMS else "record",
             )
         except ContextOverflowError:
             limit = next_limit(blocks, limit)

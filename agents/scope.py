@@ -152,31 +152,21 @@ class Scope:
     item: ItemContext
     trajectory: Trajectory
     params: ReaderParams
+    sample: Sample = field(init=False)
+    """The item's sample."""
+    ctx: StrategyContext = field(init=False)
+    """The runner's context: model client, documents, retriever, settings."""
+    task: TaskSpec = field(init=False)
+    """The item's task type, resolved once per item (:attr:`ItemContext.task`)."""
+    others: tuple[Document, ...] = field(init=False)
+    """The item's other documents (extra and cited ones)."""
+    parse_ctx: ParseContext | None = field(init=False)
+    """The documents a reply may cite."""
 
-    @property
-    def sample(self) -> Sample:
-        """The item's sample."""
-        return self.item.sample
-
-    @property
-    def ctx(self) -> StrategyContext:
-        """The runner's context: model client, documents, retriever, settings."""
-        return self.item.ctx
-
-    @property
-    def task(self) -> TaskSpec:
-        """The item's task type, resolved once per item (:attr:`ItemContext.task`)."""
-        return self.item.task
-
-    @property
-    def others(self) -> tuple[Document, ...]:
-        """The item's other documents (extra and cited ones)."""
-        return self.item.others
-
-    @property
-    def parse_ctx(self) -> ParseContext | None:
-        """The documents a reply may cite."""
-        return self.item.parse_ctx
+    def __post_init__(self) -> None:
+        item = self.item
+        self.sample, self.ctx, self.task = item.sample, item.ctx, item.task
+        self.others, self.parse_ctx = item.others, item.parse_ctx
 
     @property
     def page_cap(self) -> int | None:

@@ -210,7 +210,7 @@ def walks(root: Path, verbose: bool) -> None:
 
     folders = list(source_folders(root).values())
     read = structure_walk.read_walk(folders, root)
-    structure_walk.describe("read path", read, READ_TARGET, verbose)
+    structure_walk.describe("read path", read, READ_TARGET, verbose, structure_walk.READ_PARTS)
     config = structure_walk.config_walk(folders, root)
     structure_walk.describe("config walk", config, CONFIG_TARGET, verbose)
 

@@ -61,6 +61,7 @@ class WalkFigures:
 
     stops: list[tuple[str, str]]  # (file, function), in order of first entry
     visits: list[str]  # files in the order the walk visited them, repeats merged
+    parents: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # in the DFS
 
     @property
     def files(self) -> list[str]:
@@ -79,6 +80,17 @@ class WalkFigures:
 
     def summary(self) -> str:
         return f"{len(self.stops)} stops in {len(self.files)} files, {self.returns} returns"
+
+    def below(self, stop: tuple[str, str]) -> list[tuple[str, str]]:
+        """The stops the walk reached through ``stop`` (itself not included)."""
+        found = []
+        for other in self.stops:
+            up = self.parents.get(other)
+            while up is not None and up != stop:
+                up = self.parents.get(up)
+            if up == stop:
+                found.append(other)
+        return found
 
 
 @dataclass
@@ -170,6 +182,7 @@ def figures(tracer: Tracer, walk: set[int], root: int) -> WalkFigures:
             callees.setdefault(caller, {})[tracer.code_of[event.frame]] = None
     start = tracer.code_of[root]
     stops: dict[CodeType, None] = {start: None}
+    parents: dict[CodeType, CodeType] = {}
     visits: list[str] = []
 
     def visit(code: CodeType) -> None:
@@ -190,10 +203,15 @@ def figures(tracer: Tracer, walk: set[int], root: int) -> WalkFigures:
         if callee in stops:
             continue
         stops[callee] = None
+        parents[callee] = stack[-1][0]
         visit(callee)
         stack.append((callee, iter(callees.get(callee, ()))))
-    names = [(tracer.relative(c.co_filename) or "?", c.co_qualname) for c in stops]
-    return WalkFigures(names, visits)
+
+    def name(code: CodeType) -> tuple[str, str]:
+        return (tracer.relative(code.co_filename) or "?", code.co_qualname)
+
+    tree = {name(child): name(parent) for child, parent in parents.items()}
+    return WalkFigures([name(c) for c in stops], visits, tree)
 
 
 def descendants(tracer: Tracer, roots: set[int], cut: set[int]) -> set[int]:
@@ -418,13 +436,31 @@ def _chain(serial: int, parents: dict[int, int | None]) -> list[int]:
     return chain
 
 
-def describe(label: str, walk: WalkFigures, targets: tuple[int, int], verbose: bool) -> None:
-    """Print a walk's figures, how often it entered each file and (``verbose``) its stops."""
+READ_PARTS = (
+    ("rendering the pages", ("agents/context.py", "build_input")),
+    ("parsing the reply", ("agents/reader.py", "parse_reply")),
+)
+
+
+def describe(
+    label: str,
+    walk: WalkFigures,
+    targets: tuple[int, int],
+    verbose: bool,
+    parts: Sequence[tuple[str, tuple[str, str]]] = (),
+) -> None:
+    """Print a walk's figures, how often it entered each file, the stops below the entries
+    of ``parts`` (leaf components of the walk) and (``verbose``) every stop."""
     stops, files = targets
     print(f"{label}: {walk.summary()} (target: <= {stops} stops in <= {files} files)")
     entries = walk.entries()
     listed = ", ".join(f"{name} x{entries[name]}" for name in walk.files)
     print(f"  files entered: {listed}")
+    for part, stop in parts:
+        if stop in walk.stops:
+            inner = walk.below(stop)
+            files = {file for file, _ in inner}
+            print(f"  of which below {stop[1]} ({part}): {len(inner)} stops in {len(files)} files")
     if verbose:
         for file, function in walk.stops:
             print(f"    {file}: {function}")
