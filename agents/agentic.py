@@ -1,7 +1,7 @@
 """Node logic of the iterative agent (``agentic_rag``).
 
 Loop: plan a query → retrieve → read the pages not seen before → assess whether the notes
-suffice → refine the query, fetch the neighbouring pages, or answer. The agent never reads a
+suffice → refine the query, fetch the neighboring pages, or answer. The agent never reads a
 page twice; after ``max_steps`` reads it must answer (a forced answer). Every step goes to
 ``trajectory.steps``.
 
@@ -263,7 +263,7 @@ async def assess(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str,
     return {"decision": decision, "query": query}
 
 
-def neighbours_of(doc: Document, state: AgenticState, p: AgentParams) -> list[int]:
+def neighbors_of(doc: Document, state: AgenticState, p: AgentParams) -> list[int]:
     """Unseen pages next to the pages the notes cite (else next to the pages read)."""
     cited = [
         c["page"]
@@ -272,12 +272,12 @@ def neighbours_of(doc: Document, state: AgenticState, p: AgentParams) -> list[in
         if c.get("page") is not None and c.get("doc_id") in (None, doc.id)
     ]
     anchors = cited or list(reversed(state.get("read_pages", [])))
-    return routing.neighbour_pages(anchors, state.get("seen", []), doc.num_pages, p.pages_per_step)
+    return routing.neighbor_pages(anchors, state.get("seen", []), doc.num_pages, p.pages_per_step)
 
 
 async def neighbors(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Queue the unseen pages next to the evidence for the next read."""
-    pages = neighbours_of(scope.doc, state, p)
+    pages = neighbors_of(scope.doc, state, p)
     add_step(scope.trajectory, "neighbors", {"pages": pages})
     return {"pending": pages}
 

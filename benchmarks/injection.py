@@ -205,7 +205,7 @@ def sinbench_messages(question: Question, answer: str, layout: str) -> Any:
 class Tally:
     cases: int = 0
     flips: int = 0
-    clean_bad: int = 0  # clean runs already showing the attacked behaviour (noise floor)
+    clean_bad: int = 0  # clean runs already showing the attacked behavior (noise floor)
 
     def rate(self) -> float:
         return self.flips / self.cases if self.cases else 0.0

@@ -2,7 +2,7 @@
 
 Runs full_doc, topk_rag (BM25), agentic_rag, scan and oracle_pages on a few synthetic questions
 with ``local/smollm2-135m`` through the real gateway, and prints one row per strategy: page
-precision / recall / F1 (micro, answerable questions), answer match (normalised gold answer
+precision / recall / F1 (micro, answerable questions), answer match (normalized gold answer
 contained in the predicted one — a cheap stand-in for the answer judge), model calls, tokens
 and seconds. Prompts are capped (page text, reply length) so the run fits a CPU.
 

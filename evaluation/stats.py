@@ -6,7 +6,7 @@ Conventions
 -----------
 * Percentile bootstrap: resample items with replacement ``n_resamples`` times, recompute the
   statistic, and take the ``(1 - ci) / 2`` and ``(1 + ci) / 2`` percentiles (numpy's linear
-  interpolation). ``midpoint`` is the centre of that interval, the "stabilized estimate"
+  interpolation). ``midpoint`` is the center of that interval, the "stabilized estimate"
   ContextCheck reports instead of the plain point estimate.
 * Paired bootstrap p-value (two-sided): with d* the resampled differences of the statistic
   (A minus B on the same resampled items), ``p = min(1, 2 * (min(#{d* <= 0}, #{d* >= 0}) + 1)

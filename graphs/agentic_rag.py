@@ -61,14 +61,14 @@ def after_read(state: AgenticState, p: AgentParams) -> str:
 
 
 def after_assess(state: AgenticState, runtime: Runtime[ItemContext], p: AgentParams) -> str:
-    """Follow the assessor's decision (neighbours only while some are unread)."""
+    """Follow the assessor's decision (neighbors only while some are unread)."""
     doc = runtime.context.primary
-    has = doc is not None and bool(agentic.neighbours_of(doc, state, p))
+    has = doc is not None and bool(agentic.neighbors_of(doc, state, p))
     return routing.after_assess(state.get("decision", ""), state.get("query"), has)
 
 
 def after_neighbors(state: AgenticState) -> str:
-    """Read the queued neighbours, or plan again when there were none."""
+    """Read the queued neighbors, or plan again when there were none."""
     return "read" if state.get("pending") else "plan"
 
 

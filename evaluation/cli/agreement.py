@@ -24,7 +24,7 @@ CSV columns (header row required, extra columns ignored):
 
 Labels compare case-insensitively with spaces and hyphens read as underscores, so
 "Not covered" equals ``not_covered``. The ordinal scale is taken from ``--order`` (low to
-high) or recognised from the labels (not_covered < imprecise < covered, ...); numeric
+high) or recognized from the labels (not_covered < imprecise < covered, ...); numeric
 labels are used as they are.
 """
 

@@ -1,4 +1,4 @@
-"""``scanrag score RUN_DIR``: score a run's trajectories and summarise them.
+"""``scanrag score RUN_DIR``: score a run's trajectories and summarize them.
 
 Scores every (trajectory, scorer) pair of RUN_DIR without a current row, appending each row
 to ``scores.jsonl`` as soon as it is done (one write + fsync per row), then rebuilds

@@ -211,7 +211,7 @@ class AnswerScorer(ProfiledScorer):
             details=details | {"method": method},
         )
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         result = accuracy_aggregate(rows, stats)

@@ -85,9 +85,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=handle)
 
 
-def overrides_from_args(
-    args: argparse.Namespace, agent_roles: list[str] | None = None
-) -> list[str]:
+def overrides_from_args(args: argparse.Namespace) -> list[str]:
     """Turn the shortcut flags into ``--set`` overrides (shortcuts come last and win)."""
     out = list(args.overrides or [])
     simple = {

@@ -11,7 +11,7 @@ status and is counted and flagged everywhere; with ``fail`` it is an error of st
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,15 +141,9 @@ def report_lines(cells: Mapping[str, CellDegradation], on_degraded: str) -> list
     return out
 
 
-def describe_cells(cells: Sequence[str], stats: Mapping[str, CellDegradation]) -> dict[str, Any]:
-    """``summary.json``'s degradation per cell (zeros for cells without items)."""
-    return {key: (stats.get(key) or CellDegradation()).to_json() for key in cells}
-
-
 __all__ = [
     "CellDegradation",
     "by_cell",
-    "describe_cells",
     "gold_pages_dropped",
     "is_degraded",
     "pages_shown",

@@ -53,7 +53,7 @@ def make_document(
 
 
 class FakeRenderer:
-    """Writes a small solid PNG per page (colour from the page number) and counts calls."""
+    """Writes a small solid PNG per page (color from the page number) and counts calls."""
 
     def __init__(self, root: Path, fail_pages: Sequence[int] = ()) -> None:
         self.root = root
