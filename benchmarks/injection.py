@@ -335,8 +335,9 @@ def report(tallies: dict[str, Tally], clean: dict[str, Tally], layouts: Sequence
 
 async def run(args: argparse.Namespace) -> int:
     from scanrag.llm import LLMClient
+    from scanrag.llm.options import CallLimits
 
-    llm = LLMClient(max_concurrency=1)
+    llm = LLMClient(limits=CallLimits(max_concurrency=1))
     layouts = tuple(args.layouts.split(","))
     started = time.perf_counter()
     questions = QUESTIONS[: args.questions]

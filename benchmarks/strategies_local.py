@@ -48,6 +48,7 @@ async def run(args: argparse.Namespace) -> None:
     from scanrag.documents import ingest_pdf
     from scanrag.indexes.bm25 import BM25Index
     from scanrag.llm import LLMClient
+    from scanrag.llm.options import CallLimits
     from scanrag.protocols import StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
     from scanrag.synth import generate_corpus
@@ -68,7 +69,7 @@ async def run(args: argparse.Namespace) -> None:
     documents = {n: ingest_pdf(dataset.pdf_dir / n) for n in names}
     retriever = BM25Index()
     retriever.add(list(documents.values()))
-    client = LLMClient(max_concurrency=1)
+    client = LLMClient(limits=CallLimits(max_concurrency=1))
     print(f"{len(samples)} questions, {sum(d.num_pages for d in documents.values())} pages")
     header = f"{'strategy':<13} {'P':>5} {'R':>5} {'F1':>5} {'ans':>5} {'calls':>5} "
     print(header + f"{'tokens':>7} {'sec':>6} status")

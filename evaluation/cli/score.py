@@ -83,11 +83,12 @@ def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
     ``origin`` names the run in the replies it caches."""
     try:
         from scanrag.llm.gateway import LLMClient
+        from scanrag.llm.options import CacheOptions
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
     endpoints = config.model_entries() if config is not None else {}
-    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints, origin=origin)
+    return LLMClient(endpoints, cache=CacheOptions(cache_dir / "llm", origin=origin))
 
 
 def score_dir(

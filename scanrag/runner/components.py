@@ -295,18 +295,22 @@ def build_llm(
     later run replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
+        from scanrag.llm.options import CacheOptions, CallLimits, RetryPolicy
     except ImportError as exc:
         raise SetupError(f"the LLM gateway is unavailable: {exc}") from exc
+    llm = runner.llm
+    cache = CacheOptions(
+        Path(runner.cache_dir) / "llm" if llm.cache else None, llm.cache_scripted, origin
+    )
     client: ChatModel = LLMClient(
-        cache_dir=Path(runner.cache_dir) / "llm" if runner.llm.cache else None,
-        max_concurrency=runner.concurrency,
-        per_provider_concurrency=dict(runner.per_provider),
-        max_retries=runner.llm.max_retries,
-        timeout_s=runner.llm.timeout_s,
-        cache_scripted=runner.llm.cache_scripted,
-        endpoints=dict(endpoints),
-        retry_after_max_s=runner.llm.retry_after_max_s,
-        origin=origin,
+        endpoints,
+        cache=cache,
+        limits=CallLimits(runner.concurrency, dict(runner.per_provider)),
+        retries=RetryPolicy(
+            max_retries=llm.max_retries,
+            timeout_s=llm.timeout_s,
+            retry_after_max_s=llm.retry_after_max_s,
+        ),
     )
     return client
 
