@@ -85,6 +85,9 @@ MODULES: dict[str, list[str]] = {
     "scanrag.evaluation.stats": [
         "tests/evaluation/test_stats.py",
         "tests/evaluation/test_stats_bootstrap.py",
+    ],
+    "scanrag.evaluation.stats_agreement": [
+        "tests/evaluation/test_stats.py",
         "tests/evaluation/test_stats_agreement.py",
     ],
     "scanrag.evaluation.scholscan.formula": [
@@ -239,34 +242,35 @@ EQUIVALENT: dict[str, str] = {
         "the answer group runs to the end of the match"
     ),
     # scanrag.evaluation.stats
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:59:cmp0:Gt->GtE": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:173:59:cmp0:Gt->GtE": (
         "inner guard of the division: a zero denominator is masked to NaN by the outer where"
     ),
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:83:const:1->2": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:173:83:const:1->2": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:83:const:1->0": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:173:83:const:1->0": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "scanrag.evaluation.stats:_confusion:310:39:const:True->False": (
+    # scanrag.evaluation.stats_agreement
+    "scanrag.evaluation.stats_agreement:_confusion:44:39:const:True->False": (
         "zip(strict=...): every caller checked the lengths with _check_pair first"
     ),
-    "scanrag.evaluation.stats:accuracy:321:57:const:True->False": (
+    "scanrag.evaluation.stats_agreement:accuracy:55:57:const:True->False": (
         "zip(strict=...): the lengths were checked with _check_pair first"
     ),
-    "scanrag.evaluation.stats:_confusion:311:11:boolop:And->Or": (
+    "scanrag.evaluation.stats_agreement:_confusion:45:11:boolop:And->Or": (
         "every caller passes all observed classes, so both memberships always hold"
     ),
-    "scanrag.evaluation.stats:_confusion:312:42:const:1->2": (
+    "scanrag.evaluation.stats_agreement:_confusion:46:42:const:1->2": (
         "doubling every cell: F1, recall, kappa and MCC are ratios of same-degree counts"
     ),
-    "scanrag.evaluation.stats:kendall_tau_b:428:11:const:2->0": (
+    "scanrag.evaluation.stats_agreement:kendall_tau_b:162:11:const:2->0": (
         "n < 2 has no pairs: the zero denominator returns None just the same"
     ),
-    "scanrag.evaluation.stats:kendall_tau_b:431:23:const:1->0": (
+    "scanrag.evaluation.stats_agreement:kendall_tau_b:165:23:const:1->0": (
         "range(n) adds an i = n - 1 step that compares against an empty slice"
     ),
-    "scanrag.evaluation.stats:kendall_tau_b:439:12:binop:FloorDiv->Div": (
+    "scanrag.evaluation.stats_agreement:kendall_tau_b:173:12:binop:FloorDiv->Div": (
         "n(n-1) is even, so / and // give the same number"
     ),
     # scanrag.evaluation.mmlongbench.official
@@ -367,9 +371,6 @@ EQUIVALENT: dict[str, str] = {
         "type(name, ...) sets __qualname__ to the name by itself; an extra '' attribute is unused"
     ),
     # scanrag.evaluation.docscope.completeness
-    "scanrag.evaluation.docscope.completeness:<module>:53:8:const:'other'->''": (
-        "OTHER is kept for old summaries' readers; nothing reads it"
-    ),
     "scanrag.evaluation.docscope.completeness:page_check:77:57:const:1->2": (
         "any non-zero default for a missing fn gives False"
     ),

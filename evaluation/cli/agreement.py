@@ -188,7 +188,13 @@ def agreement_report(
     geometric: Sequence[str] = GEOMETRIC,
 ) -> dict[str, Any]:
     """Agreement figures on the items both sides label (see the module docstring)."""
-    from scanrag.evaluation.stats import accuracy, cohen_kappa, kendall_tau_b, macro_f1, mcc
+    from scanrag.evaluation.stats_agreement import (
+        accuracy,
+        cohen_kappa,
+        kendall_tau_b,
+        macro_f1,
+        mcc,
+    )
 
     shared = sorted(set(human) & set(judge))
     if not shared:
