@@ -29,7 +29,8 @@ from scanrag.agents.citations import parse_citations
 from scanrag.agents.common import add_step, build_request, send
 from scanrag.agents.context import ContextOptions, PageRef, ReaderInput
 from scanrag.agents.evidence import ParseContext, ParsedOutput
-from scanrag.agents.planning import Budget, Fallback, Fit, ReadPlan, plan_read
+from scanrag.agents.fitting import Fallback, Fit
+from scanrag.agents.planning import Budget, ReadPlan, plan_read
 from scanrag.agents.prompts.base import Prompt
 from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reductions import (
