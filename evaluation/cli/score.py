@@ -189,7 +189,7 @@ def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
     from rich.table import Table
 
-    from scanrag.runner.summary import table_console
+    from scanrag.runner.summary_table import table_console
 
     table = Table(title="scores")
     table.add_column("run key", overflow="fold")

@@ -94,7 +94,7 @@ def group_cost(group: Group) -> GroupCost:
 def headline_metrics(groups: Sequence[Group]) -> list[str]:
     """Metric names flagged headline in any group (first seen first; retrieval recall beside
     the cited-page metrics) that some group has a value for; all metrics if none is flagged."""
-    from scanrag.runner.summary import metric_order
+    from scanrag.runner.summary_table import metric_order
 
     names: list[str] = []
     for group in groups:

@@ -156,7 +156,7 @@ def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError
     from scanrag.rundir import RunDirError
     from scanrag.runner import SetupError, resume_run, start_run
-    from scanrag.runner.summary import render_table, table_console
+    from scanrag.runner.summary_table import render_table, table_console
 
     if bool(args.config) == bool(args.resume):
         print("error: give a CONFIG file or --resume RUN_DIR (not both)", file=sys.stderr)
