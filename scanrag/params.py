@@ -159,6 +159,8 @@ def model_problems(model: type[BaseModel], params: Mapping[str, Any]) -> list[Pr
         model.model_validate(params)
     except ValidationError as exc:
         found = _problems(model, params, exc.errors())
+    except (TypeError, LookupError, RuntimeError) as exc:  # a rule's own error (a model folder)
+        return [(None, str(exc))]
     else:
         return []
     return [(n, m.removeprefix(f"{n} ") if n else m) for n, m in found]
