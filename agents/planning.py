@@ -51,13 +51,6 @@ async def check_fits(
     await check_request_fits(ctx.llm, request, window)
 
 
-def fits(count: TokenCount, max_tokens: int, window: ContextWindow) -> bool:
-    """Whether ``count`` tokens plus ``max_tokens`` fit ``window`` (an inexact count keeps
-    :data:`~scanrag.llm.fit.SAFETY` headroom)."""
-    room = window.tokens * (1.0 if count.exact else SAFETY)
-    return count.tokens + max_tokens <= room
-
-
 def describe_plan(
     window: ContextWindow, count: TokenCount, max_tokens: int, trigger: str
 ) -> dict[str, Any]:
@@ -120,10 +113,12 @@ class ReadPlan:
 
     @property
     def fits(self) -> bool:
-        """Whether the last count fits the window (nothing to fit to: it does)."""
+        """Whether the last count plus the reply's ``max_tokens`` fits the window (an inexact
+        count keeps :data:`~scanrag.llm.fit.SAFETY` headroom; nothing to fit to: it does)."""
         if self.window is None or self.count is None:
             return True
-        return fits(self.count, self.budget.max_tokens, self.window)
+        room = self.window.tokens * (1.0 if self.count.exact else SAFETY)
+        return self.count.tokens + self.budget.max_tokens <= room
 
     @property
     def shrunk(self) -> bool:
@@ -237,7 +232,6 @@ __all__ = [
     "ReadPlan",
     "check_fits",
     "describe_plan",
-    "fits",
     "plan_read",
     "window_for",
 ]
