@@ -3,22 +3,42 @@ sends as a strategy graph's run context.
 
 ``scanrag run`` hands each graph a :class:`scanrag.agents.scope.ItemContext` built from live
 objects (model client, ingested documents, retriever). A client of LangGraph's server can only send
-JSON, so the context also has a JSON form, ``{"sample": <Sample>, "ctx": <ItemInputs>}``:
-the sample as in a run's ``samples.jsonl`` and the names of what to build — the model, the
-folder of the sample's PDFs, the retriever and the runner settings. LangGraph turns a context
-dict into ``ItemContext(**context)``, which builds the live objects from it
+JSON, so the context also has a JSON form, ``{"sample": ..., "ctx": <ItemInputs>, "params":
+{...}}``: the sample, the names of what to build — the model, the folder of the sample's PDFs,
+the retriever and the runner settings — and the strategy's parameters. LangGraph turns a
+context dict into ``ItemContext(**context)``, which builds the live objects from it
 (:func:`strategy_context`), and reads this form's JSON schema for Studio's context panel.
+
+The sample is either a line of a run's ``samples.jsonl`` exactly as written (the generic
+dataset format: ``doc``/``docs``, ``evidence_pages``, boxes as ``[x1, y1, x2, y2]``), or a
+:class:`~scanrag.schemas.Sample` as JSON (``doc_ids``, ``gold_pages`` ...): a mapping without
+``doc_ids`` is read as the former (:func:`sample_of`).
+
+Strategy parameters travel in the context: LangGraph's server refuses ``configurable``
+beside a ``context`` and hands the graph factory the context as its ``configurable``, so
+``params`` reaches :func:`scanrag.graphs.studio.make_graph` and builds that configuration
+(``{"k": 3}`` for ``topk_rag``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from scanrag.protocols import RunSettings, StrategyContext
 from scanrag.schemas import Sample
+
+
+def sample_of(value: Any) -> Any:
+    """A sample from JSON: a ``samples.jsonl`` line (generic dataset format, no ``doc_ids``)
+    becomes a :class:`Sample`; anything else is left for ``Sample`` validation."""
+    if isinstance(value, dict) and "doc_ids" not in value:
+        from scanrag.datasets import sample_from_row
+
+        return sample_from_row(value)  # a RowError is a ValueError: pydantic reports it
+    return value
 
 
 class ItemInputs(BaseModel):
@@ -57,8 +77,16 @@ class ItemContextJson(BaseModel):
 
     model_config = ConfigDict(extra="forbid", title="ItemContext")
 
-    sample: Sample
+    sample: Annotated[Sample, BeforeValidator(sample_of)] = Field(
+        description="The item: a line of a run's samples.jsonl as written (generic dataset "
+        "format) or a Sample as JSON."
+    )
     ctx: ItemInputs
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description='The strategy\'s constructor parameters ({"k": 3} for topk_rag); '
+        "LangGraph's server hands the context to the graph factory, which builds them.",
+    )
 
 
 def strategy_context(inputs: ItemInputs, sample: Sample) -> StrategyContext:
@@ -96,7 +124,7 @@ def strategy_context(inputs: ItemInputs, sample: Sample) -> StrategyContext:
 
 def from_json(sample: Any, ctx: Any) -> tuple[Sample, StrategyContext]:
     """The live ``(sample, ctx)`` pair of a JSON context (either side may already be live)."""
-    live = sample if isinstance(sample, Sample) else Sample.model_validate(sample)
+    live = sample if isinstance(sample, Sample) else Sample.model_validate(sample_of(sample))
     if isinstance(ctx, StrategyContext):
         return live, ctx
     return live, strategy_context(ItemInputs.model_validate(ctx), live)

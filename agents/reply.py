@@ -12,7 +12,9 @@ to the requested format. :func:`note_finish` records the first on the parse;
 * ``Trajectory.status`` becomes ``truncated`` when the reply hit the token limit before it gave
   any answer (no answer, verdict, issue or evidence chain), and ``unparsed`` when nothing at
   all could be read or the reply is ambiguous. A cut reply that did give its answer stays
-  ``ok`` (``parse: repaired``).
+  ``ok`` and is scored, flagged ``metadata["truncated"]`` with a warning on its report page
+  (a cut JSON object is closed: ``parse: repaired``; a string that runs into a raw line break,
+  ``{ "answer": "2.20 EUR }`` and prose after it, ends at that line).
 
 An ambiguous reply states different final answers: two ``<answer>`` tags that disagree
 (``<answer>3</answer> ... <answer>9</answer>``), or on the JSON path an ``answer`` field and
@@ -35,6 +37,10 @@ from scanrag.schemas import ParseStatus, Status, Trajectory
 
 LENGTH = "length"
 TRUNCATED_MESSAGE = "the reply hit the token limit (max_tokens) before giving an answer"
+CUT_AFTER_ANSWER = (
+    "the reply hit the token limit (max_tokens) after giving its answer: the answer is "
+    "scored, what came after it (evidence, facts) may be cut"
+)
 AMBIGUOUS = "ambiguous_answers"  # the parse note listing the different answers of a reply
 
 
@@ -108,7 +114,18 @@ def settle(trajectory: Trajectory, parsed: ParsedOutput) -> Trajectory:
         trajectory.fail(Status.TRUNCATED, TRUNCATED_MESSAGE)
     elif not parsed.usable:
         trajectory.fail(Status.UNPARSED, f"nothing usable in the reply ({parsed.parser} parser)")
+    elif parsed.notes.get("finish_reason") == LENGTH:
+        flag_cut_after_answer(trajectory)
     return trajectory
+
+
+def flag_cut_after_answer(trajectory: Trajectory) -> None:
+    """Mark an answered item whose reply the token limit cut (``metadata["truncated"]``, a
+    warning on its report page): it is scored, and the cut stays visible."""
+    trajectory.metadata["truncated"] = True
+    known = list(trajectory.metadata.get("warnings") or [])
+    if CUT_AFTER_ANSWER not in known:
+        trajectory.metadata["warnings"] = [*known, CUT_AFTER_ANSWER]
 
 
 def apply_output(trajectory: Trajectory, parsed: ParsedOutput, raw: str) -> Trajectory:

@@ -11,7 +11,7 @@ shares (prepare, read-and-apply).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -80,6 +80,8 @@ class ItemContext:
     when they cannot be (a missing document, a document without pages) ``problem`` says why
     and ``primary`` is ``None``. ``task`` is the sample's entry of the task table, looked up
     once when the item starts; everything below the graph nodes receives it from here.
+    ``params`` are the strategy parameters a LangGraph server's client sent in the context
+    (the graph factory built the graph with them; the nodes read their own copy).
     """
 
     sample: Sample
@@ -88,6 +90,7 @@ class ItemContext:
     others: tuple[Document, ...] = ()
     parse_ctx: ParseContext | None = None
     problem: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
     task: TaskSpec = field(init=False)
 
     def __post_init__(self) -> None:
@@ -114,7 +117,7 @@ class ItemContext:
         from scanrag.agents.item_inputs import ItemContextJson
 
         def build(value: ItemContextJson) -> ItemContext:
-            return cls(sample=value.sample, ctx=value.ctx)  # type: ignore[arg-type]
+            return cls(sample=value.sample, ctx=value.ctx, params=value.params)  # type: ignore[arg-type]
 
         from_json = core_schema.no_info_after_validator_function(
             build, handler.generate_schema(ItemContextJson)
@@ -259,6 +262,8 @@ class Scope:
 
     def prepare(self) -> bool:
         """Record the resolved documents; a missing one marks the item ``input_error``."""
+        if not self.trajectory.doc_ids:  # a trajectory started by a client of LangGraph's server
+            self.trajectory.doc_ids = list(self.sample.doc_ids)
         if self.item.problem is not None or self.item.primary is None:
             message = self.item.problem or "no primary document"
             self.trajectory.fail(Status.INPUT_ERROR, message)

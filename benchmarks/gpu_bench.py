@@ -1,23 +1,30 @@
 """GPU speed of the dense build, MaxSim and vector search, with the bounds to judge them by.
 
-    .venv/bin/python benchmarks/gpu_bench.py [--pages 4000] [--host-pages 4000]
-        [--maxsim-pages N] [--maxsim-tokens 700] [--search-vectors N] [--repeats 2] [--json OUT]
+    .venv/bin/python benchmarks/gpu_bench.py [--json OUT] [--sections dense,maxsim,search]
+        [--budget-s S] [--pages 2000] [--host-pages 2000] [--maxsim-pages 10000]
+        [--maxsim-tokens 700] [--search-vectors 1000000] [--repeats 2] [--tick-s 10]
 
-One command, about 5 minutes on one GPU; on a CPU-only machine the same sections run on the
-CPU (give small sizes: ``tests/benchmarks/test_gpu_bench.py`` runs it in seconds). Needs
-torch, sentence-transformers, faiss and the bundled all-MiniLM-L6-v2; no PDF library, no
-downloads. colpali-engine, when installed, is the MaxSim reference.
+Sized to finish within 5 minutes on one H100, warm-up included; on a CPU-only machine the
+same sections run on the CPU (give small sizes: ``tests/benchmarks/test_gpu_bench.py`` runs it
+in seconds). Needs torch, sentence-transformers, faiss and the bundled all-MiniLM-L6-v2; no PDF
+library, no downloads. colpali-engine, late-interaction-kernels and flash-maxsim are used
+when installed.
+
+It says where it is: each section prints a line when it starts and ends and, every
+``--tick-s`` seconds in between, its stage and done/total (``gpu_bench_progress.Section``).
+``--json OUT`` is rewritten after every section, so a run killed midway keeps the sections
+that finished. ``--budget-s`` bounds each section (default: ``BUDGETS``): past it the section
+stops at its next step and is marked ``"incomplete": true`` with the figures it has; a
+watchdog prints every thread's stack when a section overruns and ends a section that never
+returns to its code. Exit status 0 only when every section completed.
 
 1. ``dense`` (``benchmarks/gpu_bench_dense.py``): build pages/s of the project's path against
-   the path before it (windows re-tokenized by sentence-transformers) and raw
-   sentence-transformers ``encode`` of the same windows, with ``TOKENIZERS_PARALLELISM`` unset
-   and ``false``; host-only milliseconds per page (the forward replaced by a no-op).
-2. ``maxsim``: (page, query) pairs scored per second on the chosen device for the whole store
-   (5 queries and 1), the first call (blocks built), a scope of half the pages, one document
-   at a time (the fused Triton kernel on CUDA, and the matrix-product path beside it), and
-   colpali-engine's ``score_multi_vector`` on the same pages; next to the bound
-   of reading the padded store once per query group at the bandwidth of a measured
-   device-to-device copy, and the largest relative difference from the engine's scores.
+   the path before it and raw sentence-transformers ``encode`` of the same windows, with
+   ``TOKENIZERS_PARALLELISM`` unset and ``false``; host-only milliseconds per page.
+2. ``maxsim`` (``benchmarks/gpu_bench_maxsim.py``): every MaxSim path (the project's Triton
+   kernel, late-interaction-kernels, flash-maxsim, the matrix-product reference) and
+   colpali-engine's scorer side by side on one store, against the bound of reading the store
+   once per call at a measured copy bandwidth, with each path's difference from the reference.
 3. ``search``: exact top-10 over a flat store: faiss-cpu, torch on the CPU and torch on the GPU
    (when present), p50 milliseconds for one query and for a batch of 32, and whether every
    contender returns faiss-cpu's hits.
@@ -31,6 +38,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +48,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from colpali import best_of, print_sections, synthetic_store  # noqa: E402
+from colpali import print_sections  # noqa: E402
 from gpu_bench_dense import dense_build  # noqa: E402
+from gpu_bench_maxsim import maxsim  # noqa: E402
+from gpu_bench_progress import BudgetSpentError, Section  # noqa: E402
+
+# Seconds per section by default: together under 5 minutes with the start-up.
+BUDGETS = {"dense": 90.0, "maxsim": 120.0, "search": 45.0}
 
 
 def environment() -> dict[str, Any]:
@@ -55,6 +68,10 @@ def environment() -> dict[str, Any]:
     return {
         "torch": torch.__version__,
         "torch_cuda": torch.version.cuda or "none",
+        "triton": _version("triton"),
+        "late_interaction_kernels": _version("late-interaction-kernels"),
+        "flash_maxsim": _version("flash-maxsim"),
+        "colpali_engine": _version("colpali-engine"),
         "cuda": cuda,
         "gpu": torch.cuda.get_device_name(0) if cuda else "none",
         "cpus": os.cpu_count() or 0,
@@ -64,127 +81,22 @@ def environment() -> dict[str, Any]:
     }
 
 
-# -- MaxSim -------------------------------------------------------------------------------------
-def copy_bandwidth(device: str, megabytes: int = 512, repeats: int = 5) -> float:
-    """Bytes moved per second (read + write) by a device-to-device copy."""
-    import torch
+def _version(distribution: str) -> str:
+    from importlib import metadata
 
-    src = torch.empty(megabytes << 20, dtype=torch.uint8, device=device)
-    dst = torch.empty_like(src)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    best = float("inf")
-    for _ in range(repeats):
-        sync()
-        start = time.perf_counter()
-        dst.copy_(src)
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return 2 * src.numel() / best
-
-
-def maxsim(pages: int, tokens: int, doc_pages: int, repeats: int) -> dict[str, Any]:
-    import torch
-
-    from scanrag.indexes.colpali_models import select_device
-    from scanrag.indexes.colpali_scoring import MaxSimScorer
-
-    device = select_device()
-    store = synthetic_store(pages, tokens, 128)
-    rng = np.random.default_rng(1)
-    queries = [rng.standard_normal((20, 128), dtype=np.float32) for _ in range(5)]
-    for q in queries:
-        q /= np.linalg.norm(q, axis=1, keepdims=True)
-    breaks = np.arange(0, pages, doc_pages)
-    scorer = MaxSimScorer(device)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    start = time.perf_counter()
-    ours = scorer.scores(queries, store, None, breaks)
-    sync()
-    first_s = time.perf_counter() - start
-    half = np.arange(0, pages, 2)
-    docs = [np.arange(b, min(b + doc_pages, pages)) for b in breaks]
-
-    def per_document() -> None:
-        for rows in docs:
-            scorer.scores(queries, store, rows, breaks)
-
-    timed = {
-        "whole": lambda: scorer.scores(queries, store, None, breaks),
-        "one_query": lambda: scorer.scores(queries[:1], store, None, breaks),
-        "scoped_half": lambda: scorer.scores(queries, store, half, breaks),
-        "per_document": per_document,
-    }
-    if scorer.kernel:  # the matrix-product path beside the fused kernel
-        plain = MaxSimScorer(device, kernel=False)
-        plain.scores(queries, store, None, breaks)
-        timed["matmul_whole"] = lambda: plain.scores(queries, store, None, breaks)
-    engine = _engine(device, store, queries)
-    if engine is not None:
-        timed["engine"], timed["engine_scoped_half"] = engine["whole"], engine["half"](half)
-    seconds = dict(zip(timed, best_of(repeats, *timed.values()), strict=True))
-    n = pages * len(queries)
-    padded = sum(int(b.pages.numel()) * b.pages.element_size() for b in scorer._blocks)
-    bandwidth = copy_bandwidth(device)
-    report: dict[str, Any] = {
-        "device": device,
-        "shape": f"{pages} pages x ~{tokens} tokens x 128, {len(queries)} queries x 20 tokens",
-        "padded_store_bytes": padded,
-        "copy_bandwidth_gb_s": bandwidth / 1e9,
-        # reading the padded store once per query group at the copy's bandwidth
-        "bound_pairs_per_s": bandwidth / padded * n,
-        "bound_pairs_per_s_one_query": bandwidth / padded * pages,
-        "pairs_per_s": n / seconds["whole"],
-        "pairs_per_s_one_query": pages / seconds["one_query"],
-        "pairs_per_s_first_call": n / first_s,
-        "pairs_per_s_scoped_half": len(half) * len(queries) / seconds["scoped_half"],
-        "pairs_per_s_per_document": n / seconds["per_document"],
-        "fused_kernel": scorer.kernel,
-    }
-    if "matmul_whole" in seconds:
-        report["pairs_per_s_matmul_path"] = n / seconds["matmul_whole"]
-    report["fraction_of_bound"] = report["pairs_per_s"] / report["bound_pairs_per_s"]
-    report["fraction_of_bound_one_query"] = (
-        report["pairs_per_s_one_query"] / report["bound_pairs_per_s_one_query"]
-    )
-    if engine is not None:
-        report["engine_pairs_per_s"] = n / seconds["engine"]
-        report["engine_pairs_per_s_scoped_half"] = len(half) * 5 / seconds["engine_scoped_half"]
-        report["scoped_half_over_engine_scoped"] = (
-            report["pairs_per_s_scoped_half"] / report["engine_pairs_per_s_scoped_half"]
-        )
-        raw = engine["scores"]
-        report["max_rel_diff_vs_engine"] = float(np.abs(ours - raw).max() / np.abs(raw).max())
-    return report
-
-
-def _engine(device: str, store: Any, queries: list[np.ndarray]) -> dict[str, Any] | None:
-    """colpali-engine's scorer on the same pages (``None`` when it is not installed)."""
     try:
-        from colpali_engine.utils.processing_utils import BaseVisualRetrieverProcessor as Engine
-    except ImportError:
-        return None
-    import torch
-
-    dtype = torch.float32 if device == "cpu" else torch.float16
-    qs = [torch.from_numpy(q).to(dtype) for q in queries]
-    ps = [torch.from_numpy(store.page(i).astype(np.float32)).to(dtype) for i in range(len(store))]
-
-    def score(pages: list[Any]) -> Any:
-        return Engine.score_multi_vector(qs, pages, batch_size=256, device=device)
-
-    return {
-        "scores": score(ps).float().numpy(),
-        "whole": lambda: score(ps),
-        "half": lambda rows: lambda: score([ps[i] for i in rows]),
-    }
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 # -- vector search -------------------------------------------------------------------------------
-def search(vectors: int, dim: int, repeats: int) -> dict[str, Any]:
+def search(progress: Section, vectors: int, dim: int, repeats: int) -> None:
     import torch
 
     from scanrag.indexes.vector_store import VectorStore
 
+    progress.stage("vectors", 1)
     rng = np.random.default_rng(2)
     data = rng.standard_normal((vectors, dim), dtype=np.float32)
     data /= np.linalg.norm(data, axis=1, keepdims=True)
@@ -192,26 +104,72 @@ def search(vectors: int, dim: int, repeats: int) -> dict[str, Any]:
     stores = {"faiss_cpu": VectorStore(dim), "torch_cpu": VectorStore(dim, torch_device="cpu")}
     if torch.cuda.is_available():
         stores["torch_cuda"] = VectorStore(dim, torch_device="cuda")
+    progress.stage("add and warm", len(stores))
     for store in stores.values():
         store.add(data)
         store.search(batch[:1], 10)  # warm: the GPU copy is made by the first search
+        progress.advance()
     want = stores["faiss_cpu"].search(batch, 10)[1]
-    report: dict[str, Any] = {"vectors": vectors, "dim": dim}
+    figures = progress.figures
+    figures |= {"vectors": vectors, "dim": dim}
     for name, store in stores.items():
-        one = [_timed(lambda s=store, q=q: s.search(q[None], 10)) for q in batch[: repeats * 5]]
-        many = [_timed(lambda s=store: s.search(batch, 10)) for _ in range(repeats * 2)]
-        report[f"{name}_p50_ms_one_query"] = 1000 * statistics.median(one)
-        report[f"{name}_p50_ms_32_queries"] = 1000 * statistics.median(many)
-        report[f"{name}_same_hits_as_faiss"] = bool(
+        progress.stage(name, 5 + repeats * 2)
+        one = [_timed(lambda s=store, q=q: s.search(q[None], 10), progress) for q in batch[:5]]
+        many = [_timed(lambda s=store: s.search(batch, 10), progress) for _ in range(repeats * 2)]
+        figures[f"{name}_p50_ms_one_query"] = 1000 * statistics.median(one)
+        figures[f"{name}_p50_ms_32_queries"] = 1000 * statistics.median(many)
+        figures[f"{name}_same_hits_as_faiss"] = bool(
             np.array_equal(store.search(batch, 10)[1], want)
         )
-    return report
 
 
-def _timed(fn: Any) -> float:
+def _timed(fn: Callable[[], Any], progress: Section) -> float:
     start = time.perf_counter()
     fn()
-    return time.perf_counter() - start
+    spent = time.perf_counter() - start
+    progress.advance()
+    return spent
+
+
+# -- the run ------------------------------------------------------------------------------------
+class Run:
+    """The report so far and where it goes: written whole after every section (a kill
+    mid-write leaves the previous version)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.report: dict[str, Any] = {}
+
+    def save(self) -> None:
+        if self.path is not None:
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text(json.dumps(self.report, indent=2, default=str))
+            os.replace(tmp, self.path)
+
+
+def run_section(
+    run: Run, name: str, body: Callable[[Section], None], budget_s: float, tick_s: float
+) -> None:
+    """Run one section under its ``Section``; record its figures, marked incomplete or
+    failed, and save the report."""
+
+    def on_hang(section: Section) -> None:  # the watchdog's last act: keep what finished
+        stage = section.label
+        run.report[name] = {**section.figures, "incomplete": True, "error": f"hung in {stage}"}
+        run.save()
+
+    section = Section(name, budget_s, tick_s, on_hang=on_hang)
+    try:
+        with section:
+            body(section)
+        figures = dict(section.figures)
+    except BudgetSpentError as stop:
+        figures = {**section.figures, "incomplete": True, "stopped": str(stop)}
+    except Exception as exc:  # report every section, even when one breaks
+        figures = {**section.figures, "error": f"{type(exc).__name__}: {exc}"}
+    figures["section_s"] = section.elapsed()
+    run.report[name] = figures
+    run.save()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,39 +177,39 @@ def main(argv: list[str] | None = None) -> int:
 
     cuda = torch.cuda.is_available()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", type=int, default=4000 if cuda else 200)
-    parser.add_argument("--host-pages", type=int, default=4000 if cuda else 600)
+    parser.add_argument("--pages", type=int, default=2000 if cuda else 200)
+    parser.add_argument("--host-pages", type=int, default=2000 if cuda else 600)
     parser.add_argument("--chars", type=int, default=3000, help="characters per dense page")
-    parser.add_argument("--maxsim-pages", type=int, default=20000 if cuda else 1000)
+    parser.add_argument("--maxsim-pages", type=int, default=10000 if cuda else 1000)
     parser.add_argument("--maxsim-tokens", type=int, default=700)
     parser.add_argument("--doc-pages", type=int, default=50, help="pages per MaxSim document")
     parser.add_argument("--search-vectors", type=int, default=1_000_000 if cuda else 100_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--sections", default="dense,maxsim,search", help="comma-separated")
+    parser.add_argument("--budget-s", type=float, default=None, help="seconds per section")
+    parser.add_argument("--tick-s", type=float, default=10.0, help="seconds between lines")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    sections: dict[str, Any] = {
-        "dense": lambda: dense_build(args.pages, args.host_pages, args.repeats, chars=args.chars),
-        "maxsim": lambda: maxsim(
-            args.maxsim_pages, args.maxsim_tokens, args.doc_pages, max(args.repeats, 2)
+    sections: dict[str, Callable[[Section], None]] = {
+        "dense": lambda p: dense_build(
+            p, args.pages, args.host_pages, args.repeats, None, args.chars
         ),
-        "search": lambda: search(args.search_vectors, 384, max(args.repeats, 2)),
+        "maxsim": lambda p: maxsim(
+            p, args.maxsim_pages, args.maxsim_tokens, args.doc_pages, max(args.repeats, 2)
+        ),
+        "search": lambda p: search(p, args.search_vectors, 384, max(args.repeats, 2)),
     }
     chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
     if unknown := sorted(set(chosen) - set(sections)):
         parser.error(f"unknown sections {unknown}; known: {', '.join(sections)}")
-    report: dict[str, Any] = {"environment": environment()}
+    run = Run(args.json)
+    run.report["environment"] = environment()
     for name in chosen:
-        start = time.perf_counter()
-        try:
-            report[name] = sections[name]()
-        except Exception as exc:  # report every section, even when one breaks
-            report[name] = {"error": f"{type(exc).__name__}: {exc}"}
-        report[name]["section_s"] = time.perf_counter() - start
-    print_sections(report, number=",.6g")
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2, default=str))
-    return 1 if any("error" in v for v in report.values()) else 0
+        budget = args.budget_s if args.budget_s is not None else BUDGETS[name]
+        run_section(run, name, sections[name], budget, args.tick_s)
+    print_sections(run.report, number=",.6g")
+    finished = [run.report[name] for name in chosen]
+    return 0 if all("error" not in f and not f.get("incomplete") for f in finished) else 1
 
 
 if __name__ == "__main__":

@@ -1,12 +1,19 @@
 """GPU code paths checked against the CPU, with figures: run it on a machine with CUDA.
 
     python benchmarks/gpu_check.py [--pages 2000] [--json OUT]
+    python benchmarks/gpu_check.py --compile-only
+
+``--compile-only`` needs no GPU: it compiles every Triton kernel the MaxSim paths launch for
+sm_80 and sm_90 on the CPU (``scanrag.indexes.colpali_aot``), prints one line per kernel
+variant and target, then ``compiled N kernels for sm_80, sm_90``; the exit status is 0 only
+when every one compiled.
 
 1. Dense: a ``DenseIndex`` left to choose its device (CUDA when torch sees a GPU; FAISS on the
    GPU when the installed faiss has GPU support) against one forced onto the CPU, same pages
    and queries: the chosen devices, top-5 pages equal, largest score difference.
 2. ColPali: a ``ColPaliIndex`` (tiny offline ColQwen2 and ColPali models) on the chosen device
-   against the CPU: stored fp16 vectors, MaxSim scores and region proposals.
+   against the CPU: stored fp16 vectors, MaxSim scores (on CUDA: the project's Triton kernel)
+   and region proposals, and the MaxSim path that scored.
 3. MaxSim throughput on the chosen device (``benchmarks/colpali.py``'s measurement), with the
    largest relative difference from colpali-engine's own scorer.
 
@@ -135,6 +142,7 @@ def colpali(docs: list[Document], family: str) -> dict[str, Any]:
         "device": chosen.device,
         "model_param_device": str(next(chosen.encoder.model.parameters()).device),
         "scorer_device": chosen.scorer.device,
+        "maxsim_path": chosen.scorer.record(),
         "pages": chosen.page_count,
         "vectors_max_abs_diff": float(np.abs(a - b).max()) if a.shape == b.shape else None,
         "regions_on_top3": regions,
@@ -166,11 +174,31 @@ def environment() -> dict[str, Any]:
     return info
 
 
+def compile_only() -> int:
+    """Compile every MaxSim kernel for sm_80 and sm_90 here; 0 when all compiled."""
+    from scanrag.indexes import colpali_aot
+
+    results = colpali_aot.compile_all(report=lambda result: print(result.line(), flush=True))
+    targets = ", ".join(f"sm_{t}" for t in dict.fromkeys(r.target for r in results))
+    failed = [r for r in results if r.error is not None]
+    for module in colpali_aot.missing_libraries():
+        print(f"not installed, not compiled: {module}")
+    print(f"compiled {len(results) - len(failed)} kernels for {targets}")
+    if failed:
+        print(f"FAILED: {len(failed)} of {len(results)}")
+    return 1 if failed or not results else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=2000, help="pages for the MaxSim figures")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--compile-only", action="store_true", help="compile the MaxSim kernels; no GPU needed"
+    )
     args = parser.parse_args(argv)
+    if args.compile_only:
+        return compile_only()
     docs = documents()
     report: dict[str, Any] = {"environment": environment()}
     for name, run in (

@@ -1,4 +1,5 @@
-"""What the integrity checks of issue 20 cost: page-file checksums and row-index verification.
+"""What the integrity checks of issues 20 and 31 cost: page-file checksums, row-index
+verification, dataset row bounds and run-folder verification.
 
 **Page files.** Two ways to notice a page file edited after it was written: a whole-file
 checksum recomputed when the document is opened (what ``scanrag.documents.pagestore`` does),
@@ -17,6 +18,13 @@ or a checksum per page checked on every page read. Measured on the same page fil
 (every entry's offsets and checksum verified against the log's bytes), against a full scan
 (every row parsed), and parsing the index alone (the old trust-the-index cost, without the
 verification).
+
+**Dataset rows** (issue 31). Reading ``--rows`` generic rows with the row bounds
+(``read_records``: nesting, text UTF-8 cannot store) against ``json.loads`` of each line (the
+floor, what reading cost before), ``load_generic`` whole (rows into samples), the check of
+every sample before a run stores it (``drop_unstorable``), and ``RunDir.verify`` of a run
+folder holding those samples (config hash, SHA-256 of ``samples.jsonl`` and
+``datasets.json``: what every command that opens a run pays first).
 
     python benchmarks/integrity.py [--pdf-dir DIR] [--repeats 5] [--rows 20000] [--pages 40]
 
@@ -173,6 +181,80 @@ def row_index(rows: int, repeats: int) -> dict[str, float]:
     }
 
 
+def dataset_rows(rows: int, repeats: int) -> dict[str, float]:
+    """What the row bounds of issue 31 cost when a dataset file is read and a run folder is
+    opened, on ``rows`` generic rows (question, answer, pages, a little metadata)."""
+    from scanrag.config import config_from_dict
+    from scanrag.datasets import load_generic
+    from scanrag.datasets.base import drop_unstorable
+    from scanrag.datasets.sources import read_records
+    from scanrag.rundir import RunDir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "questions.jsonl"
+        lines = [
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "doc": f"doc{i % 50}.pdf",
+                    "question": f"What is the value of item {i} in the second table? " * 2,
+                    "answer": f"{i * 7} units",
+                    "answer_format": "Str",
+                    "evidence_pages": [i % 30 + 1, i % 30 + 2],
+                    "doc_type": "Research report",
+                    "evidence_sources": ["Table", "Pure-text"],
+                }
+            )
+            for i in range(rows)
+        ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        dataset = load_generic(path, validate=False)
+        run = RunDir.create(Path(tmp) / "runs", "bench")
+        run.write_config(
+            config_from_dict(
+                {
+                    "name": "b",
+                    "datasets": [{"path": str(path)}],
+                    "strategies": [{"name": "full_doc"}],
+                }
+            )
+        )
+        run.write_samples(dataset.samples)
+        run.write_json(
+            RunDir.DATASETS, [{"name": "b", "sample_ids": [s.id for s in dataset.samples]}]
+        )
+        run.write_json(
+            RunDir.MANIFEST,
+            {"config_hash": run.recorded_config_hash(), "files": run.file_digests()},
+        )
+
+        def json_only() -> None:  # the floor: what reading the rows cost before the bounds
+            [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+        best = _best(
+            repeats,
+            {
+                "json_only": json_only,
+                "read_records": lambda: read_records(path, arrays=False),
+                "load_generic": lambda: load_generic(path, validate=False),
+                "sample_check": lambda: drop_unstorable(dataset),
+                "verify_run": run.verify,
+            },
+        )
+        megabytes = path.stat().st_size / 1e6
+    return {
+        "rows": rows,
+        "file_megabytes": round(megabytes, 1),
+        **{f"{name}_ms": round(value * 1000, 1) for name, value in best.items()},
+        "read_over_json": round(best["read_records"] / best["json_only"], 2),
+        "checks_share_of_load": round(
+            (best["read_records"] - best["json_only"] + best["sample_check"])
+            / best["load_generic"],
+            3,
+        ),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pdf-dir", type=Path, default=REPO.parent / "shared/data/mmlb-dev/pdfs")
@@ -184,12 +266,16 @@ def main(argv: list[str] | None = None) -> int:
     print("page files:", json.dumps(pages))
     index = row_index(args.rows, args.repeats)
     print("row index:", json.dumps(index))
+    rows = dataset_rows(args.rows, args.repeats)
+    print("dataset rows:", json.dumps(rows))
     print(
         f"summary: verify {pages['verify_ms_per_mb']} ms/MB vs decode "
         f"{pages['decode_ms_per_page']} ms/page, per-page crc {pages['page_crc_ms_per_page']} "
         f"ms/page, break-even {pages['break_even_reads']} reads per page; index "
         f"{index['indexed_ms']} ms vs scan {index['scan_ms']} ms ({index['scan_over_indexed']}x) "
-        f"for {index['rows']} rows"
+        f"for {index['rows']} rows; dataset rows read {rows['read_over_json']}x bare json, "
+        f"checks {rows['checks_share_of_load']:.1%} of a load, run folder verified in "
+        f"{rows['verify_run_ms']} ms"
     )
     return 0
 

@@ -242,13 +242,13 @@ EQUIVALENT: dict[str, str] = {
         "the answer group runs to the end of the match"
     ),
     # scanrag.evaluation.stats
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:173:59:cmp0:Gt->GtE": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:191:59:cmp0:Gt->GtE": (
         "inner guard of the division: a zero denominator is masked to NaN by the outer where"
     ),
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:173:83:const:1->2": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:191:83:const:1->2": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:173:83:const:1->0": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:191:83:const:1->0": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
     # scanrag.evaluation.stats_agreement

@@ -45,10 +45,33 @@ def llama_server(
     threads: int | None = None,
     startup_s: float = 180.0,
     n_ctx: int | None = None,
+    attempts: int = 1,
+    warm_up_s: float | None = None,
 ) -> Iterator[str]:
     """llama-cpp-python's OpenAI server for embedded model ``model`` on a free loopback port;
     yields its ``api_base`` and stops it on exit. Its model is named ``model`` on the wire;
-    ``n_ctx`` sets its context window (default: the model's own)."""
+    ``n_ctx`` sets its context window (default: the model's own). A start that fails (the
+    server exits, or does not answer within ``startup_s``) is tried again on a new port, up to
+    ``attempts`` times; with ``warm_up_s`` a first call (one token) is made and waited for
+    that long, so the caller's first call finds the server warm."""
+    failures: list[str] = []
+    for _ in range(attempts):
+        with _started(model, threads, startup_s, n_ctx) as (api_base, problem):
+            if problem is None and warm_up_s is not None:
+                problem = warm_up(api_base, model, warm_up_s)
+            if problem is None:
+                yield api_base
+                return
+            failures.append(problem)
+    raise RuntimeError(f"llama_cpp.server did not start in {attempts} attempt(s): {failures}")
+
+
+@contextlib.contextmanager
+def _started(
+    model: str, threads: int | None, startup_s: float, n_ctx: int | None
+) -> Iterator[tuple[str, str | None]]:
+    """One server process: ``(api_base, None)`` once it answers, ``(api_base, why not)``
+    when it does not; stopped on exit either way."""
     from scanrag.llm.local import _threads
     from scanrag.llm.local_models import get_local_spec
 
@@ -80,8 +103,12 @@ def llama_server(
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            _wait_ready(api_base, process, log, startup_s)
-            yield api_base
+            try:
+                _wait_ready(api_base, process, log, startup_s)
+            except RuntimeError as exc:
+                yield api_base, str(exc)
+            else:
+                yield api_base, None
         finally:
             process.terminate()
             try:
@@ -89,6 +116,23 @@ def llama_server(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=15)
+
+
+def warm_up(api_base: str, model: str, timeout_s: float) -> str | None:
+    """One call of one token to the server, waited for ``timeout_s``; why it failed, or
+    ``None``."""
+    body = {"model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+    request = urllib.request.Request(
+        f"{api_base}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+            reply.read()
+    except OSError as exc:
+        return f"the first call failed after up to {timeout_s:g} s: {exc}"
+    return None
 
 
 def _wait_ready(api_base: str, process: subprocess.Popen[bytes], log: Any, limit: float) -> None:

@@ -30,6 +30,7 @@ import numpy as np
 from scanrag.evaluation.judging import JudgeContext
 from scanrag.evaluation.outcomes import gave_output
 from scanrag.evaluation.schemas import AggregateResult, MetricSummary, ScoreRow
+from scanrag.evaluation.stats import MIN_INTERVAL_ITEMS
 from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
 
@@ -215,7 +216,7 @@ def ratio_metric(
     total = float(den.sum()) if den.size else 0.0
     estimate = float(num.sum()) / total if total > 0 else None
     bounds: tuple[float | None, float | None] = (None, None)
-    if stats.n_resamples and num.size:
+    if stats.n_resamples and num.size >= MIN_INTERVAL_ITEMS:
         from scanrag.evaluation.stats import bootstrap_ratio_ci
 
         res = bootstrap_ratio_ci(
@@ -237,7 +238,7 @@ def mean_metric(
     arr = np.asarray(values, dtype=float)
     estimate = float(arr.mean()) if arr.size else None
     bounds: tuple[float | None, float | None] = (None, None)
-    if stats.n_resamples and arr.size:
+    if stats.n_resamples and arr.size >= MIN_INTERVAL_ITEMS:
         from scanrag.evaluation.stats import bootstrap_ci
 
         res = bootstrap_ci(
@@ -259,7 +260,7 @@ def statistic_metric(
     """Any statistic of an index array over items (F1 of summed counts...)."""
     estimate = statistic(np.arange(n_items)) if n_items else None
     bounds: tuple[float | None, float | None] = (None, None)
-    if stats.n_resamples and n_items:
+    if stats.n_resamples and n_items >= MIN_INTERVAL_ITEMS:
         from scanrag.evaluation.stats import bootstrap_statistic
 
         res = bootstrap_statistic(

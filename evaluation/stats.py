@@ -13,6 +13,10 @@ Conventions
   (A minus B on the same resampled items), ``p = min(1, 2 * (min(#{d* <= 0}, #{d* >= 0}) + 1)
   / (n_resamples + 1))``. It is the smallest two-sided level at which the percentile interval
   of d* excludes 0; the +1 keeps it from ever being exactly 0 with finitely many resamples.
+* No interval below :data:`MIN_INTERVAL_ITEMS` items: resampling n items draws at most
+  C(2n-1, n) distinct samples (1 for n = 1, 10 for n = 3), so such an "interval" (``[0.000,
+  0.000]`` for one wrong item) describes n, not the metric. Metric summaries leave ``low`` and
+  ``high`` empty there and every table shows "n too small" (:func:`interval_text`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,20 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel
+
+MIN_INTERVAL_ITEMS = 5
+"""The fewest items a bootstrap interval is computed for (see the module docstring)."""
+TOO_FEW = "n too small"
+
+
+def interval_text(low: float | None, high: float | None, n: int, digits: int = 3) -> str:
+    """``[0.410, 0.800]``; ``n too small`` for 1 ≤ n < :data:`MIN_INTERVAL_ITEMS` (also for a
+    summary written before intervals had a minimum); ``—`` without an interval."""
+    if 0 < n < MIN_INTERVAL_ITEMS:
+        return TOO_FEW
+    if low is not None and high is not None:
+        return f"[{low:.{digits}f}, {high:.{digits}f}]"
+    return "—"
 
 
 class BootstrapResult(BaseModel):

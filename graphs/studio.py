@@ -1,14 +1,17 @@
 """The strategy graphs for LangGraph's own tooling (``langgraph.json`` at the repository root).
 
-``langgraph dev`` (LangGraph CLI) and LangGraph Studio load a graph from ``path.py:name``;
-each name here is a graph factory for one built-in strategy with its default parameters.
-LangGraph calls a factory with the run's config: constructor parameters given as
-``configurable.params`` (e.g. ``{"k": 3}`` for ``topk_rag``) build that configuration
-instead. The graphs are the ones ``scanrag run`` executes; a run needs the item's inputs as
-its context (:class:`scanrag.agents.scope.ItemContext`: sample, documents, model client, retriever)
-and ``{"trajectory": ...}`` as its input, which is what ``GraphStrategy.run`` supplies. From
-Studio or the server's HTTP API the context is JSON (:mod:`scanrag.agents.item_inputs`); every graph
-gives its input, output and context JSON schemas (``get_*_jsonschema``).
+``langgraph dev`` (LangGraph CLI) and LangGraph Studio load a graph from ``path.py:name``; each
+name here is a graph factory for one built-in strategy with its default parameters. LangGraph
+calls a factory with the run's config: constructor parameters given as ``configurable.params``
+(e.g. ``{"k": 3}`` for ``topk_rag``) build that configuration instead. A client of LangGraph's
+server sends them in the run's context (``"params"``): the server refuses ``configurable``
+beside a ``context`` and hands the factory the context as its ``configurable``, so both reach
+:func:`make_graph` the same way. The graphs are the ones ``scanrag run`` executes; a run needs
+the item's inputs as its context (:class:`scanrag.agents.scope.ItemContext`: sample, documents,
+model client, retriever) and ``{"trajectory": ...}`` as its input, which is what
+``GraphStrategy.run`` supplies. From Studio or the server's HTTP API the context is JSON
+(:mod:`scanrag.agents.item_inputs`); every graph gives its input, output and context JSON
+schemas (``get_*_jsonschema``).
 
 The strategy names have one source, the ``scanrag.strategies`` entry points of this project
 (``pyproject.toml``): the factories below are made from them, and ``langgraph.json`` is

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -90,8 +90,16 @@ class PageIndex(ABC):
         if "name" not in cls.__dict__ and "kind" in cls.__dict__:
             cls.name = cls.kind
 
+    page_progress: Callable[[int], None] | None = None
+    """Told how many pages were just indexed, as a long build goes (set by the index pool
+    for progress lines; kinds that build in one quick pass never call it)."""
+
     def __init__(self) -> None:
         self._reset_rows()
+
+    def _pages_indexed(self, n: int) -> None:
+        if self.page_progress is not None:
+            self.page_progress(n)
 
     @classmethod
     def check_params(cls, arguments: Mapping[str, Any]) -> None:

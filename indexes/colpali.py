@@ -3,9 +3,9 @@
 Every page is rendered to an image (``scanrag.documents.render.PageRenderer``) and encoded by a
 colpali-engine model (ColPali, ColQwen2, ColQwen2.5, ColSmol/ColIdefics3; see
 ``scanrag.indexes.colpali_models``) into one 128-d vector per input token. Vectors are stored packed
-in float16 (``scanrag.indexes.colpali_scoring.PackedVectors``) together with each page's patch grid
+in float16 (``scanrag.indexes.colpali_packed.PackedVectors``) together with each page's patch grid
 (``scanrag.indexes.colpali_layouts``). Queries are encoded one at a time and scored by MaxSim
-against every page in scope, in padded batches, on CUDA when available.
+against every page in scope (``scanrag.indexes.colpali_scoring``), on CUDA when available.
 
 Beyond page hits, each hit carries candidate **regions**: boxes in normalized page coordinates
 where the query's tokens match the page's patches best (``scanrag.indexes.colpali_regions``), tagged
@@ -18,9 +18,11 @@ the stored token behind each grid cell, row-major). A page image that cannot be 
 ``add`` fail with the renderer's error and leaves the index unchanged.
 
 Memory: the stored vectors take ``2 × dim`` bytes per token (about 200 KB per ColQwen2 page of
-~780 tokens); the scorer keeps padded copies of them on the scoring device, in blocks that
-never straddle two documents (``scanrag.indexes.colpali_scoring``): float16 on a GPU, built by the
-first search; float32 on the CPU (twice as much again), built by the first whole-store search.
+~780 tokens). On CUDA a fused path keeps one packed float16 copy on the GPU; the matrix-product
+path keeps padded copies in blocks that never straddle two documents
+(``scanrag.indexes.colpali_blocks``): float16 on a GPU, built by the first search; float32 on
+the CPU (twice as much again), built by the first whole-store search. Which path scored is in
+the manifest (``extra.maxsim``).
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ from scanrag.indexes.colpali_models import (
     load_colpali,
     resolve_family,
 )
+from scanrag.indexes.colpali_packed import PackedVectors
 from scanrag.indexes.colpali_regions import propose_regions, similarity_grid
-from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes.colpali_scoring import MaxSimScorer, check_method
 from scanrag.indexes.errors import CorruptIndexError
 from scanrag.indexes.manifest import IndexManifest, library_versions
 from scanrag.protocols import PageRenderer
@@ -65,7 +68,9 @@ class ColPaliIndex(PageIndex):
     resolution (the processor resizes pages to its own input size afterwards);
     ``max_visual_tokens`` caps the patches per page for Qwen-based models. ``device`` (CUDA by
     default when available), ``batch_size`` (pages per encoder call), ``score_batch_pages``
-    (pages per MaxSim batch), ``region_threshold`` (0..1, higher = tighter boxes),
+    (pages per block of the matrix-product path), ``maxsim`` (the MaxSim path: ``auto`` times
+    them on CUDA and keeps the fastest; ``kernel``, ``lik``, ``flash`` or ``matmul`` forces one;
+    see ``scanrag.indexes.colpali_scoring``), ``region_threshold`` (0..1, higher = tighter boxes),
     ``max_regions`` (per hit, 0 = none), ``render_dir`` (page image cache; by default a
     temporary folder whose images are deleted once encoded) and ``renderer`` do not change
     what is stored. Hits carry candidate regions (``element_type="colpali_patch"``).
@@ -83,6 +88,7 @@ class ColPaliIndex(PageIndex):
         device: str | None = None,
         batch_size: int = 4,
         score_batch_pages: int = 256,
+        maxsim: str = "auto",
         region_threshold: float = 0.75,
         max_regions: int = 3,
         render_dir: str | Path | None = None,
@@ -96,6 +102,7 @@ class ColPaliIndex(PageIndex):
                 "score_batch_pages": score_batch_pages,
                 "region_threshold": region_threshold,
                 "max_regions": max_regions,
+                "maxsim": maxsim,
             }
         )
         self.model = model
@@ -104,7 +111,7 @@ class ColPaliIndex(PageIndex):
         self.batch_size = batch_size
         self.region_threshold, self.max_regions = region_threshold, max_regions
         self.encoder = load_colpali(model, self.family, device, max_visual_tokens)
-        self.scorer = MaxSimScorer(self.encoder.device, score_batch_pages)
+        self.scorer = MaxSimScorer(self.encoder.device, score_batch_pages, maxsim)
         self.store = PackedVectors(self.encoder.dim)
         self._set_grids(np.zeros((0, 2), np.int32), np.zeros(0, np.int32), np.zeros(1, np.int64))
         self._queries: OrderedDict[str, EncodedQuery] = OrderedDict()
@@ -124,6 +131,7 @@ class ColPaliIndex(PageIndex):
             raise ValueError(
                 f"region_threshold must lie in [0, 1], got {arguments['region_threshold']}"
             )
+        check_method(arguments.get("maxsim", "auto"))
         if arguments.get("max_regions", 0) < 0:
             raise ValueError(f"max_regions must be >= 0, got {arguments['max_regions']}")
         if "model" in arguments:
@@ -155,6 +163,7 @@ class ColPaliIndex(PageIndex):
             "dim": self.store.dim,
             "tokens": int(self.store.offsets[-1]),
             "patches": int(self._patch_offsets[-1]),
+            "maxsim": self.scorer.record(),
         }
 
     def renderer(self) -> PageRenderer:
@@ -191,6 +200,7 @@ class ColPaliIndex(PageIndex):
         for images in self._images(documents):
             encoded.extend(self.encoder.encode_images(images))
             log.debug("colpali: encoded %d pages", len(encoded))
+            self._pages_indexed(len(images))
         self.store.extend([page.vectors for page in encoded])
         self._append_grids([page.grid for page in encoded])
 

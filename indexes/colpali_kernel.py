@@ -1,32 +1,68 @@
-"""A fused MaxSim kernel (Triton) for CUDA: each page read once, no similarity tensor.
+"""The project's fused MaxSim kernel (Triton): one launch per call over a packed token store.
 
-``best_matches(tokens, pages, index)`` returns, for every query token row and every selected
-page, the page's best dot product, shape (rows, len(index)), float32. One Triton program per
-selected page keeps the query rows in registers, walks the page's tokens in tiles of
-``BLOCK_TOKENS`` and keeps a running maximum, so the page block is read once per query group
-and nothing else touches memory: the bound ``benchmarks/gpu_bench.py`` computes. The matrix
-products ``scanrag.indexes.colpali_scoring`` runs otherwise write a (rows × tokens) similarity
-tensor and read it back for the maximum; with ~100 query rows against 128 dims that is ~2.5× the
-traffic of reading the pages. ``index`` selects pages of the block by position, so a scoped
-search reads only its pages, with no gather copy.
+The store stays packed on the device, as on the host: every page's token vectors one after
+another in a (tokens, dim) float16 tensor, and a page table (``offsets``: page ``i`` owns
+rows ``offsets[i]:offsets[i + 1]``). A call hands the kernel the page numbers to score (the
+whole store or a scope, in any order: no gather copy) and its queries stacked into *groups*
+of at most ``MAX_ROWS`` token rows and ``SLOTS`` queries, padded to ``BLOCK_ROWS`` rows
+(16, 32, 64 or 128). One program scores one (page, group): it keeps the group's rows in
+registers, walks the page's own tokens in tiles of ``BLOCK_TOKENS`` (no padding is read),
+keeps a running maximum per row, then adds the rows of each query of the group (``slots``:
+the query slot of every row, -1 for padding rows) and writes one score per (query, page).
+Programs of one page are adjacent, so with several groups a page is read from memory once and
+from the L2 cache after. A query longer than ``MAX_ROWS`` rows takes several slots whose sums
+are added afterwards in a fixed order. Empty pages score 0.
 
-Padding tokens of a block are copies of a real token (or zeros for a page without vectors),
-so they never change a maximum and need no mask; tokens past the block width are masked.
+Tiles (tokens per step, warps, pipeline stages) are chosen by Triton's autotuner per
+(``BLOCK_ROWS``, dim) among ``TILES`` of the device's family (Hopper: ``hopper``; Ampere and
+older: ``ampere``), and the choice is kept on disk (``cache_results``). Nothing here needs a
+GPU to be checked: ``scanrag.indexes.colpali_aot`` compiles every variant for sm_80 and sm_90
+on the CPU, and the tests run the kernel under Triton's interpreter (``TRITON_INTERPRET=1``)
+with each tile against the matrix-product reference.
 
-Used on CUDA when Triton is installed (it ships with CUDA builds of torch): see
-``available``. The same kernel runs on the CPU under Triton's interpreter
-(``TRITON_INTERPRET=1``), which is how the tests check it on machines without a GPU. Tile
-sizes are untuned defaults.
+Kernel parameters carry no annotations but ``tl.constexpr``: Triton resolves annotations as
+names inside the kernel, and ``Any`` is not one (the NameError of issue 29).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-MAX_ROWS = 128  # query rows per launch (longer groups are split)
-BLOCK_TOKENS = 64
+import numpy as np
+
+MAX_ROWS = 128  # query token rows per group
+SLOTS = 16  # queries per group
+ROW_BLOCKS = (16, 32, 64, 128)  # BLOCK_ROWS values a call can pick
+DIMS = (128,)  # token dimensions of the supported models (colpali-engine projects to 128)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One autotune candidate: page tokens per step, warps, software-pipeline stages."""
+
+    tokens: int
+    warps: int
+    stages: int
+
+    def label(self) -> str:
+        return f"tokens={self.tokens} warps={self.warps} stages={self.stages}"
+
+
+TILES: dict[str, tuple[Tile, ...]] = {
+    # 228 KB of shared memory per SM: deeper pipelines, wider token steps.
+    "hopper": (Tile(64, 4, 3), Tile(128, 8, 3), Tile(64, 8, 4)),
+    # 164 KB (A100) or 100 KB (A10, L4): two stages.
+    "ampere": (Tile(64, 4, 2), Tile(128, 8, 2), Tile(32, 4, 2)),
+}
+TARGETS = {80: "ampere", 90: "hopper"}  # compute capability → tile family (AOT checks)
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def available(device: str) -> bool:
@@ -34,94 +70,206 @@ def available(device: str) -> bool:
     under Triton's interpreter (``TRITON_INTERPRET=1``, for tests)."""
     if importlib.util.find_spec("triton") is None:
         return False
-    return device.startswith("cuda") or os.environ.get("TRITON_INTERPRET") == "1"
+    return device.startswith("cuda") or interpreting()
 
 
-_KERNEL: Any = None
+def family(capability: tuple[int, int]) -> str:
+    return "hopper" if capability[0] >= 9 else "ampere"
 
 
-def _kernel() -> Any:
-    """The compiled kernel, defined on first use (importing Triton is slow)."""
-    global _KERNEL
-    if _KERNEL is not None:
-        return _KERNEL
+def block_rows(rows: int) -> int:
+    return next(b for b in ROW_BLOCKS if b >= min(rows, MAX_ROWS))
+
+
+def block_dim(dim: int) -> int:
+    return max(16, 1 << (dim - 1).bit_length())
+
+
+_KERNELS: dict[str, Any] = {}
+
+
+def jit_kernel() -> Any:
+    """The kernel as a plain ``triton.jit`` function (defined on first use: importing Triton is
+    slow). Its meta-parameters ``BLOCK_TOKENS``, ``num_warps`` and ``num_stages`` come from a
+    ``Tile``."""
+    if "jit" in _KERNELS:
+        return _KERNELS["jit"]
     import triton
     import triton.language as tl
 
-    @triton.jit  # type: ignore[misc]
-    def maxsim(
-        q_ptr: Any,
-        p_ptr: Any,
-        index_ptr: Any,
-        out_ptr: Any,
-        rows: Any,
-        width: Any,
-        dim: Any,
-        stride_page: Any,
-        stride_token: Any,
-        columns: Any,
-        BLOCK_ROWS: tl.constexpr,  # noqa: N803
-        BLOCK_TOKENS: tl.constexpr,  # noqa: N803
+    @triton.jit(do_not_specialize=["columns", "groups"])  # type: ignore[misc]
+    def maxsim_pages(
+        queries,
+        slots,
+        pages,
+        offsets,
+        vectors,
+        out,
+        columns,
+        groups,
+        DIM: tl.constexpr,  # noqa: N803
         BLOCK_DIM: tl.constexpr,  # noqa: N803
-    ) -> None:
-        column = tl.program_id(0)
-        page = tl.load(index_ptr + column)
+        BLOCK_ROWS: tl.constexpr,  # noqa: N803
+        SLOTS: tl.constexpr,  # noqa: N803
+        BLOCK_TOKENS: tl.constexpr,  # noqa: N803
+    ):
+        program = tl.program_id(0)
+        column = program // groups
+        group = program % groups
+        page = tl.load(pages + column)
+        start = tl.load(offsets + page)
+        stop = tl.load(offsets + page + 1)
         row = tl.arange(0, BLOCK_ROWS)
         feature = tl.arange(0, BLOCK_DIM)
-        query = tl.load(
-            q_ptr + row[:, None] * dim + feature[None, :],
-            mask=(row[:, None] < rows) & (feature[None, :] < dim),
-            other=0.0,
-        )
+        rows = group * BLOCK_ROWS + row
+        query = tl.load(queries + rows[:, None] * BLOCK_DIM + feature[None, :])
         best = tl.full((BLOCK_ROWS,), float("-inf"), tl.float32)
-        for start in range(0, width, BLOCK_TOKENS):
-            token = start + tl.arange(0, BLOCK_TOKENS)
-            vectors = tl.load(
-                p_ptr + page * stride_page + token[:, None] * stride_token + feature[None, :],
-                mask=(token[:, None] < width) & (feature[None, :] < dim),
+        for first in range(start, stop, BLOCK_TOKENS):
+            token = first + tl.arange(0, BLOCK_TOKENS)
+            inside = token < stop
+            tile = tl.load(
+                vectors + token[:, None] * DIM + feature[None, :],
+                mask=inside[:, None] & (feature[None, :] < DIM),
                 other=0.0,
             )
-            sims = tl.dot(query, tl.trans(vectors))
-            sims = tl.where(token[None, :] < width, sims, float("-inf"))
-            best = tl.maximum(best, tl.max(sims, axis=1))
-        tl.store(out_ptr + row * columns + column, best, mask=row < rows)
+            sims = tl.dot(query, tl.trans(tile))
+            best = tl.maximum(best, tl.max(tl.where(inside[None, :], sims, float("-inf")), axis=1))
+        best = tl.where(best == float("-inf"), 0.0, best)  # a page without tokens scores 0
+        slot = tl.load(slots + rows)
+        which = tl.arange(0, SLOTS)
+        sums = tl.sum(tl.where(slot[:, None] == which[None, :], best[:, None], 0.0), axis=0)
+        tl.store(out + (group * SLOTS + which) * columns + column, sums)
 
-    _KERNEL = maxsim
-    return maxsim
+    _KERNELS["jit"] = maxsim_pages
+    return maxsim_pages
 
 
-def best_matches(tokens: Any, pages: Any, index: Any) -> Any:
-    """(rows, len(index)) float32: per query token row, the best dot product with any token of
-    each selected page. ``tokens`` (rows, dim) and ``pages`` (n, width, dim) share a dtype and
-    device; ``index`` is an int64 tensor of page positions on that device."""
-    import torch
+def autotuned(name: str) -> Any:
+    """The kernel autotuned over the tiles of family ``name`` (kept per family)."""
+    if name not in _KERNELS:
+        import triton
+
+        _KERNELS[name] = triton.autotune(
+            configs=[_config(tile) for tile in TILES[name]],
+            key=["BLOCK_ROWS", "DIM"],
+            cache_results=True,
+        )(jit_kernel())
+    return _KERNELS[name]
+
+
+def _config(tile: Tile) -> Any:
     import triton
 
-    rows, dim = tokens.shape
-    width = pages.shape[1]
-    out = torch.zeros((rows, len(index)), dtype=torch.float32, device=tokens.device)
-    if width == 0 or len(index) == 0:  # pages without vectors score 0
-        return out
-    pages = pages.contiguous()
-    kernel = _kernel()
-    block_dim = max(16, triton.next_power_of_2(dim))
-    for first in range(0, rows, MAX_ROWS):
-        part = tokens[first : first + MAX_ROWS].contiguous()
-        result = torch.empty((len(part), len(index)), dtype=torch.float32, device=tokens.device)
-        kernel[(len(index),)](
-            part,
-            pages,
-            index,
-            result,
-            len(part),
-            width,
-            dim,
-            pages.stride(0),
-            pages.stride(1),
-            len(index),
-            BLOCK_ROWS=max(16, triton.next_power_of_2(len(part))),
-            BLOCK_TOKENS=BLOCK_TOKENS,
-            BLOCK_DIM=block_dim,
-        )
-        out[first : first + len(part)] = result
-    return out
+    return triton.Config(
+        {"BLOCK_TOKENS": tile.tokens}, num_warps=tile.warps, num_stages=tile.stages
+    )
+
+
+@dataclass
+class QueryGroups:
+    """Queries stacked for the kernel, on the scoring device."""
+
+    tokens: Any  # (groups, BLOCK_ROWS, BLOCK_DIM) float16, zero padded
+    slots: Any  # (groups, BLOCK_ROWS) int32: the row's query slot in its group, -1 for padding
+    parts: list[list[int]]  # per query, its rows' slots (group * SLOTS + slot), in row order
+    dim: int
+
+    @property
+    def count(self) -> int:
+        return int(self.tokens.shape[0])
+
+    @property
+    def rows(self) -> int:
+        return int(self.tokens.shape[1])
+
+
+def plan_groups(lengths: Sequence[int]) -> list[list[tuple[int, int, int]]]:
+    """Queries (by their token counts) packed in order into groups of at most ``MAX_ROWS``
+    rows and ``SLOTS`` queries: per group, (query, first row, end row) pieces. A query longer
+    than ``MAX_ROWS`` is cut into pieces that start new groups."""
+    groups: list[list[tuple[int, int, int]]] = [[]]
+    used = 0
+    for query, length in enumerate(lengths):
+        for first in range(0, length, MAX_ROWS):
+            size = min(MAX_ROWS, length - first)
+            if groups[-1] and (used + size > MAX_ROWS or len(groups[-1]) == SLOTS):
+                groups.append([])
+                used = 0
+            groups[-1].append((query, first, first + size))
+            used += size
+    return groups
+
+
+def stack_queries(queries: Sequence[np.ndarray], device: str) -> QueryGroups:
+    """The queries as ``QueryGroups`` on ``device`` (``plan_groups``)."""
+    import torch
+
+    dim = int(queries[0].shape[1])
+    planned = plan_groups([len(q) for q in queries])
+    rows = block_rows(max(sum(b - a for _, a, b in group) for group in planned))
+    tokens = np.zeros((len(planned), rows, block_dim(dim)), dtype=np.float16)
+    slots = np.full((len(planned), rows), -1, dtype=np.int32)
+    parts: list[list[int]] = [[] for _ in queries]
+    for g, group in enumerate(planned):
+        row = 0
+        for slot, (query, first, end) in enumerate(group):
+            tokens[g, row : row + end - first, :dim] = queries[query][first:end]
+            slots[g, row : row + end - first] = slot
+            parts[query].append(g * SLOTS + slot)
+            row += end - first
+    return QueryGroups(
+        torch.from_numpy(tokens).to(device), torch.from_numpy(slots).to(device), parts, dim
+    )
+
+
+def launch_arguments(
+    groups: QueryGroups, vectors: Any, offsets: Any, pages: Any
+) -> tuple[tuple[int], tuple[Any, ...], dict[str, Any], Any]:
+    """(grid, positional arguments, constexprs, output tensor) of one launch that scores
+    ``pages`` (int64 page numbers) of the packed store (``vectors``, int64 ``offsets``)."""
+    import torch
+
+    columns = int(pages.shape[0])
+    out = torch.empty((groups.count * SLOTS, columns), dtype=torch.float32, device=vectors.device)
+    args = (groups.tokens, groups.slots, pages, offsets, vectors, out, columns, groups.count)
+    meta = {
+        "DIM": groups.dim,
+        "BLOCK_DIM": int(groups.tokens.shape[2]),
+        "BLOCK_ROWS": groups.rows,
+        "SLOTS": SLOTS,
+    }
+    return (columns * groups.count,), args, meta, out
+
+
+def page_scores(
+    groups: QueryGroups, vectors: Any, offsets: Any, pages: Any, tile: Tile | None = None
+) -> Any:
+    """(queries, len(pages)) float32 MaxSim scores on the device, one launch. ``tile`` forces
+    one tile instead of the autotuner (the only way under the interpreter, which cannot time)."""
+    import torch
+
+    grid, args, meta, out = launch_arguments(groups, vectors, offsets, pages)
+    if grid[0] == 0:
+        return torch.zeros((len(groups.parts), 0), dtype=torch.float32, device=vectors.device)
+    if tile is None and interpreting():
+        tile = TILES["ampere"][0]
+    if tile is not None:
+        meta |= {"BLOCK_TOKENS": tile.tokens, "num_warps": tile.warps, "num_stages": tile.stages}
+        jit_kernel()[grid](*args, **meta)
+    else:
+        capability = torch.cuda.get_device_capability(vectors.device)
+        autotuned(family(capability))[grid](*args, **meta)
+    return combine(out, groups.parts)
+
+
+def combine(out: Any, parts: list[list[int]]) -> Any:
+    """Per query, the sum of its slots' rows of ``out``, added in slot order."""
+    import torch
+
+    first = torch.tensor([p[0] for p in parts], device=out.device)
+    scores = out.index_select(0, first)
+    for k in range(1, max(len(p) for p in parts)):
+        longer = [q for q, p in enumerate(parts) if len(p) > k]
+        rows = torch.tensor([parts[q][k] for q in longer], device=out.device)
+        scores[longer] += out.index_select(0, rows)
+    return scores

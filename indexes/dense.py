@@ -41,6 +41,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from contextlib import closing
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -248,18 +249,21 @@ class DenseIndex(PageIndex):
         vectors: list[np.ndarray] = []
         rows: list[np.ndarray] = []
         texts = (text for document in documents for text in document.page_texts())
-        for windows in prefetch(self._windows(texts), self.feed.overlaps):
-            encoded = self.feed.encode([w for page in windows for w in page])
-            counts = np.array([max(1, len(page)) for page in windows], dtype=np.int64)
-            if len(encoded) == counts.sum():  # no blank page
-                vectors.append(encoded)
-            else:
-                filled = np.repeat([len(page) > 0 for page in windows], counts)
-                block = np.zeros((int(counts.sum()), self.store.dim), dtype=np.float32)
-                block[filled] = encoded
-                vectors.append(block)
-            rows.append(np.repeat(np.arange(start, start + len(windows)), counts))
-            start += len(windows)
+        # closed on the way out, an error included: the prefetch thread stops there and then
+        with closing(prefetch(self._windows(texts), self.feed.overlaps)) as groups:
+            for windows in groups:
+                encoded = self.feed.encode([w for page in windows for w in page])
+                counts = np.array([max(1, len(page)) for page in windows], dtype=np.int64)
+                if len(encoded) == counts.sum():  # no blank page
+                    vectors.append(encoded)
+                else:
+                    filled = np.repeat([len(page) > 0 for page in windows], counts)
+                    block = np.zeros((int(counts.sum()), self.store.dim), dtype=np.float32)
+                    block[filled] = encoded
+                    vectors.append(block)
+                rows.append(np.repeat(np.arange(start, start + len(windows)), counts))
+                start += len(windows)
+                self._pages_indexed(len(windows))
         return vectors, rows, start
 
     def _windows(self, texts: Iterator[str]) -> Iterator[list[list[np.ndarray]]]:

@@ -11,8 +11,9 @@ into float32 vectors, one row per list, in the order given:
   arrays are pinned and copied without blocking, the vectors come back into pinned buffers the
   same way, and the stream is synchronised once per call, so padding the next batch overlaps
   the device's work on this one; ``prefetch`` runs the tokenization of the next group of pages
-  in a background thread meanwhile. Vectors are cast to float32 and L2-normalised there
-  (weights in fp16 or bf16 normalise in float32 all the same);
+  in a background thread meanwhile (errors there reach the caller; a stalled thread raises
+  ``TimeoutError`` with its stack instead of hanging the build). Vectors are cast to float32
+  and L2-normalised there (weights in fp16 or bf16 normalise in float32 all the same);
 * on the CPU a call with little work (a query: at most ``SMALL_WORK_TOKENS`` tokens) runs on
   one intra-op thread. On a few busy cores every OpenMP region otherwise waits for its slowest
   thread to be scheduled: one question took ~600 ms on 2 loaded cores with 2 threads and
@@ -22,15 +23,25 @@ into float32 vectors, one row per list, in the order given:
 
 from __future__ import annotations
 
+import logging
 import queue
+import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+import traceback
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from typing import Any, TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+# The prefetch thread tokenizes a group of pages (``FEED_PAGES``: ~1 s on a few cores); this
+# long without one is a stall, not work. The caller waits this long for it to stop.
+PREFETCH_STALL_S = 600.0
+JOIN_S = 10.0
+POLL_S = 0.05
 
 # A call with at most this many tokens (sum over its texts) runs on one CPU thread.
 SMALL_WORK_TOKENS = 2048
@@ -90,31 +101,45 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms > 0, norms, 1.0)
 
 
-def prefetch(items: Iterable[T], enabled: bool, depth: int = 2) -> Iterator[T]:
-    """``items``, produced in a background thread up to ``depth`` ahead when ``enabled`` (an
-    error there is raised here, at the item it stopped at)."""
+def prefetch(
+    items: Iterable[T], enabled: bool, depth: int = 2, stall_s: float | None = None
+) -> Generator[T, None, None]:
+    """``items``, produced in a background thread up to ``depth`` ahead when ``enabled``.
+
+    The thread can neither hang the caller nor outlive it: an error there is raised here, at
+    the item it stopped at; a thread that ends without a result raises ``RuntimeError``; no
+    item for ``stall_s`` seconds (default ``PREFETCH_STALL_S``) raises ``TimeoutError`` with
+    the thread's stack; the thread stops at its next item once the caller leaves (close the
+    generator, e.g. with ``contextlib.closing``), and the caller waits ``JOIN_S`` for it at
+    most."""
     if not enabled:
         yield from items
         return
     box: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
+    def offer(entry: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            with suppress(queue.Full):
+                box.put(entry, timeout=POLL_S)
+                return True
+        return False
+
     def produce() -> None:
         try:
             for item in items:
-                if stop.is_set():
+                if not offer(("item", item)):
                     return
-                box.put(("item", item))
         except BaseException as exc:  # handed to the consumer
-            box.put(("error", exc))
+            offer(("error", exc))
             return
-        box.put(("done", None))
+        offer(("done", None))
 
     worker = threading.Thread(target=produce, name="dense-prefetch", daemon=True)
     worker.start()
     try:
         while True:
-            kind, value = box.get()
+            kind, value = _take(box, worker, PREFETCH_STALL_S if stall_s is None else stall_s)
             if kind == "done":
                 return
             if kind == "error":
@@ -122,10 +147,27 @@ def prefetch(items: Iterable[T], enabled: bool, depth: int = 2) -> Iterator[T]:
             yield value
     finally:
         stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            with suppress(queue.Empty):
-                box.get(timeout=0.05)
-        worker.join()
+        worker.join(timeout=JOIN_S)
+        if worker.is_alive():
+            log.warning("the prefetch thread is still busy %.0f s after its caller left", JOIN_S)
+
+
+def _take(box: queue.Queue[tuple[str, Any]], worker: threading.Thread, stall_s: float) -> Any:
+    """The next entry from ``worker``, or an error when it ended without one or stalled."""
+    deadline = time.monotonic() + stall_s
+    while True:
+        with suppress(queue.Empty):
+            return box.get(timeout=POLL_S)
+        if not worker.is_alive():
+            with suppress(queue.Empty):  # its last entry may have come in meanwhile
+                return box.get_nowait()
+            raise RuntimeError("the prefetch thread ended without handing over its result")
+        if time.monotonic() > deadline:
+            frame = sys._current_frames().get(worker.ident or -1)
+            where = "".join(traceback.format_stack(frame)) if frame is not None else "unknown"
+            raise TimeoutError(
+                f"the prefetch thread produced nothing in {stall_s:g} s; it is at:\n{where}"
+            )
 
 
 class Feed:

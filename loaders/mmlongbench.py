@@ -20,13 +20,13 @@ default (``official``) applies. See ``docs/mmlongbench-scoring.md``.
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
 from typing import Any
 
 from scanrag.datasets.base import Dataset, DatasetError
 from scanrag.datasets.fields import content_id, unique_content_ids
+from scanrag.datasets.rows import literal
 from scanrag.datasets.sources import (
     NOT_ANSWERABLE,
     LoadState,
@@ -53,9 +53,10 @@ def _literal(value: Any, field: str) -> Any:
     if not text:
         return []
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError) as exc:
-        raise RowError(f"{field} is not a list literal: {value!r}") from exc
+        return literal(text)
+    except ValueError as exc:
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        raise RowError(f"{field} is not a list literal: {shown!r} ({exc})") from exc
 
 
 def parse_pages(value: Any) -> list[int]:

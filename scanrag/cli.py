@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from scanrag import __version__
 from scanrag.plugins import PluginError, import_plugins, plugin_arguments
 from scanrag.registry import COMMANDS, RegistryError
+from scanrag.runner.progress import quiet_library_progress
 from scanrag.scrub import ScrubbedStream
 
 PLUGIN_HELP = (
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    quiet_library_progress()  # libraries' tqdm bars stay off a log file or a pipe
     try:
         import_plugins(plugin_arguments(argv))
     except PluginError as exc:

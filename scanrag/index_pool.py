@@ -13,7 +13,10 @@ never saved as a whole (its components are).
 
 Leaves whose arguments are not plain data (instances given from Python) are built and indexed
 without sharing. Each index start and end is reported through ``report`` (one line each, with
-pages per second), so a long build is never silent.
+pages per second), so a long build is never silent; ``phase`` hears what the pool is doing
+meanwhile (``loading retriever dense`` while its model loads, ``building index dense
+1,200/4,000 pages`` as an index that counts its pages goes, ``loading index dense`` from disk)
+and ``None`` when it is done, which a progress stage shows in its line.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class IndexPool:
     documents: Sequence[Document]
     folder_for: FolderFor | None = None
     report: Callable[[str], None] | None = None
+    phase: Callable[[str | None], None] | None = None
     entries: dict[str, PoolEntry] = field(default_factory=dict)
     used: list[str] = field(default_factory=list)  # keys handed out, in order
 
@@ -79,9 +83,13 @@ class IndexPool:
             self.used.append(key)
             return self.entries[key].retriever
         start = time.perf_counter()
-        retriever = create()  # loading a model counts as building
-        folder = self.folder_for(kind, key) if self.folder_for and key is not None else None
-        entry = self._index(retriever, kind, folder)
+        self._phase(f"loading retriever {kind}")
+        try:
+            retriever = create()  # loading a model counts as building
+            folder = self.folder_for(kind, key) if self.folder_for and key is not None else None
+            entry = self._index(retriever, kind, folder)
+        finally:
+            self._phase(None)
         entry.seconds = time.perf_counter() - start
         if key is not None:
             self.entries[key] = entry
@@ -92,6 +100,7 @@ class IndexPool:
         pages = sum(len(d.pages) for d in self.documents)
         start = time.perf_counter()
         if folder is not None and (folder / "manifest.json").is_file():
+            self._phase(f"loading index {name} ({pages:,} pages)")
             try:
                 retriever.load(folder, list(self.documents))  # type: ignore[attr-defined]
                 seconds = time.perf_counter() - start
@@ -100,7 +109,20 @@ class IndexPool:
             except Exception as exc:  # a stale or damaged index: build afresh
                 log.warning("%s: saved index at %s unusable, rebuilding: %s", name, folder, exc)
         self._say(f"index {name}: building over {pages:,} pages")
-        retriever.add(list(self.documents))
+        self._phase(f"building index {name} ({pages:,} pages)")
+        done = [0]
+
+        def pages_done(n: int) -> None:  # an index that reports its pages as it goes
+            done[0] += n
+            self._phase(f"building index {name} {done[0]:,}/{pages:,} pages")
+
+        if hasattr(retriever, "page_progress"):
+            retriever.page_progress = pages_done  # type: ignore[attr-defined]
+        try:
+            retriever.add(list(self.documents))
+        finally:
+            if hasattr(retriever, "page_progress"):
+                retriever.page_progress = None  # type: ignore[attr-defined]
         seconds = time.perf_counter() - start
         rate = pages / seconds if seconds > 0 else float("inf")
         self._say(f"index {name}: {pages:,} pages in {seconds:.1f} s ({rate:,.0f} pages/s)")
@@ -114,6 +136,10 @@ class IndexPool:
     def index_composite(self, retriever: Retriever) -> None:
         """A composite's own ``add`` (its components, pool leaves, hold the documents)."""
         retriever.add(list(self.documents))
+
+    def _phase(self, doing: str | None) -> None:
+        if self.phase is not None:
+            self.phase(doing)
 
     def _say(self, line: str) -> None:
         if self.report is not None:

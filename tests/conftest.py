@@ -19,6 +19,22 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+MAX_SLOWNESS = 20.0  # past this a test that waits on a server had better fail than wait
+
+
+def machine_slowness() -> float:
+    """How many times slower than idle this machine runs now, for tests that wait on a
+    model server: runnable processes per core (the 1-minute load average over the cores),
+    at least 1, at most :data:`MAX_SLOWNESS`. A 135M model's 2,000-token prompt takes a few
+    seconds idle and over two minutes at a load of 16 on 2 cores."""
+    load = os.getloadavg()[0]
+    return min(MAX_SLOWNESS, max(1.0, load / (os.cpu_count() or 1)))
+
+
+def sized(seconds: float) -> float:
+    """``seconds`` (a wait that suffices on an idle machine) scaled to the machine's
+    slowness now: the waits of server tests grow with the load instead of failing."""
+    return seconds * machine_slowness()
 
 
 def load_bench_script(name: str) -> ModuleType:

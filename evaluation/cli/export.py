@@ -1,4 +1,4 @@
-"""``scanrag export RUN_DIR... [--format csv|parquet] [--out DIR]``: tidy tables of runs."""
+"""``scanrag export RUN_DIR... [--format csv|jsonl|parquet] [--out DIR]``: tidy tables of runs."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from scanrag.evaluation.report.export import parquet_available
+    from scanrag.evaluation.report.export_write import FORMATS, parquet_available
 
-    formats = ["csv", "parquet"] if parquet_available() else ["csv"]
+    formats = [f for f in FORMATS if f != "parquet" or parquet_available()]
     parser = subparsers.add_parser(
         "export",
         help="write the long (item × cell × metric) and wide (cell) tables of finished runs",
         description="Read run folders and write items_long.<fmt> (one row per item, grid "
         "cell, scorer and metric) and comparison.<fmt> (one row per grid cell), both with "
-        "dataset, strategy, parameter, retriever and model columns. Parquet needs pyarrow "
+        "dataset, strategy, parameter, retriever and model columns, and each table's column "
+        "types in <table>.columns.json (docs/outputs.md lists them). Parquet needs pyarrow "
         "(the 'export' extra).",
     )
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")

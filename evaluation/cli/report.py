@@ -63,5 +63,24 @@ def handle(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    _print_config_diff(run_dirs)
     print(f"report: {index}")
     return 0
+
+
+def _print_config_diff(run_dirs: list[Path]) -> None:
+    """What differs between the runs' resolved configs (the report's section, in short)."""
+    from scanrag.evaluation.report.config_diff import diff_lines
+    from scanrag.rundir import RunDir, RunDirError
+
+    if len(run_dirs) < 2:
+        return
+    try:
+        configs = [RunDir(p).config_data() for p in run_dirs]
+    except RunDirError:
+        return  # the report warned about the unreadable config already
+    lines = diff_lines(configs)
+    folders = " | ".join(p.name for p in run_dirs)
+    print(f"config differences ({folders}):" if lines else "configs: the same in every run")
+    for line in lines:
+        print(line)

@@ -171,6 +171,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 group_by=args.by or None,
                 advance=stage.advance,
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
+                phase=stage.set_doing,
             )
     payload = result.model_dump(mode="json")
     payload["dropped_rows"] = len(dataset.report.dropped)

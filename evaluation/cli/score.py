@@ -27,7 +27,8 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
-    from scanrag.commands.args import positive_int
+    from scanrag.commands.args import whole_number
+    from scanrag.counts import MAX_CONCURRENCY, MAX_RESAMPLES, SEED_MAX
 
     parser = subparsers.add_parser(
         "score",
@@ -57,14 +58,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--cache-dir", type=Path, help="page images, overlays, judge cache")
     parser.add_argument(
         "--concurrency",
-        type=positive_int,
+        type=whole_number(1, MAX_CONCURRENCY),
         help="items scored at once (default: the run's, else 8)",
     )
     parser.add_argument("--retry-failed", action="store_true", help="re-score failed rows")
     parser.add_argument(
-        "--resamples", type=int, help="bootstrap resamples, 0: none (default: the run's, else 1000)"
+        "--resamples",
+        type=whole_number(0, MAX_RESAMPLES),
+        help="bootstrap resamples, 0: none (default: the run's, else 1000)",
     )
-    parser.add_argument("--seed", type=int, help="bootstrap seed (default: the run's, else 0)")
+    parser.add_argument(
+        "--seed", type=whole_number(0, SEED_MAX), help="bootstrap seed (default: the run's, else 0)"
+    )
     parser.add_argument("--quiet", action="store_true", help="do not print the metrics table")
     parser.set_defaults(func=handle)
 
@@ -189,6 +194,7 @@ def print_summary(summary: Any) -> None:
     """One line per (grid cell, headline metric): value, interval, n, excluded."""
     from rich.table import Table
 
+    from scanrag.evaluation.stats import interval_text
     from scanrag.runner.summary_table import table_console
 
     table = Table(title="scores")
@@ -201,7 +207,7 @@ def print_summary(summary: Any) -> None:
         for metric, m in group.metrics.items():
             if not m.headline:
                 continue
-            ci = f"[{_fmt(m.low)}, {_fmt(m.high)}]" if m.low is not None else "—"
+            ci = interval_text(m.low, m.high, m.n)
             table.add_row(
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )

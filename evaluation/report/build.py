@@ -90,12 +90,14 @@ def _warnings(runs: Sequence[RunData], extra: Sequence[str]) -> str:
 
 def _plots(
     groups: list[Group], runs: list[RunData], baseline: Group, out_dir: Path
-) -> dict[str, Path | None]:
+) -> tuple[dict[str, Path | None], dict[str, str]]:
+    """The plots drawn (``None``: not drawn) and, where it depends on the runs, why not."""
     from scanrag.evaluation.report import plots, plots_more
     from scanrag.evaluation.report.measures import accuracy_metric
 
     folder = out_dir / "plots"
     accuracy = accuracy_metric(groups)
+    reasons = {"oracle_ablation": plots.oracle_missing(groups, baseline, accuracy)}
     return {
         "cost_latency": plots_more.plot_cost_latency(groups, accuracy, folder / "cost_latency.png"),
         "breakdowns": plots_more.plot_breakdowns(groups, folder / "breakdowns.png"),
@@ -105,7 +107,7 @@ def _plots(
         "oracle_ablation": plots.plot_oracle(
             groups, baseline, accuracy, folder / "oracle_ablation.png"
         ),
-    }
+    }, reasons
 
 
 def build_report(
@@ -121,6 +123,7 @@ def build_report(
     against; by default the config's first cell (not the alphabetically first). Raises
     :class:`~scanrag.evaluation.report.data.ReportError` for a run folder that cannot be read.
     """
+    from scanrag.evaluation.report.config_diff import config_diff_section
     from scanrag.evaluation.report.export import long_csv
     from scanrag.evaluation.report.images import PageImages
     from scanrag.evaluation.report.index import (
@@ -148,7 +151,7 @@ def build_report(
     write("comparison.csv", to_csv(comparison))
     write("comparison.json", comparison.model_dump_json(indent=2))
     write(LONG_CSV, long_csv(groups))
-    plot_files = _plots(groups, runs, base, out)
+    plot_files, not_drawn = _plots(groups, runs, base, out)
 
     by_item = {g.label: outcomes(g) for g in groups}
     samples = [s for _, s in sorted(samples_of(runs).items())]
@@ -173,8 +176,9 @@ def build_report(
         + jump
         + _warnings(runs, [f"page image: {e}" for e in errors])
         + runs_section(runs)
+        + config_diff_section(runs)
         + comparison_section(comparison)
-        + plots_section(plot_files, out)
+        + plots_section(plot_files, out, not_drawn)
         + questions_section(samples, pages, groups, by_item)
     )
     return write("index.html", page("ScanRAG report", body, script=QUESTIONS_JS))

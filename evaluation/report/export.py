@@ -1,50 +1,35 @@
 """Tidy exports of finished runs: a long table (item × grid cell × metric) and the wide
-comparison (one row per grid cell), as CSV or Parquet.
+comparison (one row per grid cell), as CSV, Parquet or JSON lines.
 
 Both lead with the columns that say what a cell is (:mod:`scanrag.evaluation.report.cells`: dataset,
 strategy and parameters, retriever, model per role, judges). The long table then has one row
-per (item, cell, scorer, metric):
+per (item, cell, scorer, metric); every column and its type is listed in
+:mod:`scanrag.evaluation.report.export_types` (``LONG_COLUMNS``, ``WIDE_COLUMNS``) and in
+docs/outputs.md. The ``trajectory`` scorer holds the item's own usage and time (``usd``,
+``prompt_tokens``, ``completion_tokens``, ``calls``, ``wall_s``, ``model_s``, ``wait_s``,
+``count_s``).
 
-==================  ===================================================================
-``sample_id``       the item; ``dataset`` is the item's own dataset
-``task``            its task type; ``doc_id`` its primary document
-``doc_type`` …      the breakdown fields: ``doc_type``, ``evidence_sources`` (``|``-joined),
-                    ``answer_format``, ``n_evidence_pages`` (how many gold pages; the
-                    dataset's ``evidence_pages`` is the page list), ``answerable``
-``item_status``     the trajectory's status (``ok`` or an error kind)
-``outcome``         correct / wrong / unanswered / error / unscored
-(:mod:`scanrag.evaluation.outcomes`)
-``degraded``        1 when the item's input was reduced below its strategy's promise;
-                    ``gold_pages_dropped`` the gold pages those reductions never showed
-                    (``|``-joined); ``reductions`` their kinds (``page_cap|context``)
-``decided_by``      the scorer whose ``correct`` gave the outcome (``report.decider``)
-``replayed_calls``  model calls of the item answered from the response cache
-``scorer``          the scorer, or ``trajectory`` for the item's own usage and time
-                    (``usd``, ``prompt_tokens``, ``completion_tokens``, ``calls``, ``wall_s``,
-                    ``model_s``, ``wait_s``)
-``row_status``      the score row's status (``ok``, ``skipped``, ``judge_error`` …)
-``metric``          the metric name; ``value`` its per-item value (empty when undefined)
-==================  ===================================================================
-
-``pd.read_csv(path)`` or ``pd.read_parquet(path)`` reads either; see docs/outputs.md.
+:func:`~scanrag.evaluation.report.export_types.read_export` reads any format back with the
+documented types; ``pd.read_parquet`` and ``pd.read_json(lines=True)`` read the files as they
+are.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from scanrag.evaluation.outcomes import Outcome
 from scanrag.evaluation.report.breakdown import breakdown_fields
 from scanrag.evaluation.report.cells import describe_cell, union_columns
 from scanrag.evaluation.report.conditions import decisions, is_degraded
 from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.export_types import LONG_COLUMNS, ColumnType, column_types
+from scanrag.evaluation.report.export_write import Format, parquet_available, write_table
 from scanrag.evaluation.report.measures import item_seconds, outcomes
 from scanrag.schemas import Sample, Trajectory
 
-Format = Literal["csv", "parquet"]
 ITEM_COLUMNS = (
     "sample_id",
     "dataset",
@@ -59,20 +44,14 @@ ITEM_COLUMNS = (
     "outcome",
     "degraded",
     "gold_pages_dropped",
+    "pages_dropped",
+    "chars_dropped",
     "reductions",
     "decided_by",
     "replayed_calls",
 )
 LONG_FIRST = ("run", "cell", "run_key", "dataset", "strategy", "retriever")
 LONG_LAST = ("scorer", "row_status", "metric", "value")
-
-
-def parquet_available() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _item(
@@ -88,7 +67,7 @@ def _item(
         "task": sample.task if sample is not None else None,
         "doc_id": sample.primary_doc if sample is not None else None,
         "doc_type": fields.get("doc_type"),
-        "evidence_sources": "|".join(fields.get("evidence_sources") or []) or None,
+        "evidence_sources": list(fields.get("evidence_sources") or []) or None,
         "answer_format": fields.get("answer_format"),
         "n_evidence_pages": fields.get("evidence_pages"),
         "answerable": sample.answerable if sample is not None else None,
@@ -101,14 +80,28 @@ def _item(
 
 def _conditions(traj: Trajectory | None) -> dict[str, Any]:
     if traj is None:
-        return {"degraded": None, "gold_pages_dropped": None, "reductions": None}
-    kinds = dict.fromkeys(r.kind for r in traj.reductions)
+        return dict.fromkeys(("degraded", "gold_pages_dropped", "reductions"))
+    kinds = reductions_by_kind(traj)
     return {
         "degraded": int(is_degraded(traj)),
-        "gold_pages_dropped": "|".join(map(str, traj.gold_pages_dropped)) or None,
-        "reductions": "|".join(kinds) or None,
+        "gold_pages_dropped": list(traj.gold_pages_dropped),
+        "pages_dropped": sum(k["pages_dropped"] for k in kinds),
+        "chars_dropped": sum(k["chars_dropped"] for k in kinds),
+        "reductions": kinds,
         "replayed_calls": traj.replayed_calls,
     }
+
+
+def reductions_by_kind(traj: Trajectory) -> list[dict[str, Any]]:
+    """The item's reductions per kind, in first-seen order: pages and characters dropped."""
+    by_kind: dict[str, dict[str, Any]] = {}
+    for reduction in traj.reductions:
+        entry = by_kind.setdefault(
+            reduction.kind, {"kind": reduction.kind, "pages_dropped": 0, "chars_dropped": 0}
+        )
+        entry["pages_dropped"] += len(reduction.pages_dropped)
+        entry["chars_dropped"] += reduction.chars_dropped
+    return list(by_kind.values())
 
 
 def trajectory_metrics(traj: Trajectory) -> dict[str, float | None]:
@@ -123,6 +116,7 @@ def trajectory_metrics(traj: Trajectory) -> dict[str, float | None]:
         "wall_s": wall,
         "model_s": model,
         "wait_s": wait,
+        "count_s": traj.timings.get("count"),
     }
 
 
@@ -178,64 +172,16 @@ def long_columns(records: Sequence[dict[str, Any]]) -> list[str]:
     return head + [c for c in tail if c not in head]
 
 
+def long_types(records: Sequence[dict[str, Any]]) -> dict[str, ColumnType]:
+    """Every column of the long table with its documented type, in column order."""
+    return column_types(long_columns(records), records, LONG_COLUMNS)
+
+
 def long_csv(groups: Sequence[Group]) -> str:
-    from scanrag.evaluation.report.table import records_csv
+    from scanrag.evaluation.report.export_write import csv_text
 
     records = long_records(groups)
-    return records_csv(records, long_columns(records))
-
-
-def write_table(
-    records: Sequence[dict[str, Any]], columns: Sequence[str], path: Path, fmt: Format
-) -> Path:
-    """``records`` as ``path`` in CSV or Parquet, scrubbed of secrets like every run file."""
-    from scanrag.rundir import write_atomic
-    from scanrag.scrub import scrub_data, scrub_text
-
-    if fmt == "csv":
-        from scanrag.evaluation.report.table import records_csv
-
-        write_atomic(path, scrub_text(records_csv(records, columns)))
-        return path
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    clean = scrub_data([dict(r) for r in records])
-    data = {c: _uniform([r.get(c) for r in clean]) for c in columns}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(_with_pandas_types(pa.table(data)), tmp)
-    tmp.replace(path)
-    return path
-
-
-def _with_pandas_types(table: Any) -> Any:
-    """``table`` with pandas metadata that names the nullable ``Int64`` / ``boolean`` dtypes
-    for integer and boolean columns with empty cells, so ``pd.read_parquet`` keeps
-    ``param.k`` an integer where some cells lack it (pyarrow alone reads such a column as
-    floats); the file's own column types are integers either way."""
-    import pyarrow as pa
-
-    if importlib.util.find_spec("pandas") is None:
-        return table
-    nullable = {pa.int64(): "Int64", pa.bool_(): "boolean"}
-    gaps = {
-        field.name: nullable[field.type]
-        for field, column in zip(table.schema, table.columns, strict=True)
-        if field.type in nullable and column.null_count
-    }
-    if not gaps:
-        return table
-    frame = table.to_pandas().astype(gaps)
-    return pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
-
-
-def _uniform(values: list[Any]) -> list[Any]:
-    """One type per column: numbers stay numbers (bools too), anything mixed becomes text."""
-    kinds = {type(v) for v in values if v is not None}
-    if kinds <= {bool} or kinds <= {int} or kinds <= {int, float} or kinds <= {str}:
-        return [float(v) if kinds == {int, float} and v is not None else v for v in values]
-    return [None if v is None else str(v) for v in values]
+    return csv_text(records, long_types(records))
 
 
 def export_runs(
@@ -248,8 +194,9 @@ def export_runs(
     seed: int = 0,
 ) -> list[Path]:
     """Write the long table and the wide comparison of ``run_dirs`` into ``out_dir``
-    (default: the run's ``exports/`` folder for one run, ``./exports`` for several); returns
-    the files written. Raises :class:`ValueError` for parquet without pyarrow."""
+    (default: the run's ``exports/`` folder for one run, ``./exports`` for several), each with
+    its ``.columns.json``; returns the tables written. Raises :class:`ValueError` for parquet
+    without pyarrow."""
     from scanrag.evaluation.report.data import (
         all_groups,
         check_out_folder,
@@ -257,7 +204,7 @@ def export_runs(
         find_group,
         load_runs,
     )
-    from scanrag.evaluation.report.table import build_table, wide_columns, wide_rows
+    from scanrag.evaluation.report.table import build_table, wide_rows, wide_types
     from scanrag.rundir import RunDir
 
     if fmt == "parquet" and not parquet_available():
@@ -274,6 +221,6 @@ def export_runs(
     table = build_table(groups, base, n_resamples=n_resamples, seed=seed)
     wide = wide_rows(table)
     return [
-        write_table(long, long_columns(long), out / f"{RunDir.EXPORT_LONG}.{fmt}", fmt),
-        write_table(wide, wide_columns(table, wide), out / f"{RunDir.EXPORT_WIDE}.{fmt}", fmt),
+        write_table(long, long_types(long), out / f"{RunDir.EXPORT_LONG}.{fmt}", fmt),
+        write_table(wide, wide_types(table, wide), out / f"{RunDir.EXPORT_WIDE}.{fmt}", fmt),
     ]

@@ -34,6 +34,7 @@ from scanrag.evaluation.report.table import (
     fmt,
     legend,
 )
+from scanrag.evaluation.stats import interval_text
 
 OUTCOME_RANK = {"correct": 0, "wrong": 1, "unanswered": 2, "error": 3, "unscored": 4}
 
@@ -65,9 +66,8 @@ def metric_html(cell: MetricCell | None) -> str:
     with Δ and p."""
     if cell is None or cell.value is None:
         return '<span class="na">—</span>'
-    interval = ""
-    if cell.low is not None and cell.high is not None:
-        interval = f"[{fmt(cell.low)}, {fmt(cell.high)}] "
+    interval = interval_text(cell.low, cell.high, cell.n)
+    interval = "" if interval == "—" else f"{interval} "
     errors = f' · <span class="errs">{cell.errors} err</span>' if cell.errors else ""
     second = f'<br><span class="ci">{interval}n={cell.n}</span>{errors}'
     marker = f' <span class="sig">{esc(cell.marker)}</span>' if cell.marker else ""
@@ -177,18 +177,20 @@ PLOT_MISSING = {
     "layout": "no answerable item with gold pages was scored for correctness",
     "funnel": "no stage scores (pages, regions, facts, answer) for answerable items",
     "recall_at_k": "no retrieve steps in the trajectories and no retrieval.json",
-    "oracle_ablation": "no oracle strategy (oracle_pages/regions/facts) with an accuracy",
+    "oracle_ablation": "no oracle strategy (oracle_pages/regions/facts) ran",
 }
 
 
-def plots_section(plots: Mapping[str, Path | None], out_dir: Path) -> str:
+def plots_section(
+    plots: Mapping[str, Path | None], out_dir: Path, reasons: Mapping[str, str] | None = None
+) -> str:
+    """The plots, and for each one not drawn why (``reasons`` by plot, else the usual one)."""
     parts = ['<h2 id="plots">Plots</h2>', '<div class="plots">']
     for name, title in PLOT_TITLES.items():
         path = plots.get(name)
         if path is None:
-            parts.append(
-                f'<p class="muted">{esc(title)}: not drawn ({esc(PLOT_MISSING[name])}).</p>'
-            )
+            why = (reasons or {}).get(name) or PLOT_MISSING[name]
+            parts.append(f'<p class="muted">{esc(title)}: not drawn ({esc(why)}).</p>')
             continue
         vector = path.with_suffix(".svg")  # crisp at any width; its labels are text
         rel = (vector if vector.is_file() else path).relative_to(out_dir).as_posix()

@@ -1,7 +1,8 @@
 """Per-group quantities the report shows: headline metrics, correctness, outcomes, cost, time.
 
 Cost and time per question come from the trajectories (their per-stage ``usage``, and
-``timings``: ``total`` wall seconds, ``model`` and ``wait`` seconds of the model calls); judge
+``timings``: ``total`` wall seconds, ``model`` and ``wait`` seconds of the model calls,
+``count`` seconds counting prompt tokens before them); judge
 cost from the score rows' ``usage``. Item outcomes (correct / wrong / unanswered / error by
 kind) follow :mod:`scanrag.evaluation.outcomes`.
 """
@@ -36,7 +37,9 @@ class GroupCost(BaseModel):
 
     ``seconds_per_q`` is wall time per item (queueing included); ``model_seconds_per_q`` and
     ``wait_seconds_per_q`` split the time of its model calls (``None`` when the trajectories
-    did not time their calls)."""
+    did not time their calls); ``count_seconds_per_q`` is the time spent counting prompt
+    tokens before the calls (a server's tokenize endpoint; ``None`` for trajectories written
+    before it was timed)."""
 
     items: int = 0
     ok: int = 0
@@ -45,6 +48,7 @@ class GroupCost(BaseModel):
     seconds_per_q: float | None = None
     model_seconds_per_q: float | None = None
     wait_seconds_per_q: float | None = None
+    count_seconds_per_q: float | None = None
     judge_usd_per_q: float | None = None
     calls_per_q: float | None = None
 
@@ -86,9 +90,18 @@ def group_cost(group: Group) -> GroupCost:
         seconds_per_q=seconds / n,
         model_seconds_per_q=None if model is None else model / n,
         wait_seconds_per_q=None if wait is None else wait / n,
+        count_seconds_per_q=_count_seconds(trajectories),
         judge_usd_per_q=judge.cost_usd / n,
         calls_per_q=usage.calls / n,
     )
+
+
+def _count_seconds(trajectories: Sequence[Trajectory]) -> float | None:
+    """Seconds per item spent counting prompt tokens (``None`` unless every item timed it)."""
+    counts = [t.timings.get("count") for t in trajectories]
+    if not counts or any(c is None for c in counts):
+        return None
+    return sum(float(c or 0.0) for c in counts) / len(counts)
 
 
 def headline_metrics(groups: Sequence[Group]) -> list[str]:

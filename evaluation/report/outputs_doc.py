@@ -31,7 +31,11 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "run_dir": "the run folder",
         "created": "when the run started (ISO 8601)",
         "scanrag_version": "version of scanrag that wrote the run",
-        "config_hash": "hash of the resolved config",
+        "config_hash": "hash of config.resolved.yaml's data as recorded; every command that "
+        "opens the run checks the file against it (config_hash_next: set while a resume "
+        "rewrites the config)",
+        "files": "sha256 of samples.jsonl and datasets.json as the run froze them, checked "
+        "the same way",
         "environment": "Python, platform, git commit and library versions at the start",
         "environment_now": "the same, at the latest resume (only after a resume)",
         "models": "agent models, judge model per role (and, where recorded, model entries)",
@@ -81,6 +85,8 @@ PLAIN_KEYS: dict[str, dict[str, str]] = {
         "seconds_per_item": "wall seconds per item, queueing included",
         "model_seconds_per_item": "seconds in model calls per item (null: calls not timed)",
         "wait_seconds_per_item": "seconds waiting around model calls per item (queue, cache)",
+        "count_seconds_per_item": "seconds counting prompt tokens before the calls per item "
+        "(a server's tokenize endpoint, a tokenizer; null: not timed)",
         "usage": "the cell's total usage",
         "usd_per_item": "USD per item",
         "label": "the cell's label with the caps its items were read under (full_doc ≤60p)",
@@ -240,7 +246,6 @@ def _keys_table(title: str, keys: dict[str, str]) -> list[str]:
 
 
 def render() -> str:
-    from scanrag.evaluation.report.export import ITEM_COLUMNS, LONG_FIRST, LONG_LAST
     from scanrag.evaluation.report.table import ComparisonTable
 
     files = _run_files()
@@ -295,31 +300,7 @@ def render() -> str:
         "| `q/qNNNN.html`, `img/` | one viewer page per question and its page images |",
         "",
         *model_sections([ComparisonTable], seen),
-        "## Exports (`scanrag export RUN_DIR --format csv|parquet`)",
-        "",
-        "Both tables start with the columns that say what a grid cell is: `run`, `cell`,",
-        "`run_key`, `dataset`, `strategy`, `retriever` (`none` for a cell without one, so",
-        "`groupby` keeps full_doc and the oracles), `retriever_type`, `param.<name>` (each",
-        "strategy parameter the config sets), `retriever.<name>` (the retriever's configured",
-        "parameters), `model.<role>` and `judge.<role>` (each with `.<key>` columns for a",
-        "model entry's settings where the manifest records them: `endpoint`, `sampling.<name>`,",
-        "`output_mode`...). Absent values are empty cells. Integer columns stay integers: in",
-        "Parquet they read back as pandas' nullable `Int64`; with CSV pass",
-        '`dtype_backend="numpy_nullable"` to `pd.read_csv` (the recipe below does).',
-        "",
-        "`items_long` — one row per item × grid cell × scorer × metric, columns "
-        + ", ".join(f"`{c}`" for c in dict.fromkeys([*LONG_FIRST, *ITEM_COLUMNS, *LONG_LAST]))
-        + ". `n_evidence_pages` counts the item's gold pages (the dataset's `evidence_pages`",
-        "is the list itself). The `trajectory` scorer holds the item's own `usd`,",
-        "`prompt_tokens`, `completion_tokens`, `calls`, `wall_s`, `model_s` and `wait_s`.",
-        "",
-        "`comparison` — one row per grid cell: `label`, the cell columns, `baseline` (1 for the",
-        "baseline cell), `n_correct`, `n_wrong`, `n_unanswered`, `n_error`, `n_unscored`,",
-        "`errors.<kind>` per error kind, then per headline metric `<metric>`, `.low`, `.high`,",
-        "`.n`, `.errors`, `.diff` and `.p_value` (against the baseline), then `items`,",
-        "`usd_per_q`, `tokens_per_q`, `model_seconds_per_q`, `wait_seconds_per_q`,",
-        "`seconds_per_q` (wall) and `judge_usd_per_q`.",
-        "",
+        *export_sections(),
         "## Pandas recipe",
         "",
         "```python",
@@ -328,6 +309,52 @@ def render() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _columns_table(columns: Iterable[Any]) -> list[str]:
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{c.name}` | {c.type} | {_cell(c.meaning)} |" for c in columns]
+    return [*lines, ""]
+
+
+def export_sections() -> list[str]:
+    """The exports' columns, each with its type (from
+    :mod:`scanrag.evaluation.report.export_types`, the table the writers use)."""
+    from scanrag.evaluation.report import export_types as types
+
+    return [
+        "## Exports (`scanrag export RUN_DIR --format csv|parquet|jsonl`)",
+        "",
+        "Two tables, each as `<table>.<format>` with `<table>.columns.json` (column → type)",
+        "beside it: `items_long`, one row per item × grid cell × scorer × metric, and",
+        "`comparison`, one row per grid cell. Every column has one type in every format:",
+        "",
+        "| type | values |",
+        "|---|---|",
+        *(f"| {name} | {_cell(text)} |" for name, text in types.TYPE_MEANINGS.items()),
+        "",
+        _cell(types.FORMAT_NOTES),
+        "",
+        "### Columns of both tables: what the grid cell is",
+        "",
+        "Absent values are empty cells; `retriever` is `none` for a cell without one, so a",
+        "`groupby` keeps full_doc and the oracles.",
+        "",
+        *_columns_table(types.CELL_COLUMNS),
+        "### `items_long`",
+        "",
+        "After the cell columns. The `trajectory` scorer holds the item's own `usd`,",
+        "`prompt_tokens`, `completion_tokens`, `calls`, `wall_s`, `model_s`, `wait_s` and",
+        "`count_s` (seconds counting prompt tokens).",
+        "",
+        *_columns_table(types.LONG_COLUMNS),
+        "### `comparison`",
+        "",
+        "After the cell columns; `<metric>` stands for each headline metric",
+        "(`answer_rules.accuracy` ...).",
+        "",
+        *_columns_table(types.WIDE_COLUMNS),
+    ]
 
 
 PANDAS_RECIPE = """
@@ -358,13 +385,18 @@ summary = json.load(open(f"{run}/summary.json"))
 metric = summary["scoring"]["groups"][per_cell.index[0]]["metrics"]["answer_rules.accuracy"]
 print(metric["value"], metric["low"], metric["high"], metric["n"], metric["errors"])
 
-# The tidy exports: every item × cell × metric, and one row per cell.
-long = pd.read_csv(f"{run}/exports/items_long.csv", dtype_backend="numpy_nullable")
+# The tidy exports: every item × cell × metric, and one row per cell, read with the
+# documented column types (the same frame from .csv, .parquet or .jsonl).
+from scanrag.evaluation.report.export_types import read_export
+
+long = read_export(f"{run}/exports/items_long.csv")
 acc = long[(long.scorer == "answer_rules") & (long.metric == "correct")]
 print(acc.pivot_table(index="doc_type", columns="cell", values="value", aggfunc="mean"))
 cost = long[(long.scorer == "trajectory") & (long.metric == "usd")]
 print(cost.groupby("model.reader").value.mean())
-wide = pd.read_csv(f"{run}/exports/comparison.csv", dtype_backend="numpy_nullable")
+lost = long[long.gold_pages_dropped.map(bool, na_action="ignore").fillna(False)]
+print(lost[["cell", "sample_id", "gold_pages_dropped", "reductions"]].drop_duplicates("sample_id"))
+wide = read_export(f"{run}/exports/comparison.csv")
 print(wide[["cell", "dataset", "model.reader", "retriever", "n_error"]])
 print(long.groupby(["strategy", "retriever"]).size())  # full_doc and oracles: retriever "none"
 """

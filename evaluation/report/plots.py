@@ -311,6 +311,17 @@ def ablation_groups(groups: Sequence[Group], baseline: Group | None) -> list[Gro
     return standard + oracles
 
 
+def oracle_missing(groups: Sequence[Group], baseline: Group | None, metric: str | None) -> str:
+    """Why the oracle ablation is not drawn, naming the oracle cells that ran: none ran, no
+    cell has an accuracy metric, or the oracle cells have no value of it."""
+    ran = [g.label for g in ablation_groups(groups, baseline) if g.strategy in ORACLES]
+    if not ran:
+        return "no oracle strategy (oracle_pages/regions/facts) ran"
+    if metric is None:
+        return f"{', '.join(ran)} ran, but no cell has an accuracy metric"
+    return f"{', '.join(ran)} ran, but has no {metric} value (no item of it was scored for it)"
+
+
 def plot_oracle(
     groups: Sequence[Group], baseline: Group | None, metric: str | None, path: Path
 ) -> Path | None:

@@ -11,8 +11,6 @@ the HTML report renders the same :class:`ComparisonTable`.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +19,8 @@ from pydantic import BaseModel, Field
 from scanrag.evaluation.report.cells import Scalar, describe_cell, scalar, union_columns
 from scanrag.evaluation.report.conditions import DEGRADED_MARK, CellConditions, cell_conditions
 from scanrag.evaluation.report.data import Group
+from scanrag.evaluation.report.export_types import WIDE_COLUMNS, ColumnType, column_types
+from scanrag.evaluation.report.export_write import csv_text
 from scanrag.evaluation.report.measures import (
     GroupCost,
     OutcomeCounts,
@@ -35,6 +35,7 @@ from scanrag.evaluation.report.significance import (
     Comparison,
     compare,
 )
+from scanrag.evaluation.stats import MIN_INTERVAL_ITEMS, TOO_FEW, interval_text
 
 
 class MetricCell(BaseModel):
@@ -143,12 +144,16 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def cell_text(cell: MetricCell | None) -> str:
-    """``0.620 [0.410, 0.800] * (3 err)`` (value, 95% interval, marker, errors among n)."""
+    """``0.620 [0.410, 0.800] * (3 err)`` (value, 95% interval, marker, errors among n);
+    ``1.000 (n too small)`` below :data:`~scanrag.evaluation.stats.MIN_INTERVAL_ITEMS`."""
     if cell is None or cell.value is None:
         return "—"
     text = fmt(cell.value)
-    if cell.low is not None and cell.high is not None:
-        text += f" [{fmt(cell.low)}, {fmt(cell.high)}]"
+    interval = interval_text(cell.low, cell.high, cell.n)
+    if interval == TOO_FEW:
+        text += f" ({interval})"
+    elif interval != "—":
+        text += f" {interval}"
     text = f"{text} {cell.marker}".rstrip()
     return text + (f" ({cell.errors} err)" if cell.errors else "")
 
@@ -169,6 +174,7 @@ COST_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("tokens_per_q", "tokens/q", 0),
     ("model_seconds_per_q", "model s/q", 2),
     ("wait_seconds_per_q", "wait s/q", 2),
+    ("count_seconds_per_q", "count s/q", 2),
     ("seconds_per_q", "wall s/q", 2),
     ("judge_usd_per_q", "judge $/q", 5),
 )
@@ -185,7 +191,8 @@ def cost_text(cost: GroupCost, attr: str, digits: int) -> str:
 def legend(table: ComparisonTable) -> str:
     base = f"baseline **{table.baseline}**" if table.baseline else "no baseline"
     return (
-        f"Values with 95% bootstrap intervals; {base}; paired bootstrap "
+        f"Values with 95% bootstrap intervals ({TOO_FEW}: fewer than {MIN_INTERVAL_ITEMS} "
+        f"items); {base}; paired bootstrap "
         f"({table.n_resamples} resamples, same items): * p<0.05, ** p<0.01, *** p<0.001 "
         f"(not tested below {MIN_TEST_ITEMS} shared items). Every metric is over all items, "
         "errors counted as wrong; (N err): N of its items ended in an error. Outcomes: "
@@ -194,7 +201,8 @@ def legend(table: ComparisonTable) -> str:
         "window), whatever its outcome. A label states the caps its items were read under "
         f"(≤60p: pages, c/p: characters per page, img: page images). ✓/✗ decided by "
         f"{_deciders(table)}. model s/q: time in model calls; wait s/q: time waiting around "
-        "them; wall s/q: the whole item."
+        "them; count s/q: time counting prompt tokens before them (a server's tokenizer); "
+        "wall s/q: the whole item."
     )
 
 
@@ -223,6 +231,7 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
     """One flat record per grid cell: what the cell is, then its outcome counts, metrics
     (value, interval, n, errors, difference and p against the baseline) and costs."""
     kinds = sorted({k for row in table.rows for k in row.outcomes.errors_by_kind})
+    deciders = sorted({s for r in table.rows if r.conditions for s in r.conditions.decided_by})
     records = []
     for row in table.rows:
         record: dict[str, Any] = {"label": row.label, **row.cell, "baseline": int(row.is_baseline)}
@@ -232,6 +241,8 @@ def wide_rows(table: ComparisonTable) -> list[dict[str, Any]]:
         for kind in kinds:
             record[f"errors.{kind}"] = row.outcomes.errors_by_kind.get(kind, 0)
         record |= condition_columns(row.conditions)
+        if row.conditions is not None:  # a scorer that decided no item of this cell: 0
+            record |= {f"decided_by.{k}": row.conditions.decided_by.get(k, 0) for k in deciders}
         for metric in table.metrics:
             cell = row.metrics.get(metric) or MetricCell()
             test = cell.vs_baseline or Comparison()
@@ -261,7 +272,7 @@ def condition_columns(c: CellConditions | None) -> dict[str, Any]:
         "n_degraded": c.degraded,
         "n_gold_pages_dropped": c.gold_pages_dropped,
         "decider": c.decider,
-        "judge_models": ", ".join(c.judge_models) or None,
+        "judge_models": list(c.judge_models),
         "judge_rules_items": c.judge_rules_items,
         "judge_rules_disagree": c.judge_rules_disagree,
         "judge_rules_disagreement": c.disagreement_rate,
@@ -269,7 +280,6 @@ def condition_columns(c: CellConditions | None) -> dict[str, Any]:
         "replayed_items": c.replayed_items,
         "replayed_from": scalar(c.replayed_from) if c.replayed_from else None,
     }
-    record |= {f"decided_by.{k}": v for k, v in c.decided_by.items()}
     return record
 
 
@@ -280,16 +290,12 @@ def wide_columns(table: ComparisonTable, records: Sequence[dict[str, Any]]) -> l
     return head + [c for c in union_columns(records) if c not in head]
 
 
+def wide_types(table: ComparisonTable, records: Sequence[dict[str, Any]]) -> dict[str, ColumnType]:
+    """Every column of the wide table with its documented type, in column order."""
+    columns = wide_columns(table, records)
+    return column_types(columns, records, WIDE_COLUMNS, metrics=table.metrics)
+
+
 def to_csv(table: ComparisonTable) -> str:
     records = wide_rows(table)
-    return records_csv(records, wide_columns(table, records))
-
-
-def records_csv(records: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """``records`` as CSV with ``columns`` (missing values and ``None`` as empty cells)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for record in records:
-        writer.writerow(["" if (v := record.get(c)) is None else v for c in columns])
-    return buffer.getvalue()
+    return csv_text(records, wide_types(table, records))

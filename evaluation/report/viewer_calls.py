@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from scanrag.evaluation.report.html import compact_json, esc
 from scanrag.evaluation.schemas import ScoreRow
-from scanrag.schemas import ModelCall, PromptPart, Step, Trajectory
+from scanrag.schemas import ModelCall, PromptPart, Status, Step, Trajectory
 
 
 def raw_reply(traj: Trajectory) -> str:
@@ -132,13 +132,26 @@ def steps_html(traj: Trajectory, limit: int = 60) -> str:
     if loose:
         items.append("<div class=kv>calls after the last step</div>")
         items += [call_html(c) for c in loose]
-    note = ""
-    if not traj.calls:
-        note = (
-            '<p class="muted">This trajectory kept no model calls (written before calls were '
-            "recorded): prompts and per-call usage are not available.</p>"
-        )
+    note = f'<p class="muted">{esc(no_calls_note(traj))}</p>' if not traj.calls else ""
     return "<h4>Steps and model calls</h4>" + note + "".join(items)
+
+
+def no_calls_note(traj: Trajectory) -> str:
+    """Why a trajectory lists no model call: its usage counts calls that were not kept (a
+    trajectory written before calls were recorded), or none was made — the item ended in an
+    error first (``on_degraded: fail``, a missing document ...) or needed no model."""
+    if traj.total_usage.calls:
+        return (
+            "This trajectory kept no model calls (written before calls were recorded): "
+            "prompts and per-call usage are not available."
+        )
+    if traj.status != Status.OK:
+        first = f" ({traj.errors[0]})" if traj.errors else ""
+        return (
+            f"No model call was made: the item ended as {traj.status} "
+            f"before calling a model{first}."
+        )
+    return "No model call was made for this item."
 
 
 def _step(step: Step, calls: Sequence[ModelCall]) -> str:

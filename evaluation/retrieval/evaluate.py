@@ -212,6 +212,7 @@ def evaluate_retrievers(
     group_by: str | None = "source",
     advance: Callable[..., None] | None = None,
     progress: Callable[[str], None] | None = None,
+    phase: Callable[[str | None], None] | None = None,
 ) -> RetrievalEvaluation:
     """Evaluate ``names`` on ``samples``; ``documents`` maps file names to ingested documents.
 
@@ -222,7 +223,9 @@ def evaluate_retrievers(
     per-source figures (``None``: none); they are reported when there are two groups or more.
     ``advance`` (a progress stage's) is called once per question searched, with
     ``error=True`` for the questions of a retriever that failed.
-    ``progress`` receives a line as each index starts and ends building.
+    ``progress`` receives a line as each index starts and ends building; ``phase`` what the
+    evaluation is doing while no question is searched (loading a retriever, building an index
+    n/N pages, searching), then ``None``.
     """
     params = params or {}
     aliases = alias_specs(names, params).aliases
@@ -230,7 +233,7 @@ def evaluate_retrievers(
     usable = [s for s in samples if s.primary_doc in documents]
     skipped = [s.id for s in samples if s.primary_doc not in documents]
     corpus = list({d.id: d for d in documents.values()}.values())
-    pool = IndexPool(corpus, index_folder(cache_dir, corpus), progress)
+    pool = IndexPool(corpus, index_folder(cache_dir, corpus), progress, phase)
     specs = RetrieverSpecs(aliases, pool=pool)
     result = RetrievalEvaluation(
         dataset=dataset,
@@ -259,6 +262,8 @@ def evaluate_retrievers(
         tick = partial(_tick, searched, advance)
         try:
             retriever, seconds, cached = _build(name, specs, usable, pool)
+            if phase is not None:
+                phase(f"searching {name}")
             run = query_samples(name, retriever, usable, documents, max(ks), on_query=tick)
         except Exception as exc:  # one broken retriever must not stop the comparison
             if advance is not None:

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number ≥ 1 (the error names the flag, not a config key)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``low..high`` (the error names the flag, not a
+    config key; the bounds of flags that set a config key are the key's,
+    :mod:`scanrag.counts`)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value:,}")
+        return value
+
+    return parse
 
 
 def positive_float(text: str) -> float:

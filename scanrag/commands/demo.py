@@ -81,7 +81,7 @@ def write_report(run_dir: Path, out: Path | None, log: Any = print) -> Path | No
 def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError, read_yaml
     from scanrag.rundir import RunDirError
-    from scanrag.runner import SetupError, start_run
+    from scanrag.runner import RunAbortedError, SetupError, start_run
     from scanrag.runner.summary_table import render_table, table_console
 
     path = Path(args.config) if args.config else default_config()
@@ -93,7 +93,7 @@ def handle(args: argparse.Namespace) -> int:
     except (ConfigError, SetupError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # e.g. a full disk while the run folder is being set up
+    except (OSError, RunAbortedError) as exc:  # a full disk while the folder is set up...
         print(f"error: {exc}", file=sys.stderr)
         return 1
     console = table_console()

@@ -9,7 +9,8 @@ import sys
 import threading
 from typing import Any
 
-from scanrag.commands.args import positive_float, positive_int
+from scanrag.commands.args import positive_float, whole_number
+from scanrag.counts import MAX_CONCURRENCY, MAX_ROWS, MAX_TOKENS_BUDGET
 
 COMMON_HELP = """common overrides (each is a shortcut for --set):
   --limit N            datasets.*.limit
@@ -40,15 +41,21 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY.PATH=VALUE",
         help="override one config value (YAML syntax), e.g. runner.budget.usd=2.5; repeatable",
     )
-    parser.add_argument("--limit", type=positive_int, help="at most N samples per dataset")
+    parser.add_argument(
+        "--limit", type=whole_number(1, MAX_ROWS), help="at most N samples per dataset"
+    )
     parser.add_argument("--model", help="model for every agent role (e.g. local/smollm2-135m)")
     parser.add_argument("--executor", choices=["local", "ray"])
-    parser.add_argument("--concurrency", type=positive_int, help="items in flight")
+    parser.add_argument(
+        "--concurrency", type=whole_number(1, MAX_CONCURRENCY), help="items in flight"
+    )
     parser.add_argument(
         "--budget-usd", type=positive_float, help="stop starting items past this spend"
     )
     parser.add_argument(
-        "--budget-tokens", type=positive_int, help="stop starting items past this usage"
+        "--budget-tokens",
+        type=whole_number(1, MAX_TOKENS_BUDGET),
+        help="stop starting items past this usage",
     )
     parser.add_argument("--no-budget", action="store_true", help="remove the budget")
     parser.add_argument("--runs-dir", help="where run folders are created (default: runs/)")
@@ -124,7 +131,8 @@ def plugin_overrides(args: argparse.Namespace) -> list[str]:
     given = getattr(args, "plugin", None) or []
     if not given:
         return []
-    source = Path(args.config or Path(args.resume) / "config.resolved.yaml")
+    resume = getattr(args, "resume", None)  # run only; plan always has a config
+    source = Path(args.config) if args.config else Path(str(resume)) / "config.resolved.yaml"
     try:
         existing = anchor_paths(read_yaml(source), source.resolve().parent).get("plugins")
     except Exception:  # the config's own problem, reported when it is loaded
@@ -155,7 +163,7 @@ def stop_on_sigterm() -> None:
 def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError
     from scanrag.rundir import RunDirError
-    from scanrag.runner import SetupError, resume_run, start_run
+    from scanrag.runner import RunAbortedError, SetupError, resume_run, start_run
     from scanrag.runner.summary_table import render_table, table_console
 
     if bool(args.config) == bool(args.resume):
@@ -174,7 +182,7 @@ def handle(args: argparse.Namespace) -> int:
     except (ConfigError, SetupError, RunDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # e.g. a full disk while the run folder is being set up
+    except (OSError, RunAbortedError) as exc:  # a full disk while the folder is set up...
         print(f"error: {exc}", file=sys.stderr)
         return 1
     table_console().print(render_table(result.summary))

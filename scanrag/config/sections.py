@@ -9,11 +9,26 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
+from scanrag.counts import (
+    MAX_CHARS_PER_PAGE,
+    MAX_CONCURRENCY,
+    MAX_CPUS,
+    MAX_IMAGES,
+    MAX_IN_FLIGHT,
+    MAX_PAGES,
+    MAX_RESAMPLES,
+    MAX_RESTARTS,
+    MAX_RETRIES,
+    MAX_ROWS,
+    MAX_TOKENS_BUDGET,
+    SEED_MAX,
+    Count,
+)
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.protocols import OnDegraded, RunSettings
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry, did_you_mean
@@ -21,6 +36,7 @@ from scanrag.tasks import check_task
 
 DEFAULT_MODEL = "local/qwen2.5-0.5b"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ProviderLimit = Annotated[Count, Field(ge=1, le=MAX_CONCURRENCY)]
 
 
 class ConfigError(ValueError):
@@ -67,8 +83,8 @@ class SyntheticSpec(StrictModel):
     """A generated corpus (the ``synthetic`` loader of the ``synth`` package), written under the
     cache dir on first use."""
 
-    seed: int = 0
-    docs: int = Field(default=4, ge=1, le=500)
+    seed: Count = Field(default=0, ge=0, le=SEED_MAX)
+    docs: Count = Field(default=4, ge=1, le=500)
     options: dict[str, Any] = Field(
         default_factory=dict,
         description="Extra generate_corpus arguments: min_pages, max_pages, questions_per_doc, "
@@ -84,7 +100,7 @@ class DatasetSpec(StrictModel):
     path: Path | None = None
     pdf_dir: Path | None = None
     synthetic: SyntheticSpec | None = None
-    limit: int | None = Field(default=None, ge=1)
+    limit: Count | None = Field(default=None, ge=1, le=MAX_ROWS)
     ids: list[str] | None = None
     tasks: list[str] | None = Field(default=None, description="Keep only these task types.")
     options: dict[str, Any] = Field(default_factory=dict, description="Loader keyword arguments.")
@@ -226,7 +242,7 @@ class BudgetSpec(StrictModel):
     """Stop starting new items once the run has spent this much (either limit)."""
 
     usd: float | None = Field(default=None, gt=0)
-    tokens: int | None = Field(default=None, gt=0)
+    tokens: Count | None = Field(default=None, ge=1, le=MAX_TOKENS_BUDGET)
 
     @property
     def enabled(self) -> bool:
@@ -236,18 +252,27 @@ class BudgetSpec(StrictModel):
 class PageCaps(StrictModel):
     """Limits strategies honour when they put pages into a prompt."""
 
-    max_pages: int | None = Field(default=60, ge=1, description="Pages read by full-doc readers.")
-    max_images: int | None = Field(default=8, ge=1, description="Page images per model call.")
-    max_chars_per_page: int | None = Field(default=None, ge=100)
+    max_pages: Count | None = Field(
+        default=60, ge=1, le=MAX_PAGES, description="Pages read by full-doc readers."
+    )
+    max_images: Count | None = Field(
+        default=8, ge=1, le=MAX_IMAGES, description="Page images per model call."
+    )
+    max_chars_per_page: Count | None = Field(default=None, ge=100, le=MAX_CHARS_PER_PAGE)
 
 
 class RaySpec(StrictModel):
     address: str | None = Field(default=None, description="Cluster address; None starts one.")
-    num_cpus: int | None = Field(default=None, ge=1, description="CPUs for a local ray.init.")
+    num_cpus: Count | None = Field(
+        default=None, ge=1, le=MAX_CPUS, description="CPUs for a local ray.init."
+    )
     cpus_per_item: float = Field(default=1.0, gt=0)
-    max_in_flight: int | None = Field(default=None, ge=1)
-    actor_restarts: int = Field(
-        default=3, ge=0, description="Times Ray restarts a dead retriever actor (index reloaded)."
+    max_in_flight: Count | None = Field(default=None, ge=1, le=MAX_IN_FLIGHT)
+    actor_restarts: Count = Field(
+        default=3,
+        ge=0,
+        le=MAX_RESTARTS,
+        description="Times Ray restarts a dead retriever actor (index reloaded).",
     )
 
 
@@ -257,7 +282,7 @@ class LLMSpec(StrictModel):
     cache: bool = Field(default=True, description="Serve repeated calls from the disk cache.")
     cache_scripted: bool = Field(default=False, description="Cache scripted test models too.")
     timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
+    max_retries: Count = Field(default=4, ge=0, le=MAX_RETRIES)
     retry_after_max_s: float = Field(
         default=60.0, ge=0, description="Longest wait a server's Retry-After may impose."
     )
@@ -265,16 +290,18 @@ class LLMSpec(StrictModel):
 
 class RunnerSpec(StrictModel):
     executor: Literal["local", "ray"] = "local"
-    concurrency: int = Field(default=4, ge=1, description="Items in flight (local executor).")
-    per_provider: dict[str, int] = Field(
+    concurrency: Count = Field(
+        default=4, ge=1, le=MAX_CONCURRENCY, description="Items in flight (local executor)."
+    )
+    per_provider: dict[str, ProviderLimit] = Field(
         default_factory=dict, description="Concurrent model calls per provider prefix."
     )
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache_dir: Path = Path(".scanrag_cache")
     runs_dir: Path = Path("runs")
-    render_dpi: int = Field(default=144, ge=36, le=600)
+    render_dpi: Count = Field(default=144, ge=36, le=600)
     page_caps: PageCaps = Field(default_factory=PageCaps)
-    seed: int = 0
+    seed: Count = Field(default=0, ge=0, le=SEED_MAX)
     item_timeout_s: float | None = Field(default=None, gt=0)
     fsync_interval_s: float = Field(
         default=0.2,
@@ -320,14 +347,6 @@ class RunnerSpec(StrictModel):
     def _no_budget(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @field_validator("per_provider")
-    @classmethod
-    def _positive(cls, limits: dict[str, int]) -> dict[str, int]:
-        bad = {k: v for k, v in limits.items() if v < 1}
-        if bad:
-            raise ValueError(f"provider concurrency must be ≥ 1, got {bad}")
-        return limits
-
 
 AUTO_DECIDER = "auto"
 
@@ -352,8 +371,12 @@ class ScoringSpec(StrictModel):
     enabled: bool = True
     scorers: list[str] | None = Field(default=None, description="None: the evaluation default.")
     params: dict[str, Any] = Field(default_factory=dict)
-    resamples: int = Field(default=1000, ge=0, description="Bootstrap resamples (0: none).")
-    seed: int = Field(default=0, description="Seed of the bootstrap resampling.")
+    resamples: Count = Field(
+        default=1000, ge=0, le=MAX_RESAMPLES, description="Bootstrap resamples (0: none)."
+    )
+    seed: Count = Field(
+        default=0, ge=0, le=SEED_MAX, description="Seed of the bootstrap resampling."
+    )
     judge_prompts: dict[str, str] = Field(
         default_factory=dict,
         description="Prompt files replacing a judge role's built-in prompt (role → path), "

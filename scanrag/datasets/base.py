@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from scanrag.datasets.errors import DatasetError, DocumentPathError
 from scanrag.datasets.paths import resolve_document
+from scanrag.datasets.rows import row_problem, suspects, text_problem
 from scanrag.registry import LOADERS
 from scanrag.schemas import Sample
 
@@ -206,7 +207,11 @@ def _document_problem(
         path = resolve_document(folder, doc, allow_outside=allow_outside)
     except DocumentPathError as exc:
         return str(exc)
-    if not path.is_file():
+    try:
+        found = path.is_file()
+    except OSError as exc:  # a name too long for the folder it is in
+        return f"cannot look for PDF {doc!r} in {folder}: {exc.strerror or exc}"
+    if not found:
         return f"missing PDF {doc!r} in {folder}"
     try:
         counts[doc] = page_count(path)
@@ -241,7 +246,37 @@ def load_dataset(
     dataset: Dataset = LOADERS.get(loader)(path, pdf_dir, **options)
     if dataset.loader is None:
         dataset.loader = loader
+    drop_unstorable(dataset)
     return dataset
+
+
+def drop_unstorable(dataset: Dataset) -> None:
+    """Move the samples a run could not store (text UTF-8 cannot hold, nesting past the row
+    bound: :func:`~scanrag.datasets.rows.row_problem`) from ``dataset`` to its dropped rows.
+    Rows read from JSON never get this far (``read_records`` drops them); this catches the
+    samples of loaders that read other formats (a plugin's CSV)."""
+    kept = []
+    for sample in dataset.samples:
+        problem = _sample_problem(sample)
+        if problem is None:
+            kept.append(sample)
+            continue
+        ident = sample.id if text_problem(sample.id) is None else None
+        dataset.report.dropped.append(DroppedRow(id=ident, reason=f"sample {problem}"))
+    if len(kept) != len(dataset.samples):
+        dataset.samples = kept
+        dataset.report.rows_kept = len(kept)
+
+
+def _sample_problem(sample: Sample) -> str | None:
+    """:func:`~scanrag.datasets.rows.row_problem` of ``sample``, walked only where its JSON
+    (which pydantic refuses to write for text UTF-8 cannot store) says it must be."""
+    try:
+        text = sample.model_dump_json()
+    except (ValueError, RecursionError):  # PydanticSerializationError is a ValueError
+        return row_problem(sample.model_dump())
+    _, deep = suspects(text)
+    return row_problem(sample.model_dump(), text=False) if deep else None
 
 
 def unique_ids(

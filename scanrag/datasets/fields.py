@@ -12,10 +12,10 @@ identity (its document and question), so the same question has the same id in ev
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 from typing import Any
 
+from scanrag.datasets.rows import literal
 from scanrag.hashing import stable_hash
 from scanrag.schemas import Sample
 
@@ -49,8 +49,8 @@ def source_list(value: Any) -> list[str] | None:
         text = value.strip()
         if text[:1] in ("[", "("):
             try:
-                value = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
+                value = literal(text)
+            except ValueError:
                 return [text]
         else:
             return [text] if text else []

@@ -17,6 +17,33 @@ from scanrag.datasets.errors import DocumentPathError
 
 RULE = "a document must resolve inside its dataset's PDF folder"
 OPT_IN = "allow_outside_pdf_dir"
+NAME_MAX = 255  # bytes of one path component (ext4, xfs, apfs, ntfs)
+PATH_MAX = 4096  # bytes of a whole path (Linux)
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` can be no file name on this system, or ``None``: a NUL character, text
+    the file system cannot encode (a lone surrogate), a component longer than
+    :data:`NAME_MAX` bytes or a name longer than :data:`PATH_MAX` bytes."""
+    if "\x00" in name:
+        return "holds a NUL character"
+    try:
+        encoded = os.fsencode(name)
+    except UnicodeEncodeError as exc:
+        return f"holds a character the file system cannot encode (U+{ord(name[exc.start]):04X})"
+    longest = max(encoded.split(b"/"), key=len)
+    if len(longest) > NAME_MAX:
+        return (
+            f"has a part of {len(longest):,} bytes; a file or folder name may be at most {NAME_MAX}"
+        )
+    if len(encoded) > PATH_MAX:
+        return f"is {len(encoded):,} bytes long; a path may be at most {PATH_MAX:,}"
+    return None
+
+
+def _shown(name: str) -> str:
+    shown = repr(name)
+    return shown if len(shown) <= 80 else shown[:60] + "..." + shown[-15:]
 
 
 def resolve_document(
@@ -30,6 +57,9 @@ def resolve_document(
     """
     if not isinstance(name, str) or not name.strip():
         raise DocumentPathError(f"empty document name {name!r}")
+    problem = name_problem(name)
+    if problem is not None:
+        raise DocumentPathError(f"document name {_shown(name)} {problem}")
     folder = Path(pdf_dir)
     given = Path(name)
     if allow_outside:
@@ -43,7 +73,7 @@ def resolve_document(
     root = folder.resolve()
     try:
         resolved = candidate.resolve()
-    except (OSError, RuntimeError) as exc:  # a symlink loop
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a path too long
         raise DocumentPathError(f"document {name!r} cannot be resolved: {exc}") from exc
     if not resolved.is_relative_to(root):
         raise DocumentPathError(

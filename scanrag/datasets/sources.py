@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,14 @@ from scanrag.datasets.base import (
 )
 from scanrag.datasets.fields import normalize_metadata
 from scanrag.datasets.paths import resolve_document
+from scanrag.datasets.rows import (
+    MAX_DEPTH,
+    TooDeep,
+    array_elements,
+    loads,
+    row_problem,
+    suspects,
+)
 from scanrag.schemas import Sample
 
 Record = tuple[int, dict[str, Any] | None, str | None]
@@ -64,44 +73,109 @@ def read_text(path: Path) -> str:
         raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+# JSONL lines end at "\n" (or "\r\n", "\r"), never at the other separators str.splitlines
+# knows: a JSON string may hold U+2028 or "\x1c" as they are (ensure_ascii=False writes them).
+_LINE_END = re.compile(r"\r\n?|\n")
+_LINE_END_BYTES = re.compile(rb"\r\n?|\n")
+
+
 def read_records(path: Path, *, arrays: bool = True) -> list[Record]:
     """``(row_index, record_or_None, reason_or_None)`` for a JSON array or a JSONL file.
 
     A JSON array gives one record per element (``row`` is the element's 0-based index); a
     JSONL file one per non-blank line (``row`` is the 0-based line index). Elements or lines
-    that are not JSON objects come back with a reason instead of a record. A file that is
-    neither (or a JSON array when ``arrays`` is false) raises :class:`DatasetError`.
+    that are not JSON objects, lines that are not UTF-8, and records with a defect of their
+    own (:func:`~scanrag.datasets.rows.row_problem`: nesting past its bound, text UTF-8 cannot
+    store) come back with a reason instead of a record. A file that is neither (or a JSON
+    array when ``arrays`` is false) raises :class:`DatasetError`.
     """
-    text = read_text(path)
-    stripped = text.lstrip()
-    if stripped.startswith("[") and not arrays:
-        raise DatasetError(f"{path} holds a JSON array; this format is one JSON object a line")
-    if stripped.startswith("["):
+    data = _read_bytes(path)
+    if data.lstrip()[:1] == b"[":
+        if not arrays:
+            raise DatasetError(f"{path} holds a JSON array; this format is one JSON object a line")
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path} starts like a JSON array but is not one: {exc}") from exc
-        return [
-            (i, item, None) if isinstance(item, dict) else (i, None, f"item {i} is not an object")
-            for i, item in enumerate(data)
-        ]
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path} is not UTF-8 text: {exc}") from exc
+        items = array_items(path, text)
+        surrogates, _ = suspects(text)
+        return [_record(i, item, f"item {i}", text=surrogates) for i, item in enumerate(items)]
     records: list[Record] = []
-    for index, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            records.append((index, None, f"line {index + 1} is not valid JSON: {exc.msg}"))
-            continue
-        if isinstance(row, dict):
-            records.append((index, row, None))
-        else:
-            records.append((index, None, f"line {index + 1} is not a JSON object"))
+    for index, line in enumerate(_lines(data)):
+        if line is None:
+            records.append((index, None, f"line {index + 1} is not UTF-8 text"))
+        elif line.strip():
+            records.append(_line_record(index, line))
     if records and all(r is None for _, r, _ in records):
+        if all(reason and reason.endswith("is not UTF-8 text") for _, _, reason in records):
+            raise DatasetError(f"{path} is not UTF-8 text")
         expected = "JSON or JSONL" if arrays else "a JSONL file"
         raise DatasetError(f"no line of {path} is a JSON object; is it {expected}?")
     return records
+
+
+def _lines(data: bytes) -> list[str | None]:
+    """The lines of a JSONL file; ``None`` for one that is not UTF-8 (the others keep their
+    numbers)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return list(_LINE_END.split(text) if "\r" in text else text.split("\n"))
+    lines: list[str | None] = []
+    for raw in _LINE_END_BYTES.split(data):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append(None)
+    return lines
+
+
+def _line_record(index: int, line: str) -> Record:
+    where = f"line {index + 1}"
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return index, None, f"{where} is not valid JSON: {exc.msg}"
+    except RecursionError:
+        return _record(index, TooDeep(), where, text=False)
+    surrogates, deep = suspects(line)
+    return _record(index, value, where, text=surrogates, walk=surrogates or deep)
+
+
+def _record(index: int, value: Any, where: str, *, text: bool, walk: bool = True) -> Record:
+    """A parsed element or line as a record, or the reason it cannot be one; ``text`` and
+    ``walk``: what :func:`~scanrag.datasets.rows.suspects` says the row may hold."""
+    if isinstance(value, TooDeep):
+        return index, None, f"{where} nests deeper than {MAX_DEPTH} levels (too deep to read)"
+    if not isinstance(value, dict):
+        kind = "an object" if where.startswith("item") else "a JSON object"
+        return index, None, f"{where} is not {kind}"
+    problem = row_problem(value, text=text) if walk else None
+    if problem is None:
+        return index, value, None
+    ident = value.get("id")
+    if isinstance(ident, int | str) and not isinstance(ident, bool) and not row_problem(ident):
+        where += f" (id {ident!r})"
+    return index, None, f"{where}: {problem}"
+
+
+def array_items(path: Path, text: str) -> list[Any]:
+    """The elements of the JSON array ``text`` (one too deep to read comes back as a
+    :class:`~scanrag.datasets.rows.TooDeep`); :class:`DatasetError` for a text that is no
+    JSON array."""
+    try:
+        return array_elements(text)
+    except ValueError as exc:
+        raise DatasetError(f"{path} starts like a JSON array but is not one: {exc}") from exc
 
 
 def resolve_file(path: str | os.PathLike[str], names: Sequence[str]) -> Path:
@@ -139,8 +213,8 @@ def maybe_json(value: Any) -> Any:
     """Decode a string that holds a JSON list or object; anything else is returned as is."""
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
+            return loads(value)
+        except ValueError:  # JSONDecodeError included
             return value
     return value
 

@@ -300,17 +300,23 @@ def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> D
     path = str(Path(path))
     if not os.path.isfile(path):
         raise PageStoreError(f"{path}: no such page file")
+    if os.path.getsize(path) == 0:
+        raise PageStoreError(f"{path}: the file is empty (0 bytes)")
     _READERS.forget(path)  # the file may have been replaced since a connection was opened
     PAGE_CACHE.forget(path)
-    rows = _READERS.query(path, "SELECT format, data FROM document")
+    try:
+        rows = _READERS.query(path, "SELECT format, data FROM document")
+    except PageStoreError as exc:
+        cause = exc.__cause__ or exc  # the SQLite error, without the path again
+        raise PageStoreError(
+            f"{path}: unreadable as a page file of format {FORMAT} ({cause}): damaged, cut "
+            "short or another kind of file"
+        ) from exc
     if len(rows) != 1 or rows[0][0] != FORMAT:
         raise PageStoreError(f"{path}: not a page file of format {FORMAT}")
     try:
         data = json.loads(rows[0][1])
         count = int(data["num_pages"])
-        stored = _READERS.query(path, "SELECT count(*) FROM pages")[0][0]
-        if stored != count:
-            raise PageStoreError(f"{path}: {stored} pages stored, {count} declared")
         fields = {
             "id": str(data["id"]),
             "name": str(data["name"]),
@@ -322,6 +328,9 @@ def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> D
         }
     except (KeyError, TypeError, ValueError) as exc:
         raise PageStoreError(f"{path}: malformed document row ({exc})") from exc
+    stored = _READERS.query(path, "SELECT count(*) FROM pages")[0][0]
+    if stored != count:
+        raise PageStoreError(f"{path}: {stored} pages stored, {count} declared (a page is missing)")
     if verify:
         problem = checksum_problem(path, data.get("content_crc"))
         if problem is not None:

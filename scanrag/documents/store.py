@@ -26,7 +26,6 @@ from scanrag.documents.pagecheck import remove_stale_tmp
 from scanrag.documents.pages import page_from_dict
 from scanrag.documents.pagestore import (
     SUFFIX,
-    PageChecksumError,
     PageStoreError,
     open_document,
 )
@@ -125,21 +124,18 @@ class DocumentStore:
         return self.cache_dir / f"{sha256}.{self.options_key(**options)}{SUFFIX}"
 
     def load(self, sha256: str, **options: Any) -> Document | None:
-        """The cached document for this content and options, or ``None``. An unreadable cache
-        file counts as a miss, and so does one whose pages do not match their checksum
-        (edited or damaged since it was written), with a warning: it is rebuilt from the
-        PDF."""
+        """The cached document for this content and options, or ``None``. A cache file that
+        cannot be used is a miss with a warning that names it and says why (unreadable,
+        truncated, a page missing, pages that do not match their checksum, another
+        document's pages): it is rebuilt from the PDF."""
         path = self.path_for(sha256, **options)
         if not path.is_file():
             return None
-        try:
-            document = open_document(path, verify=True)
-        except PageChecksumError as exc:
-            log.warning("document cache: %s; rebuilding it from the PDF", exc)
-            return None
-        except PageStoreError:
-            return None
-        return document if document.sha256 == sha256 else None
+        problem = _cache_problem(path, sha256)
+        if isinstance(problem, Document):
+            return problem
+        log.warning("document cache: %s; rebuilding it from the PDF", problem)
+        return None
 
     def save(self, document: Document, **options: Any) -> Path:
         """Write an in-memory ``document`` into the cache."""
@@ -163,11 +159,14 @@ class DocumentStore:
         password = options.pop("password", None)
         misses: list[Path] = []
         shas: dict[Path, str] = {}
+        hits: dict[str, Document | None] = {}  # by content: one look (and warning) each
         for path in map(Path, paths):
             if path.is_file():
                 shas[path] = sha = file_sha256(path)
-                cached = self.load(sha, **options)
-                if cached is not None and doc_id_from_sha(sha) == cached.id:
+                if sha not in hits:
+                    hits[sha] = self.load(sha, **options)
+                cached = hits[sha]
+                if cached is not None:
                     yield path, _as_asked(cached, path)
                     continue
             misses.append(path)
@@ -188,6 +187,21 @@ class DocumentStore:
                 yield path, open_document(target)
             except Exception as exc:  # the disk filled up, the file vanished...
                 yield path, exc
+
+
+def _cache_problem(path: Path, sha256: str) -> Document | str:
+    """The document page file ``path`` holds for content ``sha256``, or why it cannot be
+    used."""
+    try:
+        document = open_document(path, verify=True)
+    except (PageStoreError, OSError) as exc:  # checksum mismatches included
+        return str(exc)
+    if document.sha256 != sha256 or document.id != doc_id_from_sha(sha256):
+        return (
+            f"{path}: it holds the pages of another document ({document.name!r}, content "
+            f"{document.sha256[:16]}), not of content {sha256[:16]}: copied or renamed over it"
+        )
+    return document
 
 
 def _as_asked(document: Document, path: Path) -> Document:

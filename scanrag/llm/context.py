@@ -22,6 +22,11 @@ Token counts, first available of: the embedded model's tokenizer with its chat t
 and vLLM ``/tokenize``) plus a margin for the chat template; litellm's ``token_counter``; the
 estimate of ``len(text) / 2`` (:data:`CHARS_PER_TOKEN`). Images count :data:`IMAGE_TOKENS` each.
 
+Counts are kept per model and request content (:func:`request_fingerprint`: a hash of every
+message's role, text and image count), so a prompt counted while planning is not sent to a
+server's tokenizer again (a strategy re-planning the same pages, the gateway counting what a
+strategy already counted); at most :data:`COUNT_CACHE_SIZE` counts are kept.
+
 The estimate is deliberately high: the page text readers get (blocks with their boxes) takes
 about 2.1 characters a token with Qwen2.5's and SmolLM2's tokenizers on mmlb-dev (plain text
 3.1–3.4), so a quarter of the characters would undercount it twice over and send prompts the
@@ -31,9 +36,12 @@ model refuses; an overestimate only cuts a little early, and the cut is recorded
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import math
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -45,6 +53,7 @@ CHARS_PER_TOKEN = 2  # see the module docstring: measured 2.1 on boxed page text
 IMAGE_TOKENS = 800
 TEMPLATE_TOKENS_PER_MESSAGE = 8  # role markers a chat template adds around each message
 PROBE_TIMEOUT_S = 5.0
+COUNT_CACHE_SIZE = 4096
 
 _WINDOW_IN_ERROR = (
     re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
@@ -92,6 +101,12 @@ def request_text(request: ChatRequest) -> tuple[str, int]:
     return "\n".join(texts), images
 
 
+def request_fingerprint(request: ChatRequest) -> str:
+    """A hash of what a token count depends on: each message's role, text and images."""
+    shape = [[m.role, m.text, m.images] for m in request.messages]
+    return hashlib.sha256(json.dumps(shape, ensure_ascii=False).encode()).hexdigest()
+
+
 def server_root(base: str) -> str:
     """``http://h:8000`` of ``http://h:8000/v1``: where a server's own (non-OpenAI) routes are."""
     parts = urlsplit(base)
@@ -137,6 +152,7 @@ class ContextProbe:
         self._windows: dict[tuple[str, str | None], ContextWindow | None] = {}
         self._learned: dict[str, ContextWindow] = {}
         self._routes: dict[str, str | None] = {}
+        self._counts: OrderedDict[tuple[str, str | None, str], TokenCount] = OrderedDict()
 
     # ------------------------------------------------------------------ window
 
@@ -204,7 +220,8 @@ class ContextProbe:
     # ------------------------------------------------------------------ tokens
 
     async def count(self, entry: ModelEntry, request: ChatRequest) -> TokenCount:
-        """Tokens ``request`` takes for ``entry``'s model (see the module docstring)."""
+        """Tokens ``request`` takes for ``entry``'s model (see the module docstring); a
+        request counted before for the same model is answered from the kept counts."""
         prefix, _, name = entry.model.partition("/")
         if prefix == "scripted":
             from scanrag.llm.scripted import get_scripted
@@ -213,6 +230,22 @@ class ContextProbe:
                 return await get_scripted(name).count_prompt_tokens(request)
             except Exception:  # not registered: its call fails with a clear error
                 pass
+        key = (entry.model, entry.base_url(), request_fingerprint(request))
+        with self._lock:
+            kept = self._counts.get(key)
+            if kept is not None:
+                self._counts.move_to_end(key)
+                return kept
+        counted = await self._count(entry, request, prefix, name)
+        with self._lock:
+            self._counts[key] = counted
+            while len(self._counts) > COUNT_CACHE_SIZE:
+                self._counts.popitem(last=False)
+        return counted
+
+    async def _count(
+        self, entry: ModelEntry, request: ChatRequest, prefix: str, name: str
+    ) -> TokenCount:
         if prefix == "local":
             counted = await asyncio.to_thread(_count_local, name, request)
             if counted is not None:
@@ -352,9 +385,11 @@ def _litellm_count(model: str, request: ChatRequest) -> TokenCount | None:
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "COUNT_CACHE_SIZE",
     "IMAGE_TOKENS",
     "ContextProbe",
     "estimate_request",
+    "request_fingerprint",
     "server_root",
     "window_from_models",
     "window_from_props",

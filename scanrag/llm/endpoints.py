@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scanrag.counts import INT64_MAX, INT64_MIN, MAX_CONCURRENCY, MAX_CONTEXT, Count
 from scanrag.scrub import register_secret, register_secrets
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]
@@ -97,11 +98,13 @@ class ModelEntry(BaseModel):
         default_factory=dict, description="Sent with every call; values may use ${VAR}."
     )
     timeout_s: float | None = Field(default=None, gt=0, description="Per-call timeout.")
-    max_concurrency: int | None = Field(default=None, ge=1, description="Calls in flight.")
+    max_concurrency: Count | None = Field(
+        default=None, ge=1, le=MAX_CONCURRENCY, description="Calls in flight."
+    )
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
+    max_tokens: Count | None = Field(default=None, ge=1, le=MAX_CONTEXT)
+    seed: Count | None = Field(default=None, ge=INT64_MIN, le=INT64_MAX)
     extra_body: dict[str, Any] = Field(
         default_factory=dict,
         description="Merged into the request body (server knobs: repeat_penalty, top_k ...).",
@@ -109,9 +112,10 @@ class ModelEntry(BaseModel):
     output_mode: OutputMode | None = Field(
         default=None, description="json_schema | json_object | prompt (None: provider default)."
     )
-    context_window: int | None = Field(
+    context_window: Count | None = Field(
         default=None,
         ge=1,
+        le=MAX_CONTEXT,
         description="The model's context window in tokens, for servers that do not report it "
         "(llama-cpp-python's server); prompts are planned to fit it.",
     )

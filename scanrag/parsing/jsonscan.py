@@ -171,8 +171,10 @@ def _first_in(text: str, repair: bool) -> tuple[dict[str, Any] | None, bool]:
             ok, value, lenient = _decode(text[start : end + 1])
             if ok and isinstance(value, dict):
                 return value, lenient
-        elif cut and repair:
-            closed = _repaired(text[start:])
+        elif repair:
+            closed = _repaired(text[start:]) if cut else None
+            if closed is None:
+                closed = _repaired_at_line_break(text[start:])
             if closed is not None:
                 return closed, True
         pos = start + 1
@@ -182,6 +184,40 @@ def _first_in(text: str, repair: bool) -> tuple[dict[str, Any] | None, bool]:
 def _repaired(text: str) -> dict[str, Any] | None:
     ok, value, _ = _decode(close_truncated(text))
     return value if ok and isinstance(value, dict) else None
+
+
+_OUTER_CLOSERS = re.compile(r"[\s,}]*$")
+
+
+def _repaired_at_line_break(text: str) -> dict[str, Any] | None:
+    """The object of ``text`` cut where one of its strings runs into a raw line break.
+
+    A JSON string cannot hold a raw line break, so a string that meets one was never closed:
+    the model left the format there (``{ "answer": "2.20 EUR }`` and prose after it, until the
+    token limit). The object is kept up to that line, the string ending where the line ends,
+    without the ``}`` or ``,`` the model meant to close it with, and closed like a cut reply.
+    """
+    for i, ch in _string_chars(text):
+        if ch == "\n":
+            head = _OUTER_CLOSERS.sub("", text[:i])
+            return _repaired(head) if head else None
+    return None
+
+
+def _string_chars(text: str) -> Iterator[tuple[int, str]]:
+    """``(index, char)`` of the characters of ``text`` inside string literals."""
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if not in_string:
+            in_string = ch == '"'
+        elif escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"':
+            in_string = False
+        else:
+            yield i, ch
 
 
 def close_truncated(text: str) -> str:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from scanrag.rundir import trust
 from scanrag.rundir.files import JsonlLog, RunDirError, iter_jsonl, read_json, write_atomic
 from scanrag.rundir.files import write_json as _write_json
 from scanrag.rundir.index import RowIndex
@@ -92,9 +93,12 @@ class RunDir:
                 path = base.with_name(f"{base.name}-{n}")
 
     @classmethod
-    def open(cls, path: str | Path, *, need: tuple[str, ...] = (CONFIG,)) -> RunDir:
+    def open(
+        cls, path: str | Path, *, need: tuple[str, ...] = (CONFIG,), verify: bool = True
+    ) -> RunDir:
         """An existing run folder holding the files in ``need`` (a run started by ``scanrag
-        run`` has its config; scoring needs only trajectories)."""
+        run`` has its config; scoring needs only trajectories). With ``verify`` (every
+        command) the files the manifest records are checked first (:meth:`verify`)."""
         run = cls(path)
         if not run.path.is_dir():
             raise RunDirError(f"{run.path} is not a directory")
@@ -109,7 +113,26 @@ class RunDir:
                 raise RunDirError(f"{run.path} is not a run directory (no {name})")
             if not run.file(name).is_file():
                 raise RunDirError(f"{run.file(name)} not found in {run.path}")
+        if verify:
+            run.verify()
         return run
+
+    def verify(self) -> None:
+        """Check the config, ``samples.jsonl`` and ``datasets.json`` against what the manifest
+        recorded when they were written (:mod:`scanrag.rundir.trust`); raises
+        :class:`~scanrag.rundir.trust.RunFileError` naming the file and how to recover."""
+        trust.verify(self.path, self.manifest(), self.CONFIG)
+
+    def recorded_config_hash(self) -> str | None:
+        """The ``config_hash`` of the config file as it stands (``None`` without one)."""
+        path = self.file(self.CONFIG)
+        if not path.is_file():
+            return None
+        return trust.config_digest(trust.parse_config(path.read_text(encoding="utf-8"), path))
+
+    def file_digests(self) -> dict[str, str]:
+        """SHA-256 of the run's sample files, for the manifest's ``files``."""
+        return trust.file_digests(self.path, (self.SAMPLES, self.DATASETS))
 
     def file(self, name: str) -> Path:
         return self.path / name
@@ -176,11 +199,26 @@ class RunDir:
             self.file(self.INDEXES_OF[name]).unlink(missing_ok=True)
 
     def write_config(self, config: ExperimentConfig) -> None:
-        """The resolved config as YAML; values under secret-named keys are masked."""
+        """The resolved config as YAML; values under secret-named keys are masked. A run
+        whose manifest records the config's hash gets the new one with it: announced as
+        ``config_hash_next`` before the file is replaced, made ``config_hash`` after, so a
+        process killed in between leaves a folder that still verifies."""
         import yaml
 
         data = scrubber().data(config.model_dump(mode="json"))
-        self.write_text(self.CONFIG, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+        text = scrubber().text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+        path = self.file(self.CONFIG)
+        digest = trust.config_digest(trust.parse_config(text, path))
+        manifest = read_json(self.file(self.MANIFEST), {})
+        recorded = manifest.get(trust.CONFIG_HASH) if isinstance(manifest, dict) else None
+        if recorded is None or recorded == digest:
+            write_atomic(path, text)
+            return
+        self.write_json(self.MANIFEST, {**manifest, trust.CONFIG_HASH_NEXT: digest})
+        write_atomic(path, text)
+        manifest[trust.CONFIG_HASH] = digest
+        manifest.pop(trust.CONFIG_HASH_NEXT, None)
+        self.write_json(self.MANIFEST, manifest)
 
     # ------------------------------------------------------------------ reading
 
@@ -189,15 +227,11 @@ class RunDir:
         path = self.file(self.CONFIG)
         if not path.is_file():
             return {}
-        import yaml
-
-        from scanrag.config.bounded_yaml import load_yaml
-
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, yaml.YAMLError) as exc:  # YamlLimitError is a ValueError
-            raise RunDirError(f"{path} is not readable YAML: {exc}") from exc
-        return data if isinstance(data, dict) else {}
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RunDirError(f"{path} is not readable: {exc}") from exc
+        return trust.parse_config(text, path)
 
     def experiment(self, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig | None:
         """The recorded config, validated (``None`` for a folder without one)."""

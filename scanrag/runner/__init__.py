@@ -17,6 +17,7 @@ from scanrag.protocols import Strategy
 from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
+from scanrag.runner.guard import RunAbortedError, guarded
 from scanrag.runner.preflight import preflight
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.scoring_checks import check_config_scoring
@@ -26,6 +27,7 @@ from scanrag.scrub import MASK, masked_paths
 RESUMABLE_SECTIONS = ("runner", "scoring", "report")
 
 __all__ = [
+    "RunAbortedError",
     "RunResult",
     "Runner",
     "SetupError",
@@ -60,20 +62,24 @@ def start_run(
     datasets = preflight(config, agent_models=llm is None, judge_models=(judge_llm or llm) is None)
     strategies: dict[str, Strategy] = build_strategies(config.cells())
     run_dir = RunDir.create(config.runner.runs_dir, config.name)
-    run_dir.write_config(config)
-    if log is not None:
-        log(f"run directory: {run_dir.path}")
-    runner = Runner(
-        config,
-        run_dir,
-        strategies=strategies,
-        llm=llm,
-        judge_llm=judge_llm,
-        progress=progress,
-        log=log,
-        datasets=datasets,
-    )
-    return runner.execute()
+
+    def run() -> RunResult:
+        run_dir.write_config(config)
+        if log is not None:
+            log(f"run directory: {run_dir.path}")
+        runner = Runner(
+            config,
+            run_dir,
+            strategies=strategies,
+            llm=llm,
+            judge_llm=judge_llm,
+            progress=progress,
+            log=log,
+            datasets=datasets,
+        )
+        return runner.execute()
+
+    return guarded(run_dir, run, fresh=True)
 
 
 def resume_run(
@@ -111,19 +117,23 @@ def resume_run(
         )
     if config.scoring.enabled:
         _check_scoring(run, config)
-    if overrides:
-        run.write_config(config)
-    runner = Runner(
-        config,
-        run,
-        llm=llm,
-        judge_llm=judge_llm,
-        progress=progress,
-        log=log,
-        resuming=True,
-        retry_errors=retry_errors,
-    )
-    return runner.execute()
+
+    def resume() -> RunResult:
+        if overrides:
+            run.write_config(config)
+        runner = Runner(
+            config,
+            run,
+            llm=llm,
+            judge_llm=judge_llm,
+            progress=progress,
+            log=log,
+            resuming=True,
+            retry_errors=retry_errors,
+        )
+        return runner.execute()
+
+    return guarded(run, resume, fresh=False)
 
 
 def _check_scoring(run: RunDir, config: ExperimentConfig) -> None:

@@ -49,6 +49,44 @@ RETRYABLE = frozenset(
 )
 
 
+def pending_items(
+    cells: Sequence[RunCell], datasets: Sequence[LoadedDataset], done: set[tuple[Any, ...]]
+) -> list[tuple[RunCell, LoadedDataset, Any]]:
+    """(cell, dataset, sample) triples whose ``(run_key, sample id)`` is not ``done``, in
+    sample-major order."""
+    pending = []
+    for dataset in datasets:
+        for sample in dataset.samples:
+            for cell in cells:
+                if (cell.run_key, sample.id) not in done:
+                    pending.append((cell, dataset, sample))
+    return pending
+
+
+def work_items(pending: Sequence[Any], retriever_errors: dict[str, str]) -> list[WorkItem]:
+    """The work items of ``pending`` triples; a sample that cannot run (an input error) or
+    whose cell's retriever could not be built is pre-failed with that status."""
+    items = []
+    for cell, dataset, sample in pending:
+        error = None
+        if sample.id in dataset.bad:
+            error = (Status.INPUT_ERROR, dataset.bad[sample.id])
+        elif cell.retriever in retriever_errors:
+            error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
+        items.append(
+            WorkItem(
+                run_key=cell.run_key,
+                strategy=cell.strategy.name,
+                sample=sample,
+                dataset=dataset.name,
+                models=item_models(cell.models),
+                retriever=cell.retriever,
+                error=error,
+            )
+        )
+    return items
+
+
 @dataclass
 class RunResult:
     run_dir: Path
@@ -203,15 +241,8 @@ class Runner:
     def _pending(
         self, datasets: Sequence[LoadedDataset], digests: Sequence[dict[str, Any]]
     ) -> list[tuple[RunCell, LoadedDataset, Any]]:
-        """(cell, dataset, sample) triples without a trajectory row, sample-major order."""
         done = {tuple(d["key"]) for d in digests if "key" in d}
-        pending = []
-        for dataset in datasets:
-            for sample in dataset.samples:
-                for cell in self.cells:
-                    if (cell.run_key, sample.id) not in done:
-                        pending.append((cell, dataset, sample))
-        return pending
+        return pending_items(self.cells, datasets, done)
 
     def _ingest(self, job: RunJob, executor: Executor, corpus: bool = False) -> None:
         """Ingest the documents of the items, and with ``corpus`` every document the datasets
@@ -238,7 +269,11 @@ class Runner:
         if not aliases:
             return {}
         with self.progress.stage("index", len(aliases)) as stage:
-            errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+            job.phase = stage.set_doing
+            try:
+                errors = executor.build_retrievers(job, aliases, lambda _a: stage.advance())
+            finally:
+                job.phase = None
         for message in errors.values():
             self.log(message)
         return errors
@@ -246,25 +281,7 @@ class Runner:
     def _plan(
         self, job: RunJob, pending: Sequence[Any], retriever_errors: dict[str, str]
     ) -> list[WorkItem]:
-        items = []
-        for cell, dataset, sample in pending:
-            error = None
-            if sample.id in dataset.bad:
-                error = (Status.INPUT_ERROR, dataset.bad[sample.id])
-            elif cell.retriever in retriever_errors:
-                error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
-            items.append(
-                WorkItem(
-                    run_key=cell.run_key,
-                    strategy=cell.strategy.name,
-                    sample=sample,
-                    dataset=dataset.name,
-                    models=item_models(cell.models),
-                    retriever=cell.retriever,
-                    error=error,
-                )
-            )
-        return items
+        return work_items(pending, retriever_errors)
 
     def _gate(self, prior: Usage, *tallies: UsageTally) -> Callable[[], Stop | None]:
         def gate() -> Stop | None:

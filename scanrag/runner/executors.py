@@ -49,6 +49,7 @@ class RunJob:
     documents: dict[Path, Document] = field(default_factory=dict)
     retrievers: dict[str, Retriever] = field(default_factory=dict)
     run_tally: UsageTally = field(default_factory=UsageTally)
+    phase: Callable[[str | None], None] | None = None  # what a stage is doing (progress)
 
     def context(self, item: WorkItem) -> StrategyContext:
         if self.llm is None:
@@ -134,6 +135,7 @@ class LocalExecutor:
         documents = job.all_documents()
         indexes = RunDir(job.run_dir).path / RunDir.INDEXES
         pool = retriever_pool(job.config.retrievers, documents, indexes)  # one build per index
+        pool.phase = job.phase
 
         def build(alias: str) -> Retriever:
             return build_retriever(

@@ -8,7 +8,7 @@ from typing import Any
 
 from scanrag import __version__
 from scanrag.config import ExperimentConfig, RunCell
-from scanrag.hashing import file_sha256, stable_hash
+from scanrag.hashing import file_sha256
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.providers import describe_model
 from scanrag.protocols import RunSettings, Strategy
@@ -55,13 +55,15 @@ def build_manifest(
     """The manifest of this run; a resume keeps the earlier one's history and adds to it."""
     previous = _read(run_dir)
     settings = strategy_settings(config.runner)
-    config_json = config.model_dump(mode="json")
     manifest: dict[str, Any] = {
         "name": config.name,
         "run_dir": str(run_dir.path),
         "created": previous.get("created") or now_iso(),
         "scanrag_version": __version__,
-        "config_hash": stable_hash(config_json),
+        # what the run folder's files hold now, checked by every command that opens the
+        # folder (scanrag.rundir.trust): the config as recorded, the samples as frozen
+        "config_hash": run_dir.recorded_config_hash(),
+        "files": run_dir.file_digests(),
         "environment": previous.get("environment") or environment(),
         "models": models_entry(cells, config.judge_models(), config.model_entries()),
         "render_dpi": config.runner.render_dpi,

@@ -6,20 +6,28 @@ pipe, a batch job), a stage that is still running after ``interval_s`` seconds p
 
     progress run      120/400 (30%)  0.80/s  ETA 5m50s  errors 2  12,345 tok
 
-every ``interval_s`` seconds (``runner.progress_interval_s``, 30 by default) from a
+(with what the stage is doing while its count does not move: ``progress retrieve 0/28 (0%)
+· building index dense 1,200/4,000 pages ...``, ``· loading retriever dense``) every
+``interval_s`` seconds (``runner.progress_interval_s``, 30 by default) from a
 background thread, so a long stage is never silent, and each stage prints one line when it
 ends. ``scanrag run``, ``scanrag score``, ``scanrag retrieve eval`` and ``scanrag ingest``
 all report this way.
+
+Libraries draw progress bars of their own (tqdm: transformers' ``Loading weights``,
+sentence-transformers, huggingface_hub). Off a terminal they would land in the log as
+carriage-return noise, so :func:`quiet_library_progress` (called by the CLI before any
+command) turns them off there; on a terminal they stay.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 from scanrag.schemas import Usage
 from scanrag.scrub import scrub_text
@@ -30,6 +38,34 @@ Log = Callable[[str], None]
 def stderr_log(message: str) -> None:
     """Print a run message to stderr with secrets masked (an error text may quote a key)."""
     print(scrub_text(message), file=sys.stderr, flush=True)
+
+
+# Read by tqdm (``TQDM_DISABLE``, when it is imported) and huggingface_hub (transformers'
+# bars follow it): a value the user set is kept.
+LIBRARY_PROGRESS_OFF = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+
+
+def quiet_library_progress(stream: TextIO | None = None) -> bool:
+    """When ``stream`` (stderr) is not a terminal, turn off the progress bars libraries
+    draw: through the environment for those imported later, and directly in transformers and
+    huggingface_hub when they are already imported. Returns whether it did."""
+    stream = stream or sys.stderr
+    try:
+        if stream.isatty():
+            return False
+    except (AttributeError, ValueError):  # a closed or odd stream: not a terminal
+        pass
+    for name, value in LIBRARY_PROGRESS_OFF.items():
+        os.environ.setdefault(name, value)
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    return True
 
 
 def format_usage(usage: Usage) -> str:
@@ -61,8 +97,17 @@ class StageHandle:
         self.errors = 0
         self.usage = Usage()
         self.started = time.perf_counter()
+        self.doing: str | None = None
         self._bar = bar
         self._task = task
+
+    def set_doing(self, doing: str | None) -> None:
+        """Name what the stage is doing now (``loading retriever dense``, ``building index
+        dense 1,200/4,000 pages``); ``None`` when it is back to its items."""
+        self.doing = doing
+        if self._bar is not None:
+            label = self.name if doing is None else f"{self.name} · {doing}"
+            self._bar.update(self._task, description=label)
 
     def advance(self, n: int = 1, usage: Usage | None = None, error: bool = False) -> None:
         self.done += n
@@ -88,7 +133,10 @@ class StageHandle:
         share = f" ({self.done / self.total:.0%})" if self.total else ""
         left = self.total - self.done
         eta = format_duration(left / rate) if rate > 0 and left > 0 else "—"
-        text = f"progress {self.name:<8} {self.done}/{self.total}{share}  {rate:.2f}/s"
+        text = f"progress {self.name:<8} {self.done}/{self.total}{share}"
+        if self.doing:
+            text += f" · {self.doing}"
+        text += f"  {rate:.2f}/s"
         text += f"  ETA {eta}  errors {self.errors}  elapsed {format_duration(elapsed)}"
         if self.usage.total_tokens or self.usage.calls:
             text += f"  {format_usage(self.usage)}"

@@ -143,6 +143,7 @@ def build_summary(
             "seconds_per_item": _per_item(seconds[key], "total", n),
             "model_seconds_per_item": _per_item(seconds[key], "model", n),
             "wait_seconds_per_item": _per_item(seconds[key], "wait", n),
+            "count_seconds_per_item": _per_item(seconds[key], "count", n),
             "usage": spent[key].model_dump(),
             "usd_per_item": round(spent[key].cost_usd / n, 6) if n else None,
             **conditions[key],
@@ -176,18 +177,23 @@ def build_summary(
 
 
 def _seconds(row: Mapping[str, Any]) -> dict[str, float]:
-    """Wall, model and wait seconds of one trajectory row, and whether it timed its calls."""
+    """Wall, model, wait and token-counting seconds of one trajectory row, and whether it
+    timed its calls (``timed``) and its token counts (``counted``)."""
     timings = row.get("timings") or {}
     out = {"total": float(timings.get("total", 0.0))}
     if "model" in timings:
         out |= {"model": float(timings["model"]), "wait": float(timings.get("wait", 0.0))}
         out["timed"] = 1.0
+    if "count" in timings:
+        out |= {"count": float(timings["count"]), "counted": 1.0}
     return out
 
 
 def _per_item(seconds: Mapping[str, float], name: str, n: int) -> float | None:
-    """Mean seconds per item; model and wait only when every item timed its calls."""
-    timed = n if name == "total" else int(seconds.get("timed", 0))
+    """Mean seconds per item; model and wait only when every item timed its calls, count
+    when every item timed its token counts (rows written before counts were timed: ``None``)."""
+    flag = {"total": None, "count": "counted"}.get(name, "timed")
+    timed = n if flag is None else int(seconds.get(flag, 0))
     return round(seconds.get(name, 0.0) / n, 3) if n and timed == n else None
 
 

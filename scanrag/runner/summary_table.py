@@ -189,16 +189,20 @@ def _run_label(name: str, summary: Mapping[str, Any]) -> str:
 
 
 def _wait_note(summary: Mapping[str, Any]) -> list[str]:
-    """Seconds per item spent waiting around model calls (queueing, cache look-ups), which
-    ``sec`` leaves out, and the wall time per item."""
+    """Seconds per item spent waiting around model calls (queueing, cache look-ups) and
+    counting prompt tokens before them (a server's tokenize endpoint), which ``sec`` leaves
+    out, and the wall time per item."""
     cells = summary["cells"]
     if not cells or any(c.get("wait_seconds_per_item") is None for c in cells.values()):
         return []
+    counted = all(c.get("count_seconds_per_item") is not None for c in cells.values())
+    names = ["wait", "count", "wall"] if counted else ["wait", "wall"]
+    keys = {"wait": "wait_seconds_per_item", "count": "count_seconds_per_item"}
     parts = [
-        f"{key} {_fmt(c['wait_seconds_per_item'], 1)}/{_fmt(c['seconds_per_item'], 1)}"
+        f"{key} " + "/".join(_fmt(c[keys.get(n, "seconds_per_item")], 1) for n in names)
         for key, c in cells.items()
     ]
-    return ["wait/wall s per item: " + ", ".join(parts)]
+    return [f"{'/'.join(names)} s per item: " + ", ".join(parts)]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

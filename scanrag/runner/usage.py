@@ -10,6 +10,10 @@ client reports as the call's own (``ChatResponse.latency_s``) is *model* time an
 *wait* time (queueing before the client starts the call, cache look-ups); a cache hit and a
 failed call count whole as wait, a client that reports no latency counts whole as model. The
 runner stamps both sums on each trajectory as ``timings["model"]`` and ``timings["wait"]``.
+Counting a prompt's tokens before sending it (``count_prompt_tokens``: a server's tokenize
+endpoint, an embedded model's tokenizer) is timed apart, as *count* time
+(``timings["count"]``): it happens outside the call, and on a long document it can take
+longer than the call itself.
 The gateway measures ``latency_s`` on the attempt that succeeded, from the moment the call
 holds its concurrency slots (a local model runs one call at a time: its slot is the model),
 so queueing for a slot, failed attempts and retry back-off all land in wait time.
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from scanrag.llm.types import ChatModel, ChatRequest, ChatResponse
@@ -35,6 +39,7 @@ class UsageTally:
         self.by_stage: dict[str, Usage] = dict(by_stage or {})
         self.model_s = 0.0
         self.wait_s = 0.0
+        self.count_s = 0.0
 
     def add_time(self, model_s: float, wait_s: float) -> None:
         """Seconds of one call: model time and time spent waiting around it."""
@@ -42,10 +47,19 @@ class UsageTally:
             self.model_s += model_s
             self.wait_s += wait_s
 
-    def timings(self) -> dict[str, float]:
-        """``{"model": s, "wait": s}`` summed over the calls tallied so far."""
+    def add_count_time(self, seconds: float) -> None:
+        """Seconds spent counting a prompt's tokens before a call."""
         with self._lock:
-            return {"model": round(self.model_s, 4), "wait": round(self.wait_s, 4)}
+            self.count_s += seconds
+
+    def timings(self) -> dict[str, float]:
+        """``{"model": s, "wait": s, "count": s}`` summed over the calls tallied so far."""
+        with self._lock:
+            return {
+                "model": round(self.model_s, 4),
+                "wait": round(self.wait_s, 4),
+                "count": round(self.count_s, 4),
+            }
 
     def add(self, stage: str, usage: Usage) -> None:
         with self._lock:
@@ -106,7 +120,21 @@ class MeteredModel:
             tally.add_time(model, wall - model)
 
     def __getattr__(self, name: str) -> Any:  # expose the gateway's extras (ledger, cache...)
-        return getattr(self.inner, name)
+        found = getattr(self.inner, name)
+        return self._timed_count(found) if name == "count_prompt_tokens" else found
+
+    def _timed_count(self, count: Callable[[ChatRequest], Awaitable[Any]]) -> Any:
+        """``count_prompt_tokens`` of the inner client, its seconds added as count time."""
+
+        async def timed(request: ChatRequest) -> Any:
+            started = time.perf_counter()
+            try:
+                return await count(request)
+            finally:
+                for tally in self.tallies:
+                    tally.add_count_time(time.perf_counter() - started)
+
+        return timed
 
 
 class Budget:

@@ -19,7 +19,7 @@ from scanrag.llm import ScriptedModel
 from scanrag.llm.types import ChatRequest, ChatResponse
 from scanrag.registry import STRATEGIES
 from scanrag.runner.engine import RETRYABLE
-from scanrag.schemas import ParseStatus, Status, Trajectory
+from scanrag.schemas import ParseStatus, Sample, Status, Trajectory
 from scanrag.tasks import task_names, task_spec
 
 COUNTING = '{"pages": [' + ", ".join(str(i) for i in range(1, 40))
@@ -198,3 +198,31 @@ def test_one_answer_said_twice_is_not_ambiguous(output: str) -> None:
     assert trajectory.parse in (ParseStatus.CLEAN, ParseStatus.FALLBACK)
     unwrapped = _settled('{"answer": "<answer>Paris</answer>"}', "json")
     assert unwrapped.answer == "Paris" and unwrapped.parse == ParseStatus.CLEAN
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{ "answer": "2.20 EUR }\n\nThe dividend per share is shown in the table of page 4 and',
+        '{ "answer": "2.20 EUR }\nThe "dividend" line {of page 4} reads',
+        '{\n  "answer": "2.20 EUR",\n  "pages": [4],\n  "facts": [{"page": 4, "text": "EUR 2',
+    ],
+)
+def test_a_cut_json_reply_with_a_complete_answer_is_scored_and_flagged(reply: str) -> None:
+    """The answer field is complete and the token limit cut what followed it: the answer is
+    kept (without the ``}`` the model meant to close it with), the item stays ``ok`` and is
+    flagged ``truncated`` with a warning, never the error "before giving an answer"."""
+    trajectory = _settled(reply, finish="length")
+    assert trajectory.status == Status.OK and trajectory.answer == "2.20 EUR"
+    assert trajectory.parse == ParseStatus.REPAIRED and TRUNCATED_MESSAGE not in trajectory.errors
+    assert trajectory.metadata["truncated"] is True
+    assert any("after giving its answer" in w for w in trajectory.metadata["warnings"])
+    sample = Sample(id="s", doc_ids=["d.pdf"], question="Dividend?", answer="2.20 EUR")
+    row = AnswerRulesScorer().compute(trajectory, sample)
+    assert row.metrics["correct"] == 1.0 and row.item_status == "ok"
+
+
+def test_a_reply_that_stopped_by_itself_is_not_flagged() -> None:
+    trajectory = _settled('{"answer": "2.20 EUR", "pages": [4]}')
+    assert trajectory.status == Status.OK and "truncated" not in trajectory.metadata
+    assert "warnings" not in trajectory.metadata

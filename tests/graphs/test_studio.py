@@ -172,3 +172,22 @@ def test_a_json_context_with_a_retriever_and_a_bad_document(
     context["sample"]["doc_ids"] = ["../outside.pdf"]
     with pytest.raises(Exception, match="outside"):
         ItemContext(**context)
+
+
+def test_a_samples_jsonl_line_and_params_make_a_json_context(
+    tmp_path: Path, scripted_cleanup: None
+) -> None:
+    """A line of a run's samples.jsonl as written (``doc``, ``evidence_pages``, boxes as
+    lists) is the context's sample; ``params`` are kept; a broken line says what is wrong."""
+    from scanrag.datasets import write_generic
+    from scanrag.schemas import BBox, Region, Sample
+
+    _, context = studio_item(tmp_path)
+    region = Region(page=2, bbox=BBox(x1=0.1, y1=0.1, x2=0.5, y2=0.2))
+    sample = Sample(**context["sample"], gold_regions=[region])
+    write_generic([sample], tmp_path / "samples.jsonl")
+    line = json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])
+    item = ItemContext(**{**context, "sample": line, "params": {"k": 3}})
+    assert item.sample == sample and item.primary is not None and dict(item.params) == {"k": 3}
+    with pytest.raises(Exception, match="missing field 'doc'"):
+        ItemContext(**{**context, "sample": {"id": "q", "question": "?"}})

@@ -193,6 +193,35 @@ def test_save_load_round_trip(index, qwen_dir, docs, tmp_path):
         ColPaliIndex(str(qwen_dir), dpi=DPI + 1, device="cpu").load(tmp_path / "idx")
 
 
+def test_a_fast_path_that_fails_falls_back_to_the_same_hits_and_says_so(
+    index, tmp_path, monkeypatch, caplog
+):
+    """A compile or launch failure of the fused kernel: the reference scores the search, one
+    warning names the cause, and the manifest (in memory and saved) records the fallback."""
+    from scanrag.indexes import colpali_kernel
+    from scanrag.indexes.colpali_contenders import ProjectKernel
+    from scanrag.indexes.colpali_scoring import MaxSimScorer
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("CompilationError: at 2:11: NameError('Any')")
+
+    want = index.search_batch([QUERY, "galaxy"], 5)
+    monkeypatch.setattr(ProjectKernel, "unavailable", lambda self, device, store: None)
+    monkeypatch.setattr(colpali_kernel, "page_scores", broken)
+    monkeypatch.setattr(index, "scorer", MaxSimScorer("cpu", method="kernel"))
+    with caplog.at_level("WARNING"):
+        assert index.search_batch([QUERY, "galaxy"], 5) == want
+        assert index.search(QUERY, 5) == want[0]
+    assert [r.levelname for r in caplog.records].count("WARNING") == 1
+    assert "NameError('Any')" in caplog.text
+    record = index.manifest()["extra"]["maxsim"]
+    assert record["method"] == "kernel" and record["chosen"] == "matmul"
+    assert record["fallbacks"][0]["method"] == "kernel"
+    index.save(tmp_path / "idx")
+    saved = json.loads((tmp_path / "idx" / "manifest.json").read_text())["extra"]["maxsim"]
+    assert saved["fallbacks"] == record["fallbacks"]
+
+
 def test_load_rejects_another_model_and_damage(index, docs, tmp_path):
     index.save(tmp_path / "idx")
     other = ColPaliIndex(str(tiny_model_dir("colpali")), dpi=DPI, device="cpu")

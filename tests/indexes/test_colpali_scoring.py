@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scanrag.indexes import colpali_scoring as scoring
-from scanrag.indexes.colpali_scoring import MaxSimScorer, PackedVectors
+from scanrag.indexes import colpali_blocks
+from scanrag.indexes.colpali_packed import PackedVectors
+from scanrag.indexes.colpali_scoring import MaxSimScorer
 
 
 def reference(query: np.ndarray, page: np.ndarray) -> float:
@@ -70,7 +71,7 @@ def test_scoped_rows_and_cache_follow_additions(store, pages):
 
 @pytest.mark.parametrize("query_rows", [1, 5, 128])
 def test_stacked_queries_score_like_single_queries(store, pages, monkeypatch, query_rows):
-    monkeypatch.setattr(scoring, "QUERY_ROWS", query_rows)  # 1: every query alone
+    monkeypatch.setattr(colpali_blocks, "QUERY_ROWS", query_rows)  # 1: every query alone
     rng = np.random.default_rng(2)
     queries = [rng.normal(size=(n, 8)).astype(np.float32) for n in (3, 2, 7, 1)]
     scorer = MaxSimScorer("cpu", 3)
@@ -119,7 +120,7 @@ def test_blocks_never_straddle_a_document():
     store, _, breaks = _docs_store()
     scorer = MaxSimScorer("cpu", batch_pages=4)
     scorer.scores([np.ones((2, 8), np.float32)], store, None, breaks)
-    spans = [(b.start, b.stop) for b in scorer._blocks]
+    spans = [(b.start, b.stop) for b in scorer.reference._blocks]
     assert spans == [(0, 3), (3, 4), (4, 8), (8, 9), (9, 11)]
     for start, stop in spans:
         assert not any(start < cut < stop for cut in breaks)
@@ -129,15 +130,15 @@ def test_blocks_never_straddle_a_document():
 def test_scoped_searches_select_blocks_and_match_the_whole_store(monkeypatch, share):
     store, pages, breaks = _docs_store()
     scorer = MaxSimScorer("cpu", batch_pages=4)
-    monkeypatch.setattr(scorer, "_whole_share", share)
+    monkeypatch.setattr(scorer.reference, "_whole_share", share)
     rng = np.random.default_rng(4)
     queries = [rng.normal(size=(n, 8)).astype(np.float32) for n in (3, 5)]
     full = scorer.scores(queries, store, None, breaks)
-    built = [id(b.pages) for b in scorer._blocks]
+    built = [id(b.pages) for b in scorer.reference._blocks]
     for rows in (np.arange(4, 9), np.array([10, 0, 5, 3]), np.array([7]), np.array([2, 2])):
         scoped = scorer.scores(queries, store, rows, breaks)
         assert scoped == pytest.approx(full[:, rows], rel=1e-6)
-    assert [id(b.pages) for b in scorer._blocks] == built  # no re-packing
+    assert [id(b.pages) for b in scorer.reference._blocks] == built  # no re-packing
     want = [[reference(q, p) for p in pages] for q in queries]
     assert full == pytest.approx(np.array(want), rel=1e-5, abs=1e-5)
 
@@ -147,7 +148,7 @@ def test_a_cpu_scoped_search_alone_builds_no_blocks():
     scorer = MaxSimScorer("cpu")
     query = [np.ones((2, 8), np.float32)]
     scoped = scorer.scores(query, store, np.array([1, 2]), breaks)
-    assert scorer.cached_pages == 0
+    assert scorer.reference.cached_pages == 0
     assert scoped[0] == pytest.approx([reference(query[0], pages[i]) for i in (1, 2)], rel=1e-5)
 
 
@@ -156,10 +157,11 @@ def test_blocks_follow_additions_and_replacements():
     scorer = MaxSimScorer("cpu", batch_pages=4)
     query = [np.ones((1, 8), np.float32)]
     scorer.scores(query, store, None, breaks)
-    kept = [id(b.pages) for b in scorer._blocks]
+    kept = [id(b.pages) for b in scorer.reference._blocks]
     store.extend([np.full((3, 8), 0.25, np.float16)])
     grown = scorer.scores(query, store, None, np.append(breaks, 11))
-    assert [id(b.pages) for b in scorer._blocks][: len(kept)] == kept  # only new pages packed
+    blocks = scorer.reference._blocks
+    assert [id(b.pages) for b in blocks][: len(kept)] == kept  # only new pages packed
     assert grown[0, -1] == pytest.approx(0.25 * 8)
     store.replace(np.ones((2, 8), np.float16), np.array([0, 1, 2]))  # contents replaced
     assert scorer.scores(query, store, None).tolist() == [[8.0, 8.0]]

@@ -116,6 +116,64 @@ def test_prefetch_stops_its_thread_when_the_consumer_leaves():
     assert len(produced) <= 6
 
 
+def test_a_stalled_prefetch_thread_raises_with_its_stack_instead_of_hanging():
+    release = threading.Event()
+
+    def stuck():
+        yield 1
+        release.wait(30)  # a tokenizer call that never returns
+        yield 2
+
+    got = []
+    with pytest.raises(TimeoutError, match=r"nothing in 0.3 s(.|\n)*release.wait"):
+        for item in prefetch(stuck(), enabled=True, stall_s=0.3):
+            got.append(item)
+    release.set()
+    assert got == [1]
+
+
+def test_the_caller_waits_a_bounded_time_for_a_busy_thread(monkeypatch, caplog):
+    monkeypatch.setattr(dense_feed, "JOIN_S", 0.2)
+    release = threading.Event()
+
+    def slow():
+        yield 1
+        release.wait(30)
+        yield 2
+
+    with caplog.at_level("WARNING"):
+        for _ in prefetch(slow(), enabled=True):
+            break  # the thread is inside its next item
+    assert "still busy" in caplog.text
+    release.set()
+
+
+def test_a_failed_build_stops_the_prefetch_thread_at_once():
+    """An error while encoding ends the prefetch thread before the error reaches the caller
+    (``_encode_documents`` closes the generator on its way out), while the traceback still
+    holds the build's frames."""
+    from types import SimpleNamespace
+
+    from scanrag.indexes.dense import DenseIndex
+
+    def endless(_texts):
+        while True:
+            yield [[np.ones(3, np.int64)]]
+
+    def encode(chunks):
+        raise RuntimeError("CUDA out of memory")
+
+    fake = SimpleNamespace(
+        feed=SimpleNamespace(overlaps=True, encode=encode),
+        _windows=endless,
+        store=SimpleNamespace(dim=4),
+    )
+    with pytest.raises(RuntimeError, match="out of memory") as failure:
+        DenseIndex._encode_documents(fake, [], 0)  # type: ignore[arg-type]
+    assert failure.traceback  # the frames are still referenced here
+    assert not any(t.name == "dense-prefetch" for t in threading.enumerate())
+
+
 @pytest.mark.model
 def test_torch_feed_gives_sentence_transformers_vectors():
     encoder = load_encoder(str(tiny_encoder_dir()), "cpu")
@@ -183,16 +241,9 @@ def test_device_choices_for_cuda_without_a_gpu(monkeypatch):
     assert pinned == [1]
 
 
-@pytest.mark.model
-def test_the_cuda_path_runs_on_the_cpu_with_stand_ins(monkeypatch):
-    """The CUDA branches of ``TorchFeed`` (pinned, non-blocking copies in; pinned buffers out;
-    one synchronize per call) run on CPU tensors, the CUDA calls replaced by stand-ins that
-    count them: the same vectors as the CPU path."""
-    encoder = load_encoder(str(tiny_encoder_dir()), "cpu")
-    ids = WindowCutter(encoder.tokenizer, 62, 8, "", encoder.max_seq_length).texts(TEXTS)
-    want = feed_for(encoder, "torch", "cpu", normalize=True, batch_size=2).encode(ids)
-    feed = feed_for(encoder, "torch", "cpu", normalize=True, batch_size=2)
-    feed.cuda = True
+@pytest.fixture
+def cuda_stand_ins(monkeypatch) -> dict[str, int]:
+    """The CUDA calls of ``TorchFeed`` replaced by stand-ins that count them (CPU tensors)."""
     calls = {"pinned": 0, "non_blocking": 0, "pinned_buffers": 0, "synchronize": 0}
     real_to, real_empty = torch.Tensor.to, torch.empty
 
@@ -213,15 +264,59 @@ def test_the_cuda_path_runs_on_the_cpu_with_stand_ins(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "to", to)
     monkeypatch.setattr(torch, "empty", empty)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: count("synchronize"))
+    return calls
+
+
+@pytest.mark.model
+def test_the_cuda_path_runs_on_the_cpu_with_stand_ins(cuda_stand_ins):
+    """The CUDA branches of ``TorchFeed`` (pinned, non-blocking copies in; pinned buffers out;
+    one synchronize per call) run on CPU tensors: the same vectors as the CPU path."""
+    encoder = load_encoder(str(tiny_encoder_dir()), "cpu")
+    ids = WindowCutter(encoder.tokenizer, 62, 8, "", encoder.max_seq_length).texts(TEXTS)
+    feed = feed_for(encoder, "torch", "cpu", normalize=True, batch_size=2)
+    want = feed.encode(ids)
+    for name in cuda_stand_ins:
+        cuda_stand_ins[name] = 0
+    feed.cuda = True
     got = feed.encode(ids)
     batches = -(-len(ids) // 2)
-    assert calls == {
+    assert cuda_stand_ins == {
         "pinned": 2 * batches,  # input ids and mask of every batch
         "non_blocking": 2 * batches,
         "pinned_buffers": batches,  # one host buffer per batch's vectors
         "synchronize": 1,
     }
     assert got.dtype == np.float32 and np.abs(got - want).max() < 1e-6
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("parallelism", [None, "false", "true"])
+def test_a_cuda_shaped_build_finishes_and_gives_the_cpu_vectors(
+    cuda_stand_ins, monkeypatch, parallelism
+):
+    """The whole CUDA build on the CPU: the prefetch thread tokenizing groups of pages on
+    its thread pool while the feed runs its CUDA branches (stand-ins), with
+    ``TOKENIZERS_PARALLELISM`` unset, false and true: the CPU build's vectors, in time."""
+    from scanrag.indexes import dense
+    from scanrag.indexes.dense import DenseIndex
+    from scanrag.schemas import Document, Page
+
+    monkeypatch.setattr(dense, "FEED_PAGES", 2)
+    monkeypatch.setattr(dense_feed, "PREFETCH_STALL_S", 60.0)
+    if parallelism is None:
+        monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    else:
+        monkeypatch.setenv("TOKENIZERS_PARALLELISM", parallelism)
+    pages = [Page(number=i, width=1, height=1, text=t * 4) for i, t in enumerate(TEXTS, 1)]
+    docs = [Document(id="d", name="d.pdf", sha256="0" * 64, num_pages=5, pages=pages)]
+    index = DenseIndex(str(tiny_encoder_dir()), chunk_tokens=24, chunk_overlap=4, device="cpu")
+    want = index._encode_documents(docs, 0)
+    index.feed.cuda = index.feed.overlaps = True
+    got = index._encode_documents(docs, 0)
+    assert cuda_stand_ins["synchronize"] == 3  # one per group of two pages
+    assert [len(v) for v in got[0]] == [len(v) for v in want[0]]
+    assert np.abs(np.concatenate(got[0]) - np.concatenate(want[0])).max() < 1e-6
+    assert not any(t.name == "dense-prefetch" for t in threading.enumerate())
 
 
 def test_onnx_feed_normalises_when_the_model_does():

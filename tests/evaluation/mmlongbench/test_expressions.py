@@ -3,9 +3,19 @@ Python's ``eval`` gives, errors where ``eval`` raises, and a reason for every re
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from scanrag.evaluation.mmlongbench.expressions import MAX_EXPONENT, OutsideSubsetError, evaluate
+from scanrag.evaluation.mmlongbench.expressions import (
+    MAX_EXPONENT,
+    MAX_INT_BITS,
+    OutsideSubsetError,
+    TooCostlyError,
+    evaluate,
+    time_bound,
+)
+from scanrag.evaluation.mmlongbench.official import official_outcome
 
 COMPUTED = [
     "['White'] + ['10%']",
@@ -86,3 +96,97 @@ def test_long_and_deep_expressions() -> None:
         evaluate("[" + "1," * 60_000 + "]")
     with pytest.raises((RecursionError, MemoryError, SyntaxError)):
         evaluate("[" * 5000 + "]" * 5000)
+
+
+# --------------------------------------------------------------------------- bounds (issue 31.5)
+
+TEN_WIDE = " + ".join(["f'{1:>9999}'"] * 10)  # 99,990 characters
+BIG = [
+    (
+        "[(9**999)**999]",
+        "a power of up to 3,163,833 bits (3,167-bit base, exponent 999) is outside the safe "
+        "subset (at most 14,000 bits)",
+    ),
+    (
+        "[((9**999)**999)**999]",
+        "a power of up to 3,163,833 bits (3,167-bit base, exponent 999) is outside the safe "
+        "subset (at most 14,000 bits)",
+    ),
+    (
+        "[9**999 * 9**999 * 9**999 * 9**999 * 9**999]",
+        "a product of up to 15,835 bits is outside the safe subset (at most 14,000 bits)",
+    ),
+    (
+        "[" + " * ".join(["2 ** 999"] * 15) + "]",
+        "a product of up to 14,987 bits is outside the safe subset (at most 14,000 bits)",
+    ),
+    (
+        "[" + " + ".join(["f'{1:>9999}'"] * 11) + "]",
+        "a string of 109,989 characters is outside the safe subset (at most 100,000)",
+    ),
+    (
+        "[*(" + TEN_WIDE + "), *(" + TEN_WIDE + ")]",
+        "a list of 199,980 items is outside the safe subset (at most 100,000)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), BIG)
+def test_every_intermediate_is_bounded_before_it_is_made(text: str, reason: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(TooCostlyError) as caught:
+        evaluate(text)
+    assert reason in str(caught.value)
+    outcome = official_outcome("['a']", text, "List")  # scored 0 with the reason, no raise
+    assert (outcome.score, outcome.failure) == (0.0, None) and reason in str(outcome.refused)
+    assert time.perf_counter() - started < 5  # a generous ceiling: it takes microseconds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[9999 ** 1000]",  # 13,288 bits, estimated at 14,000: still computed
+        "[2 ** 1000 * 2 ** 1000, (-3) ** 999, 2 ** -1000, 10 ** 999 // 7 ** 300]",
+        "[" + TEN_WIDE + "]",
+        "[1.5 ** 1000]",
+    ],
+)
+def test_values_inside_the_bounds_are_evals(text: str) -> None:
+    assert evaluate(text) == eval(text)
+
+
+def test_a_float_overflow_is_evals() -> None:
+    for text in ("[1e300 ** 2]", "[10 ** 999 * 1e10]", "[10 ** 400 / 3]"):
+        with pytest.raises(OverflowError):
+            eval(text)
+        with pytest.raises(OverflowError):
+            evaluate(text)
+
+
+def test_the_printed_value_of_every_allowed_integer_exists() -> None:
+    """``str`` of an integer near the bound works (the released code's ``clean_answer``
+    prints every item; past 4,300 digits ``str`` raises ValueError)."""
+    value = evaluate("[" + " * ".join(["2 ** 999"] * 14) + "]")[0]
+    assert value.bit_length() > MAX_INT_BITS - 20 and len(str(value)) > 4_200
+
+
+def test_an_evaluation_past_its_time_bound_is_refused() -> None:
+    text = "[" + ", ".join(["1 + 1"] * 2000) + "]"
+    assert evaluate(text) == [2] * 2000
+    with time_bound(0.0), pytest.raises(TooCostlyError, match="took longer than its time bound"):
+        evaluate(text)
+
+
+def test_an_items_comparison_past_its_time_bound_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Long answers compared by edit distance (quadratic) stop at the item's bound."""
+    from scanrag.evaluation.mmlongbench import official
+
+    monkeypatch.setattr(official, "ITEM_SECONDS", 0.05)
+    started = time.perf_counter()
+    outcome = official_outcome("a" * 20_000, "b" * 20_000, "Str")
+    assert outcome.score == 0.0 and outcome.failure is None
+    assert outcome.refused == "comparing the answers took longer than its time bound"
+    assert time.perf_counter() - started < 5
+    assert official_outcome("a" * 200, "a" * 199 + "b", "Str").refused is None

@@ -8,6 +8,9 @@ file (see benchmarks/mmlongbench_agreement.py), which this repository does not c
 from __future__ import annotations
 
 import json
+import random
+import re
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from scanrag.evaluation.mmlongbench.official import (
     _is_number,
     anls,
     clean_answer,
+    drop_parentheticals,
     float_equal,
     levenshtein,
     list_items,
@@ -297,3 +301,28 @@ def test_agreement_with_the_official_code_on_every_rule() -> None:
     assert len(rows) >= 90
     misses = [r for r in rows if official_score(r["gold"], r["pred"], r["format"]) != r["expected"]]
     assert misses == []
+
+
+# --------------------------------------------------------------------------- cleaning, linear
+
+_RELEASED_PARENTHETICAL = re.compile(r"\s*\([^)]*\)")  # the released clean step's pattern
+
+
+def test_parentheticals_are_dropped_as_the_released_pattern_drops_them() -> None:
+    rng = random.Random(31)
+    alphabet = [" ", "(", ")", "a", "\t", "\n", "\u00a0", "\x1c", "é"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        assert drop_parentheticals(text) == _RELEASED_PARENTHETICAL.sub("", text), repr(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a" + " " * 100_000 + "x", "(" * 100_000, "%" * 100_000 + "x", "x" + "$" * 100_000],
+)
+def test_cleaning_a_long_answer_is_linear(text: str) -> None:
+    """The released patterns take quadratic time here (10 s for 40,000 ``%``); an answer is
+    cleaned before every comparison."""
+    started = time.perf_counter()
+    clean_answer(text)
+    assert time.perf_counter() - started < 2  # milliseconds; minutes with the patterns

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import yaml
 
+from scanrag.config import config_from_dict
 from scanrag.evaluation.report.conditions import cell_conditions, decisions
 from scanrag.evaluation.report.data import load_run
 from scanrag.evaluation.report.export import long_csv
 from scanrag.evaluation.report.table import build_table, to_csv
+from scanrag.rundir import RunDir
 
 
 def test_summary_names_the_decider_and_counts_degraded_items(finished_run: Path) -> None:
@@ -46,8 +48,8 @@ def test_the_decider_setting_decides(run_copy: Path) -> None:
     group = load_run(run_copy).groups[1]
     judged = cell_conditions(group)
     assert set(judged.decided_by) <= {"answer", "answer_rules", "none"}
-    config["report"] = {"decider": "answer_rules"}
-    config_path.write_text(yaml.safe_dump(config))
+    config["report"] = {"decider": "answer_rules"}  # as run --resume --set report.decider=...
+    RunDir(run_copy).write_config(config_from_dict(config, source=str(config_path)))
     group = load_run(run_copy).groups[1]
     rules = cell_conditions(group)
     assert rules.decider == "answer_rules" and set(rules.decided_by) == {"answer_rules"}
@@ -59,9 +61,11 @@ def test_exports_carry_the_conditions(finished_run: Path) -> None:
     groups = load_run(finished_run).groups
     rows = list(csv.DictReader(io.StringIO(long_csv(groups))))
     full = [r for r in rows if r["run_key"] == "full_doc"]
-    assert {r["degraded"] for r in full} == {"1"} and {r["reductions"] for r in full} == {
-        "page_cap"
+    assert {r["degraded"] for r in full} == {"1"}
+    assert {r["reductions"] for r in full} == {
+        '[{"kind": "page_cap", "pages_dropped": 4, "chars_dropped": 0}]'
     }
+    assert {r["pages_dropped"] for r in full} == {"4"}
     assert {r["decided_by"] for r in full} <= {"answer", "answer_rules"}
     assert {r["replayed_calls"] for r in full} == {"0"}
     wide = list(csv.DictReader(io.StringIO(to_csv(build_table(groups, None, n_resamples=0)))))

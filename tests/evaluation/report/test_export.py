@@ -48,7 +48,12 @@ def test_export_writes_csv_by_default_into_the_run(
     assert main(["export", str(run_copy), "--resamples", "0"]) == 0
     folder = RunDir(run_copy).file(RunDir.EXPORTS)
     written = sorted(p.name for p in folder.iterdir())
-    assert written == ["comparison.csv", "items_long.csv"]
+    assert written == [
+        "comparison.columns.json",
+        "comparison.csv",
+        "items_long.columns.json",
+        "items_long.csv",
+    ]
     assert f"wrote {folder / 'items_long.csv'}" in capsys.readouterr().out
     rows = list(csv.DictReader((folder / "comparison.csv").open()))
     assert [r["cell"] for r in rows] == ["full_doc", "oracle_pages", "topk_rag+bm25"]
@@ -85,10 +90,13 @@ def test_export_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "not a directory" in capsys.readouterr().err
 
 
-def test_mixed_column_types_become_text() -> None:
-    assert export._uniform([1, 2.5, None]) == [1.0, 2.5, None]
-    assert export._uniform([1, "a", None]) == ["1", "a", None]
-    assert export._uniform([True, None]) == [True, None]
+def test_a_cell_column_takes_one_type_mixed_ones_become_text() -> None:
+    from scanrag.evaluation.report.export_types import infer_type
+
+    assert infer_type([1, 2.5, None]) == "float"
+    assert infer_type([1, "a", None]) == "str"
+    assert infer_type([True, None]) == "bool" and infer_type([None]) == "str"
+    assert infer_type([1, True]) == "str"  # a flag and a count are not one type
 
 
 def test_cell_columns_read_model_entries_from_the_manifest(finished_run: Path) -> None:

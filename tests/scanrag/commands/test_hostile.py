@@ -28,7 +28,7 @@ import yaml
 
 from scanrag.cli import main
 from scanrag.documents.pagestore import PAGE_CACHE
-from scanrag.rundir import JsonlLog
+from scanrag.rundir import JsonlLog, RunDir
 
 FAKES = Path(__file__).resolve().parents[1] / "runner"
 LLM_TESTS = Path(__file__).resolve().parents[1] / "llm"
@@ -136,11 +136,15 @@ def test_resume_and_score_refuse_bad_scorer_parameters_before_anything(
     err = capsys.readouterr().err
     assert "error: the run cannot resume:" in err and "'zzz_unknown'" in err
     assert "Traceback" not in err
-    # a recorded config with a misspelt scorer name (an older version did not check it)
+    # a recorded config with a misspelt scorer name (an older version did not check it, and
+    # recorded its hash as it wrote it)
     config = run / "config.resolved.yaml"
     data = yaml.safe_load(config.read_text())
     data["scoring"]["params"] = {"page": {"profile": "paper"}}
     config.write_text(yaml.safe_dump(data))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config_hash"] = RunDir(run).recorded_config_hash()
+    (run / "manifest.json").write_text(json.dumps(manifest))
     assert main(["score", str(run), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"error: cannot score {run}:" in err
@@ -412,3 +416,304 @@ def test_imports_into_a_file_or_of_an_empty_infer_file(
         err = capsys.readouterr().err
         assert f"{infer} holds no inference record" in err and "Traceback" not in err
         assert not (tmp_path / "run").exists()
+
+
+# --------------------------------------------------------------------------- 7. hostile rows
+# (issue 31.1: each crashed the whole run, after its folder existed)
+
+
+def _rewrite_rows(root: Path, change: Callable[[list[str]], None]) -> None:
+    """Rewrite the toy dataset's JSONL lines (``change`` edits the list of lines in place)."""
+    questions = root / "questions.jsonl"
+    lines = questions.read_text().splitlines()
+    change(lines)
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _set_field(index: int, field: str, value: str) -> Callable[[list[str]], None]:
+    def change(lines: list[str]) -> None:
+        row = json.loads(lines[index])
+        row[field] = value
+        lines[index] = json.dumps(row)  # ascii escapes: a lone surrogate is "\ud800"
+
+    return change
+
+
+def _manifest_datasets(run: Path) -> dict[str, Any]:
+    (entry,) = json.loads((run / "manifest.json").read_text())["datasets"]
+    return entry
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("question", "What is \ud800?", "field 'question' holds a lone surrogate (U+D800)"),
+        ("id", "q\ud800", "field 'id' holds a lone surrogate (U+D800) at character 1"),
+        ("answer", "v0x1\ud800", "field 'answer' holds a lone surrogate (U+D800)"),
+        ("doc", "doc0\ud800.pdf", "field 'doc' holds a lone surrogate (U+D800)"),
+    ],
+)
+def test_a_lone_surrogate_drops_its_row_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: str, reason: str
+) -> None:
+    path = _config(tmp_path)
+    _rewrite_rows(tmp_path, _set_field(0, field, value))
+    assert _run(str(path), "--limit", "3") == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "1 rows dropped (row 0: line 1" in err
+    run = _only_run(tmp_path)
+    dropped = _manifest_datasets(run)["report"]["dropped"]
+    assert [(d["row"], reason in d["reason"]) for d in dropped] == [(0, True)]
+    assert {r["sample_id"] for r in _rows(run)} == {"q0-2", "q0-3", "q0-4"}
+    assert all(r["status"] == "ok" for r in _rows(run))
+
+
+def test_a_half_made_folder_of_a_surrogate_row_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The folder an older version left (config written, samples.jsonl.tmp half written, no
+    manifest) resumes: the row is dropped now and every other item runs."""
+    from scanrag.config import load_config
+
+    path = _config(tmp_path)
+    _rewrite_rows(tmp_path, _set_field(0, "question", "What \ud800?"))
+    half = RunDir.create(tmp_path / "runs", "fake")
+    half.write_config(load_config(path, limit=2))
+    half.file("samples.jsonl.tmp").write_text('{"id": "q0-2", "doc": "doc0.pdf", "que')
+    assert _run("--resume", str(half.path)) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert {r["sample_id"] for r in _rows(half.path)} == {"q0-2", "q0-3"}
+    assert (half.path / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("doc0.pdf\u0000../x", "document name 'doc0.pdf\\x00../x' holds a NUL character"),
+        ("a" * 5_000 + ".pdf", "has a part of 5,004 bytes; a file or folder name may be at most"),
+        ("a/" * 2_100 + "doc0.pdf", "is 4,208 bytes long; a path may be at most 4,096"),
+    ],
+)
+def test_a_document_name_no_file_can_have_is_an_input_error_of_its_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, reason: str
+) -> None:
+    path = _config(tmp_path)
+    _rewrite_rows(tmp_path, _set_field(0, "doc", name))
+    assert _run(str(path), "--limit", "3") == 0
+    assert "Traceback" not in capsys.readouterr().err
+    run = _only_run(tmp_path)
+    rows = {r["sample_id"]: r for r in _rows(run) if r["run_key"] == "first_pages"}
+    assert rows["q0-1"]["status"] == "input_error" and reason in rows["q0-1"]["errors"][0]
+    assert {rows[k]["status"] for k in ("q0-2", "q0-3")} == {"ok"}
+    assert reason in _manifest_datasets(run)["input_errors"]["q0-1"]
+
+
+def test_a_row_nested_100000_deep_is_dropped_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path)
+    deep = '{"id": "deep", "doc": "doc0.pdf", "question": "q?", "m": ' + "[" * 100_000
+    _rewrite_rows(tmp_path, lambda lines: lines.insert(0, deep + "]" * 100_000 + "}"))
+    assert _run(str(path), "--limit", "2") == 0
+    assert "Traceback" not in capsys.readouterr().err
+    run = _only_run(tmp_path)
+    (dropped,) = _manifest_datasets(run)["report"]["dropped"]
+    assert dropped["reason"] == "line 1 nests deeper than 64 levels (too deep to read)"
+    assert {r["sample_id"] for r in _rows(run)} == {"q0-1", "q0-2"}
+
+
+def test_text_with_unicode_line_separators_survives_the_run_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """U+2028 and \\x1c are text inside a JSON string; samples.jsonl kept them raw and
+    reading it back split the row there (str.splitlines)."""
+    path = _config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    question = "What is the secret value of item D0P1?\u2028Answer\x1cbriefly."
+    _rewrite_rows(tmp_path, _set_field(0, "question", question))
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    assert main(["score", str(run), "--quiet"]) == 0
+    assert "unreadable" not in capsys.readouterr().err
+    samples, _, bad = RunDir(run).samples()
+    assert bad == [] and samples[0].question == question
+
+
+def test_an_unexpected_error_after_the_folder_exists_removes_a_folder_with_no_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.runner import datasets as run_datasets
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+    monkeypatch.setattr(run_datasets, "freeze", broken)
+    path = _config(tmp_path)
+    assert _run(str(path), "--limit", "1") == 1
+    err = capsys.readouterr().err
+    assert "error: the run stopped: UnicodeEncodeError:" in err and "Traceback" not in err
+    assert "no item had run; its folder " in err and " was removed" in err
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
+# --------------------------------------------------------------------------- 8. damaged files
+# (issue 31.2: a config.resolved.yaml cut to half was believed: the lost scoring section fell
+# back to the default scorers, judge calls were made and rows appended)
+
+
+def _half(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _without_scoring(path: Path) -> None:
+    """Cut where the scoring section starts: still valid YAML, the section gone."""
+    text = path.read_text()
+    path.write_text(text[: text.index("\nscoring:") + 1])
+
+
+def _commands(run: Path) -> list[list[str]]:
+    return [
+        ["score", str(run), "--quiet"],
+        ["run", "--resume", str(run), "--no-progress"],
+        ["report", str(run), "--out", str(run.parent / "report-out")],
+        ["export", str(run), "--out", str(run.parent / "export-out")],
+    ]
+
+
+def _unparsable(path: Path) -> None:
+    path.write_text(path.read_text() + "scoring: [unclosed\n")
+
+
+MISMATCH = "config.resolved.yaml does not match the run's manifest (config_hash "
+UNREADABLE = "config.resolved.yaml is not readable YAML ("
+
+
+@pytest.mark.parametrize(
+    ("damage", "messages"),
+    [
+        (_half, (MISMATCH, UNREADABLE)),  # which one depends on where the half falls
+        (_without_scoring, (MISMATCH,)),
+        (_unparsable, (UNREADABLE,)),
+    ],
+)
+def test_a_damaged_config_is_refused_by_every_command_that_reads_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Callable[[Path], None],
+    messages: tuple[str, ...],
+) -> None:
+    scoring = {"enabled": True, "scorers": ["fake_judge"], "params": {}}
+    path = _config(tmp_path, scoring=scoring, models={"judges": {"default": "scripted/fake-judge"}})
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    damage(run / "config.resolved.yaml")
+    kept = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != ".lock"}
+    judged = len(rf.JUDGE.requests)
+    capsys.readouterr()
+    for argv in _commands(run):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert any(m in err for m in messages), (argv, err)
+        assert str(run / "config.resolved.yaml") in err
+        assert "It was edited or damaged since the run wrote it: restore it" in err
+        assert "Traceback" not in err
+    now = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != ".lock"}
+    assert now == kept  # nothing appended, nothing rewritten
+    assert len(rf.JUDGE.requests) == judged  # no judge call
+    assert not (run.parent / "report-out").exists() and not (run.parent / "export-out").exists()
+
+
+def test_a_damaged_samples_file_is_refused_and_a_wanted_edit_can_be_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    samples = run / "samples.jsonl"
+    samples.write_text(samples.read_text().splitlines()[0] + "\n")  # one sample lost
+    capsys.readouterr()
+    assert main(["score", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{samples} does not match the run's manifest (sha256 " in err
+    assert "remove 'samples.jsonl' under 'files' from" in err
+    # the recovery the message names: accept the file as it stands
+    manifest = json.loads((run / "manifest.json").read_text())
+    del manifest["files"]["samples.jsonl"]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["score", str(run), "--quiet"]) in (0, 1)
+    assert "does not match" not in capsys.readouterr().err
+
+
+def test_a_resume_that_changes_the_config_records_its_hash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, scoring={"enabled": True, "scorers": ["fake_exact"]})
+    assert _run(str(path), "--limit", "1") == 0
+    run = _only_run(tmp_path)
+    assert _run("--resume", str(run), "--set", "scoring.resamples=7") == 0
+    assert yaml.safe_load((run / "config.resolved.yaml").read_text())["scoring"]["resamples"] == 7
+    assert main(["score", str(run), "--quiet"]) == 0
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["config_hash"] == RunDir(run).recorded_config_hash()
+    assert "config_hash_next" not in manifest
+
+
+# --------------------------------------------------------------------------- 9. counts, answers
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1000000000000", "runner.concurrency: Input should be less than or equal to 1024"),
+        ("true", "runner.concurrency: must be a whole number, got a boolean (true)"),
+    ],
+)
+def test_a_concurrency_out_of_bounds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
+    """Issue 31.4: both ran with exit 0."""
+    path = _config(tmp_path)
+    path.write_text(path.read_text().replace("concurrency: 4", f"concurrency: {value}"))
+    assert _run(str(path)) == 2
+    _refused(capsys.readouterr().err, tmp_path, f"invalid config {path}:", message)
+    with pytest.raises(SystemExit) as code:
+        _run(str(_config(tmp_path)), "--concurrency", "1000000000000")
+    assert code.value.code == 2
+    assert "argument --concurrency: must be at most 1,024" in capsys.readouterr().err
+
+
+def test_an_answer_that_would_compute_for_minutes_is_scored_0_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31.5: ``[((9**999)**999)**999]`` ran > 20 s in process; through ``scanrag score``
+    it was killed at 90 s and 445 MB with no row written."""
+    from scanrag.llm import scripted
+
+    bomb = "[((9**999)**999)**999]"
+    model = scripted.ScriptedModel(responder=lambda request: bomb, name="scripted/bomb")
+    monkeypatch.setitem(scripted._SCRIPTED, "bomb", model)  # this test's alone
+
+    def as_lists(lines: list[str]) -> None:
+        for i, line in enumerate(lines):
+            row = json.loads(line)
+            lines[i] = json.dumps({**row, "answer": "['a']", "answer_format": "List"})
+
+    path = _config(
+        tmp_path,
+        models={
+            "agents": {"reader": "scripted/bomb"},
+            "judges": {"default": "scripted/fake-judge"},
+        },
+        strategies=[{"name": "fake_reader", "label": "read", "params": {"k": 1}}],
+        scoring={"enabled": True, "scorers": ["mmlongbench"], "resamples": 0},
+    )
+    _rewrite_rows(tmp_path, as_lists)
+    started = time.perf_counter()
+    assert _run(str(path), "--limit", "2") == 0
+    run = _only_run(tmp_path)
+    assert main(["score", str(run), "--quiet"]) == 0
+    assert time.perf_counter() - started < 120  # seconds of setup; the scoring is microseconds
+    rows = _rows(run, "scores.jsonl")
+    assert len(rows) == 2 and {r["metrics"]["score"] for r in rows} == {0.0}
+    for row in rows:
+        assert "a power of up to 3,163,833 bits" in row["details"]["refused"]

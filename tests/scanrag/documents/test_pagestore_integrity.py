@@ -152,3 +152,93 @@ def test_ingestion_cleans_up_after_a_killed_writer(simple_pdf: Path, tmp_path: P
     DocumentStore(folder).load_or_ingest(simple_pdf)  # a miss: cleans up before writing
     assert not left.exists()
     assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# --------------------------------------------------------------------------- every damage kind
+
+
+def _drop_page_row(path: Path, other: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM pages WHERE number = 2")
+
+
+def _truncate_half(path: Path, other: Path) -> None:
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size // 2)
+
+
+def _zero_length(path: Path, other: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _other_document(path: Path, other: Path) -> None:
+    path.write_bytes(other.read_bytes())
+
+
+def _text_in_place(path: Path, other: Path) -> None:
+    _edit_text(path, "Page 2 says hello", "Page 9 says hello")
+
+
+def _record(path: Path, other: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        (record,) = conn.execute("SELECT record FROM pages WHERE number = 2").fetchone()
+        conn.execute("UPDATE pages SET record = ? WHERE number = 2", (record[:-1] + b" ",))
+
+
+def _no_checksum(path: Path, other: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        (data,) = conn.execute("SELECT data FROM document").fetchone()
+        conn.execute("UPDATE document SET data = ?", (data.replace('"content_crc"', '"x"'),))
+
+
+DAMAGE = {
+    "text edited in place": (_text_in_place, "do not match the checksum"),
+    "record edited": (_record, "do not match the checksum"),
+    "no checksum (older version)": (_no_checksum, "no content checksum"),
+    "a page row deleted": (_drop_page_row, "2 pages stored, 3 declared"),
+    "truncated to half": (_truncate_half, "unreadable as a page file"),
+    "zero-length file": (_zero_length, "the file is empty (0 bytes)"),
+    "another document's page file": (_other_document, "holds the pages of another document"),
+}
+
+
+@pytest.mark.parametrize("kind", list(DAMAGE))
+def test_every_kind_of_damage_is_rebuilt_with_one_warning_that_names_the_cause(
+    kind: str,
+    simple_pdf: Path,
+    make_text_pdf,
+    tmp_path: Path,
+    pdf_reads: list[Path],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 31.3: four of these seven were rebuilt silently (a plain cache miss)."""
+    damage, cause = DAMAGE[kind]
+    other_pdf = make_text_pdf([[(72, 100, "Another document entirely")]])
+    store = DocumentStore(tmp_path / "docs")
+    mine = store.load_or_ingest(simple_pdf)
+    other = store.load_or_ingest(other_pdf)
+    path = store.path_for(mine.sha256)
+    ps.PAGE_CACHE.clear()
+    damage(path, store.path_for(other.sha256))
+    reads = len(pdf_reads)
+    copy = tmp_path / "same-bytes.pdf"  # the same document under a second name
+    copy.write_bytes(simple_pdf.read_bytes())
+    with caplog.at_level(logging.WARNING, logger="scanrag.documents.store"):
+        results = dict(store.ingest_many([simple_pdf, copy]))
+    assert len(pdf_reads) > reads  # rebuilt from the PDF
+    for document in results.values():
+        assert not isinstance(document, Exception)
+        assert [p.text.split(" to ")[0] for p in document.pages] == [
+            "Page 1 says hello",
+            "Page 2 says hello",
+            "Page 3 says hello",
+        ]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings  # one per document, not one per name it goes by
+    assert str(path) in warnings[0] and "rebuilding it from the PDF" in warnings[0]
+    assert cause in warnings[0]
+    caplog.clear()
+    ps.open_document(path, verify=True)  # the rebuilt file is sound
+    with caplog.at_level(logging.WARNING, logger="scanrag.documents.store"):
+        store.load_or_ingest(simple_pdf)
+    assert not caplog.records

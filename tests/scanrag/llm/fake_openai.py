@@ -20,7 +20,8 @@ a queue of *modes* (consumed one per request), then by ``default``:
 ``model_meta`` adds fields to the model's ``GET <prefix>/models`` entry (``max_model_len``...),
 ``props`` answers ``GET /props`` (llama.cpp's ``llama-server``), and ``tokenize=True`` answers
 ``POST /extras/tokenize/count`` (llama-cpp-python's server) with the number of
-whitespace-separated pieces of ``input``.
+whitespace-separated pieces of ``input`` (after ``tokenize_delay_s``). ``paths`` records the
+method and path of every request, whatever its route.
 
 It binds port 0 on the loopback address only, and ``stop()`` (or leaving the context manager)
 releases any request still hanging, so a test never leaves a thread behind.
@@ -118,6 +119,7 @@ class FakeOpenAIServer:
         model_meta: dict[str, Any] | None = None,
         props: dict[str, Any] | None = None,
         tokenize: bool = False,
+        tokenize_delay_s: float = 0.0,
         context_window: int = 2048,
     ) -> None:
         for mode in (*modes, default):
@@ -134,8 +136,10 @@ class FakeOpenAIServer:
         self.model_meta = dict(model_meta or {})
         self.props = props
         self.tokenize = tokenize
+        self.tokenize_delay_s = tokenize_delay_s
         self.context_window = context_window
         self.tokenized: list[str] = []
+        self.paths: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.arrivals: list[float] = []
@@ -280,6 +284,7 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
 
         def do_GET(self) -> None:
+            fake.paths.append(f"GET {self.path}")
             if self.path.rstrip("/") == f"{fake.prefix}/models":
                 entry = {"id": fake.model_name, "object": "model", **fake.model_meta}
                 data = {"object": "list", "data": [entry]}
@@ -290,11 +295,13 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error_body(f"no route {self.path}", "not_found"))
 
         def do_POST(self) -> None:
+            fake.paths.append(f"POST {self.path}")
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             if self.path.rstrip("/") == "/extras/tokenize/count" and fake.tokenize:
                 text = str(json.loads(raw).get("input", ""))
                 fake.tokenized.append(text)
+                fake.wait_or_stop(fake.tokenize_delay_s)
                 self._send(200, json.dumps({"count": len(text.split())}).encode())
                 return
             if self.path.rstrip("/") != f"{fake.prefix}/chat/completions":

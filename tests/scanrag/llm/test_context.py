@@ -89,6 +89,18 @@ async def test_counting_with_the_servers_tokenizer() -> None:
     assert count.method.startswith("server tokenizer /extras/tokenize/count")
 
 
+async def test_a_request_is_counted_once_per_model_and_content() -> None:
+    """Planning counts a prompt, the gateway may count it again before sending: the server's
+    tokenizer is asked once per model and text."""
+    with FakeOpenAIServer(tokenize=True) as server:
+        client = LLMClient(endpoints={"srv": _entry(server)})
+        first = await client.count_prompt_tokens(_request("srv", "a b c d e"))
+        again = await client.count_prompt_tokens(_request("srv", "a b c d e"))
+        other = await client.count_prompt_tokens(_request("srv", "a b c"))
+    assert server.tokenized == ["sys\na b c d e", "sys\na b c"]
+    assert first == again and other.tokens == first.tokens - 2
+
+
 async def test_a_server_without_a_tokenizer_falls_back_on_the_estimate() -> None:
     with FakeOpenAIServer() as server:
         client = LLMClient(endpoints={"srv": _entry(server)})

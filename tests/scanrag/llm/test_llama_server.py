@@ -22,6 +22,7 @@ from scanrag.llm import ChatRequest, Message, TextPart
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.gateway import LLMClient
 from scanrag.llm.options import RetryPolicy
+from tests.conftest import sized
 
 pytestmark = [pytest.mark.llamaserver, pytest.mark.model]
 pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
@@ -52,7 +53,8 @@ def api_base(bench: Any) -> Iterator[str]:
         get_local_spec(MODEL).locate()
     except Exception as exc:  # the weights package is not installed
         pytest.skip(f"no {MODEL} weights: {exc}")
-    with bench.llama_server(MODEL) as base:
+    # on a loaded machine: waits sized to it, a second start, a first call made before the test
+    with bench.llama_server(MODEL, startup_s=sized(180), attempts=2, warm_up_s=sized(60)) as base:
         yield base
 
 
@@ -64,6 +66,7 @@ def _server(api_base: str, **kw: Any) -> ModelEntry:
         api_base=api_base,
         output_mode="json_object",
         extra_body=fields,
+        timeout_s=sized(120),  # the calls are not retried (max_retries=0)
         **kw,
     )
 
@@ -135,7 +138,7 @@ def test_a_run_with_the_reader_on_the_server(api_base: str, bench: Any, tmp_path
     }
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    entry = bench.server_entry(api_base, MODEL, 1.0, "json_object")
+    entry = {**bench.server_entry(api_base, MODEL, 1.0, "json_object"), "timeout_s": sized(120)}
     served = bench.run_replies(path, entry, tmp_path / "server", None)
     local = bench.run_replies(path, f"local/{MODEL}", tmp_path / "local", None)
     assert len(served) == 1 and all(row[0] != "model_error" for row in served.values())
