@@ -171,6 +171,3 @@ def page_budget(
     fixed = estimated - page_estimate
     return math.floor(room / max(ratio, 1e-6)) - fixed
 
-
-def same_fit(a: Fit, b: Fit) -> bool:
-    return [r.key for r in a.refs] == [r.key for r in b.refs] and a.options == b.options

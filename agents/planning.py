@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanrag.agents.context import ReaderInput, build_input
-from scanrag.agents.fitting import Fallback, Fit, estimate_units, fit, page_budget, same_fit
+from scanrag.agents.fitting import Fallback, Fit, estimate_units, fit, page_budget
 from scanrag.agents.reductions import input_caps, plan_reductions
 from scanrag.llm.fit import SAFETY, check_request_fits, client_count, client_window
 from scanrag.llm.types import ChatRequest, ContextOverflowError, ContextWindow, TokenCount
@@ -30,6 +30,11 @@ from scanrag.protocols import StrategyContext
 from scanrag.schemas import Reduction
 
 PLAN_ROUNDS = 6
+
+
+def same_fit(a: Fit, b: Fit) -> bool:
+    """Whether two fits show the same pages the same way (a planning round changed nothing)."""
+    return [r.key for r in a.refs] == [r.key for r in b.refs] and a.options == b.options
 
 
 async def window_for(

@@ -51,6 +51,9 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from graph_overhead import CITED, FixedRetriever, report_document
+
 FOLDED = ("<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>")
 RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
@@ -226,43 +229,7 @@ def descendants(tracer: Tracer, roots: set[int], cut: set[int]) -> set[int]:
 
 # --------------------------------------------------------------------------- the read path
 
-CITED = 'Page 3 lists 30 [page=3, doc_page="3", bbox=[0.1, 0.3, 0.9, 0.5]]. <answer>30</answer>'
 MODEL_METHODS = ("chat", "context_window_of", "count_prompt_tokens")
-
-
-class FixedRetriever:
-    """Pages 3, 1 and 5 in that order, whatever the query."""
-
-    name = "fixed"
-
-    def add(self, documents: Sequence[Any]) -> None:
-        pass
-
-    def search(self, query: str, k: int, doc_ids: Sequence[str] | None = None) -> list[Any]:
-        from scanrag.schemas import PageHit
-
-        doc = doc_ids[0] if doc_ids else "doc"
-        return [
-            PageHit(doc_id=doc, page=p, score=1.0 / r, rank=r) for r, p in enumerate([3, 1, 5], 1)
-        ][:k]
-
-    def search_batch(
-        self, queries: Sequence[str], k: int, doc_ids: Sequence[str] | None = None
-    ) -> list[list[Any]]:
-        return [self.search(q, k, doc_ids) for q in queries]
-
-    def manifest(self) -> dict[str, Any]:
-        return {"name": self.name}
-
-
-def _document() -> Any:
-    from scanrag.schemas import Document, Page
-
-    pages = [
-        Page(number=i, doc_page=str(i), width=612, height=792, text=f"Page {i}. Value {i * 10}.")
-        for i in range(1, 7)
-    ]
-    return Document(id="d" * 16, name="report.pdf", sha256="d" * 64, num_pages=6, pages=pages)
 
 
 def _node_function(strategy: Any, name: str) -> Callable[..., Any]:
@@ -298,7 +265,7 @@ def read_walk(folders: Sequence[Path], root: Path) -> WalkFigures:
     )
     ctx = StrategyContext(
         llm=model,
-        documents={"report.pdf": _document()},
+        documents={"report.pdf": report_document()},
         models={"reader": "scripted/reader"},
         retriever=FixedRetriever(),
     )
