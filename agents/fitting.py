@@ -170,4 +170,3 @@ def page_budget(
     room = (window - max_tokens) * (1.0 if count.exact else SAFETY)
     fixed = estimated - page_estimate
     return math.floor(room / max(ratio, 1e-6)) - fixed
-
