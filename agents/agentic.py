@@ -1,7 +1,7 @@
 """Node logic of the iterative agent (``agentic_rag``).
 
 Loop: plan a query → retrieve → read the pages not seen before → assess whether the notes
-suffice → refine the query, fetch the neighbouring pages, or answer. The agent never reads a
+suffice → refine the query, fetch the neighboring pages, or answer. The agent never reads a
 page twice; after ``max_steps`` reads it must answer (a forced answer). Every step goes to
 ``trajectory.steps``.
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from scanrag.agents import baseline, routing
@@ -30,40 +29,29 @@ from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reader import read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
-from scanrag.agents.scope import Scope
-from scanrag.agents.state import StrategyState
+from scanrag.agents.scope import Count, ReaderParams, Scope
+from scanrag.agents.state import StrategyState, TrajectoryValue
 from scanrag.llm.types import ChatResponse, ContextOverflowError
 from scanrag.parsing import first_object
 from scanrag.schemas import Citation, Document, Trajectory
 
 
-@dataclass(frozen=True)
-class AgentParams:
-    """The agent's budget and call settings (constructor parameters of ``agentic_rag``)."""
+class AgentParams(ReaderParams):
+    """The agent's budget and call settings (the parameters of ``agentic_rag``, then the
+    reader's)."""
 
-    k: int = 5
-    pages_per_step: int = 3
-    max_steps: int = 3
+    k: Count = 5
+    pages_per_step: Count = 3
+    max_steps: Count = 3
     plan_first: bool = True
-    planner_max_tokens: int = 64
+    planner_max_tokens: Count = 64
     assessor_max_tokens: int = 96
-    max_searches: int | None = None  # searches in all, fruitless ones included; 2 × max_steps
-
-    def __post_init__(self) -> None:
-        for name in ("k", "pages_per_step", "max_steps", "planner_max_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.max_searches is not None and self.max_searches < 1:
-            raise ValueError(f"max_searches must be >= 1, got {self.max_searches}")
+    max_searches: Count | None = None  # searches in all, fruitless ones included; 2 × max_steps
 
     @property
     def searches(self) -> int:
         """The search budget in force."""
         return 2 * self.max_steps if self.max_searches is None else self.max_searches
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as recorded in run manifests."""
-        return asdict(self)
 
 
 class AgenticState(StrategyState, total=False):
@@ -81,10 +69,10 @@ class AgenticState(StrategyState, total=False):
     decision: str
 
 
-def initial_state(trajectory: Trajectory) -> AgenticState:
-    """The state a new question starts from."""
+def initial_state(trajectory: TrajectoryValue) -> AgenticState:
+    """The state a new question starts from (the trajectory in the form its run keeps it)."""
     return {
-        "trajectory": trajectory.model_dump(mode="json"),
+        "trajectory": trajectory,
         "query": None,
         "tried": [],
         "seen": [],
@@ -236,7 +224,7 @@ async def read(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, A
         parse_ctx=scope.parse_ctx,
         task_input=task_input(scope.sample, scope.task),
         step_data={"iteration": iteration},
-        raise_model_errors=True,
+        on_failure="raise",
     )
     note: dict[str, Any] = {"pages": pages, "text": "(the reader gave no usable reply)"}
     if result.parsed is not None:
@@ -275,7 +263,7 @@ async def assess(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str,
     return {"decision": decision, "query": query}
 
 
-def neighbours_of(doc: Document, state: AgenticState, p: AgentParams) -> list[int]:
+def neighbors_of(doc: Document, state: AgenticState, p: AgentParams) -> list[int]:
     """Unseen pages next to the pages the notes cite (else next to the pages read)."""
     cited = [
         c["page"]
@@ -284,12 +272,12 @@ def neighbours_of(doc: Document, state: AgenticState, p: AgentParams) -> list[in
         if c.get("page") is not None and c.get("doc_id") in (None, doc.id)
     ]
     anchors = cited or list(reversed(state.get("read_pages", [])))
-    return routing.neighbour_pages(anchors, state.get("seen", []), doc.num_pages, p.pages_per_step)
+    return routing.neighbor_pages(anchors, state.get("seen", []), doc.num_pages, p.pages_per_step)
 
 
 async def neighbors(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str, Any]:
     """Queue the unseen pages next to the evidence for the next read."""
-    pages = neighbours_of(scope.doc, state, p)
+    pages = neighbors_of(scope.doc, state, p)
     add_step(scope.trajectory, "neighbors", {"pages": pages})
     return {"pending": pages}
 
@@ -318,8 +306,7 @@ async def answer(scope: Scope, state: AgenticState, p: AgentParams) -> dict[str,
             prompt=reader_prompt(scope.params.output, scope.task, "notes"),
             step_kind="answer",
             step_data={"forced": forced, "iterations": iteration, "notes": len(state["notes"])},
-            raise_model_errors=True,
-            raise_overflow=not last,  # the last try falls back on the pages instead
+            on_failure="raise" if last else "raise_all",  # the last try cuts the pages instead
         )
 
     result = await _trimming_notes(trajectory, state, "answer", write)

@@ -19,7 +19,6 @@ from scanrag.agents.state import PageKey, StrategyState
 from scanrag.schemas import Document, PageHit, Region, Sample, Status
 
 Order = Literal["rank", "page"]
-ORDERS: tuple[str, ...] = ("rank", "page")
 OracleLevel = Literal["pages", "regions", "facts"]
 
 
@@ -185,7 +184,7 @@ def _doc_for(region: Region, scope: Scope) -> Document:
 
 
 def region_text(region: Region, document: Document, limit: int = 400) -> str:
-    """The region's own text, else the words of the page whose centre lies inside its box."""
+    """The region's own text, else the words of the page whose center lies inside its box."""
     if region.text:
         return region.text.strip()[:limit]
     if not 1 <= region.page <= len(document.pages):

@@ -1,4 +1,4 @@
-"""Helpers every strategy shares: documents of a sample, steps, settings, model calls."""
+"""Helpers every strategy shares: documents of a sample, steps, model calls."""
 
 from __future__ import annotations
 
@@ -56,14 +56,6 @@ def add_step(trajectory: Trajectory, kind: str, data: dict[str, Any], seconds: f
     return step
 
 
-def setting(value: Any, ctx: StrategyContext, key: str, default: Any = None) -> Any:
-    """A strategy parameter if given, else the runner's setting, else ``default``."""
-    if value is not None:
-        return value
-    found = ctx.settings.get(key)
-    return default if found is None else found
-
-
 def task_input(sample: Sample, task: TaskSpec) -> str:
     """Extra input some tasks carry (``task.given``): the candidate answer and chain a verify
     item asks about."""
@@ -109,7 +101,7 @@ def build_request(
         json_schema=json_schema,
         stage=stage,
         prompt_hash=prompt.hash,
-        seed=ctx.settings.get("seed", 0),
+        seed=ctx.settings.seed,
     )
 
 
@@ -126,16 +118,7 @@ async def call_model(
     json_schema: dict[str, Any] | None = None,
     planned: bool = False,
 ) -> ChatResponse:
-    """One model call with usage, timing, model, prompt hash and the call itself (prompt and
-    raw reply, :func:`scanrag.agents.calls.record_call`) recorded on ``trajectory``.
-
-    Before sending, a request not ``planned`` by its caller is counted against the model's
-    window (:func:`scanrag.agents.planning.check_fits`): one that cannot fit raises
-    ``PlannedOverflowError`` (a ``ContextOverflowError``) without a call. Under
-    ``runner.on_degraded: fail`` a degraded item raises ``DegradedInputError`` instead of
-    calling. Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers
-    decide.
-    """
+    """One model call of ``prompt`` around ``user`` (:func:`build_request`, then :func:`send`)."""
     request = build_request(
         ctx,
         prompt=prompt,
@@ -146,13 +129,36 @@ async def call_model(
         temperature=temperature,
         json_schema=json_schema,
     )
-    model = request.model
+    return await send(ctx, trajectory, request, role, planned=planned)
+
+
+async def send(
+    ctx: StrategyContext,
+    trajectory: Trajectory,
+    request: ChatRequest,
+    role: str,
+    *,
+    planned: bool = False,
+) -> ChatResponse:
+    """Send ``request`` (from :func:`build_request`) for ``role``, with usage, timing, model,
+    prompt hash and the call itself (prompt and raw reply,
+    :func:`scanrag.agents.calls.record_call`) recorded on ``trajectory``.
+
+    Before sending, a request not ``planned`` by its caller is counted against the model's
+    window (:func:`scanrag.agents.planning.check_fits`): one that cannot fit raises
+    ``PlannedOverflowError`` (a ``ContextOverflowError``) without a call. Under
+    ``runner.on_degraded: fail`` a degraded item raises ``DegradedInputError`` instead of
+    calling. Raises what the model raises (``ModelError``, ``ContextOverflowError``): callers
+    decide.
+    """
+    stage = request.stage
     if stop_if_degraded(ctx, trajectory):
         raise DegradedInputError(degraded_message(trajectory))
     if not planned:
         await check_fits(ctx, request, role)
-    trajectory.models[role] = model
-    trajectory.prompt_hashes[stage] = prompt.hash
+    trajectory.models[role] = request.model
+    if request.prompt_hash is not None:
+        trajectory.prompt_hashes[stage] = request.prompt_hash
     started = time.perf_counter()
     response: ChatResponse | None = None
     error: str | None = None

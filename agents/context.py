@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +27,6 @@ from scanrag.schemas import Document, Page
 from scanrag.untrusted import boundary, fence, open_line, safe_label
 
 Modality = Literal["text", "image", "both"]
-MODALITIES: tuple[str, ...] = ("text", "image", "both")
 CHARS_PER_TOKEN = 4
 TRUNCATION_MARK = " [... truncated]"
 
@@ -111,10 +110,6 @@ def estimate_tokens(parts: Sequence[ContentPart], image_tokens: int = 800) -> in
     chars = sum(len(p.text) for p in parts if isinstance(p, TextPart))
     images = sum(1 for p in parts if isinstance(p, ImagePart))
     return math.ceil(chars / CHARS_PER_TOKEN) + images * image_tokens
-
-
-def estimate_text_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def merge_images(paths: Sequence[Path], out_dir: Path, max_width: int = 1600) -> Path:
@@ -232,8 +227,3 @@ def _composite(
 
 def composite_caption(numbers: Sequence[int]) -> str:
     return f"(the image below stacks pages {', '.join(map(str, numbers))} from top to bottom)"
-
-
-def with_char_cap(options: ContextOptions, max_chars: int) -> ContextOptions:
-    current = options.max_chars_per_page
-    return replace(options, max_chars_per_page=min(max_chars, current or max_chars))

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from scanrag.protocols import StrategyContext
+from scanrag.protocols import RunSettings, StrategyContext
 from scanrag.schemas import Sample
 
 
@@ -60,8 +60,8 @@ class ItemInputs(BaseModel):
         "strategies that search (topk_rag, agentic_rag), built over the sample's documents.",
     )
     retriever_params: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(
-        default_factory=dict,
+    settings: RunSettings = Field(
+        default_factory=RunSettings,
         description="Runner settings a run would pass (max_pages, max_images, render_dpi ...).",
     )
     plugins: list[str] = Field(
@@ -118,7 +118,7 @@ def strategy_context(inputs: ItemInputs, sample: Sample) -> StrategyContext:
         models={"reader": inputs.model, **inputs.models},
         retriever=retriever,
         renderer=renderer,
-        settings=dict(inputs.settings),
+        settings=inputs.settings,
     )
 
 

@@ -22,11 +22,6 @@ def _cite(c: Citation, primary_id: str | None) -> str:
     return cite
 
 
-def _page_ok(c: Citation) -> bool:
-    """Valid, or invalid only because of its box (its page still counts)."""
-    return c.valid or "bbox" in (c.reason or "")
-
-
 def _region_cite(region: Region) -> str:
     return format_citation(region.page, None, region.bbox.as_list())
 

@@ -1,48 +1,40 @@
-"""Planning a prompt against the model's context window before it is sent.
+"""Planning a read against the model's context window before it is sent: one :class:`ReadPlan`.
 
 The window comes from the strategy's ``context_tokens`` (or the runner's setting of that
 name), else from the model client (:meth:`scanrag.llm.gateway.LLMClient.context_window_of`:
 the model entry, the model's server, litellm's table, an earlier refusal). The request is
 counted by the client (the model's tokenizer where it can, an estimate where not); when it
-does not fit, :func:`fit` shrinks the pages by the strategy's fallback mode — ``truncate``
-(one character cap for every page, the last pages left out once the cap would fall below
-:data:`MIN_CHARS_PER_PAGE`) or ``drop`` (lowest-priority pages left out first) — and the
-result is counted again until it fits. No model call is spent finding out.
+does not fit, :func:`scanrag.agents.fitting.fit` shrinks the pages by the strategy's fallback
+mode and the result is counted again until it fits (at most :data:`PLAN_ROUNDS` rounds). No
+model call is spent finding out.
+
+:func:`plan_read` returns the plan the reader (:mod:`scanrag.agents.reader`) sends: the pages
+as promised and as planned, the input rendered from them (:mod:`scanrag.agents.context` only
+renders), the window they were fitted to and the last count, every shrinking round (recorded
+by the reader as a ``fallback`` step) and every cut (the configured caps' and the window's,
+as :class:`~scanrag.schemas.Reduction` records).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from scanrag.agents.context import (
-    CHARS_PER_TOKEN,
-    TRUNCATION_MARK,
-    ContextOptions,
-    PageRef,
-    estimate_tokens,
-    page_block,
-    page_text,
-)
+from scanrag.agents.context import ReaderInput, build_input
+from scanrag.agents.fitting import Fallback, Fit, estimate_units, fit, page_budget
+from scanrag.agents.reductions import input_caps, plan_reductions
 from scanrag.llm.fit import SAFETY, check_request_fits, client_count, client_window
-from scanrag.llm.types import ChatRequest, ContextWindow, TextPart, TokenCount
+from scanrag.llm.types import ChatRequest, ContextOverflowError, ContextWindow, TokenCount
 from scanrag.protocols import StrategyContext
-from scanrag.untrusted import ID_LENGTH
+from scanrag.schemas import Reduction
 
-Fallback = Literal["truncate", "drop"]
-MIN_CHARS_PER_PAGE = 200
 PLAN_ROUNDS = 6
 
 
-@dataclass(frozen=True)
-class Fit:
-    """The pages and options one planning round settled on."""
-
-    refs: list[PageRef]
-    options: ContextOptions
-    priority: list[int]
+def same_fit(a: Fit, b: Fit) -> bool:
+    """Whether two fits show the same pages the same way (a planning round changed nothing)."""
+    return [r.key for r in a.refs] == [r.key for r in b.refs] and a.options == b.options
 
 
 async def window_for(
@@ -55,11 +47,6 @@ async def window_for(
     return await client_window(ctx.llm, ctx.model_for(role))
 
 
-async def count_request(ctx: StrategyContext, request: ChatRequest) -> TokenCount:
-    """Tokens of ``request`` as the model client counts them (else the character estimate)."""
-    return await client_count(ctx.llm, request)
-
-
 async def check_fits(
     ctx: StrategyContext, request: ChatRequest, role: str, window: ContextWindow | None = None
 ) -> None:
@@ -67,143 +54,6 @@ async def check_fits(
     ``max_tokens`` cannot fit the role's window (nothing happens when the window is unknown)."""
     window = window or await window_for(ctx, role)
     await check_request_fits(ctx.llm, request, window)
-
-
-# --------------------------------------------------------------------------- fitting
-
-
-_ID = "0" * ID_LENGTH
-
-
-def _lengths(refs: Sequence[PageRef], options: ContextOptions) -> list[tuple[int, int]]:
-    """(text characters, marker characters) of each page as the reader gets it."""
-    out = []
-    for ref in refs:
-        page = ref.document.page(ref.number)
-        name = ref.document.name if ref.show_doc else None
-        markers = len(page_block(page, "", _ID, name))
-        text = 0 if options.modality == "image" else len(page_text(page, None, options.block_boxes))
-        out.append((text, markers))
-    return out
-
-
-def _text_cost(lengths: Sequence[tuple[int, int]], cap: int | None) -> int:
-    chars = 0
-    for n, markers in lengths:
-        shown = n if cap is None or n <= cap else cap + len(TRUNCATION_MARK)
-        chars += shown + markers
-    return math.ceil(chars / CHARS_PER_TOKEN)
-
-
-def _image_cost(n: int, options: ContextOptions) -> int:
-    if options.modality not in ("image", "both") or n == 0:
-        return 0
-    groups = n if options.max_images is None else min(n, options.max_images)
-    return groups * options.image_tokens
-
-
-def _best_cap(lengths: Sequence[tuple[int, int]], budget: int, current: int | None) -> int | None:
-    """The largest character cap (≥ the minimum, ≤ ``current``) whose text fits ``budget``;
-    ``None`` when even the minimum does not fit."""
-    top = max((n for n, _ in lengths), default=0)
-    if current is not None:
-        top = min(top, current)
-    if _text_cost(lengths, top) <= budget:
-        return top
-    low, high = MIN_CHARS_PER_PAGE, top
-    if high < low or _text_cost(lengths, low) > budget:
-        return None
-    while low < high:
-        mid = (low + high + 1) // 2
-        if _text_cost(lengths, mid) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _fit_images(n: int, options: ContextOptions, budget: int) -> tuple[ContextOptions, int]:
-    """Fewer composite images when they alone take more than half the budget."""
-    if options.modality not in ("image", "both") or n == 0:
-        return options, budget
-    allowed = max(1, (budget // 2) // max(1, options.image_tokens))
-    if options.max_images is not None:
-        allowed = min(allowed, options.max_images)
-    if allowed < min(n, options.max_images or n):
-        options = replace(options, max_images=allowed)
-    return options, budget - _image_cost(n, options)
-
-
-def fit_truncate(fit: Fit, budget: int) -> Fit:
-    """One character cap for every page that fits ``budget`` (estimate tokens); below the
-    minimum cap, the last pages are left out instead."""
-    refs, options = list(fit.refs), fit.options
-    options, budget = _fit_images(len(refs), options, budget)
-    lengths = _lengths(refs, options)
-    cap = _best_cap(lengths, budget, options.max_chars_per_page)
-    while cap is None and len(refs) > 1:
-        refs = refs[:-1]
-        lengths = lengths[:-1]
-        cap = _best_cap(lengths, budget, options.max_chars_per_page)
-    cap = MIN_CHARS_PER_PAGE if cap is None else cap
-    if any(n > cap for n, _ in lengths):
-        options = replace(options, max_chars_per_page=cap)
-    return Fit(refs, options, fit.priority[: len(refs)])
-
-
-def fit_drop(fit: Fit, budget: int) -> Fit:
-    """The best pages (lowest ``priority`` first) whose whole text fits ``budget``; when not
-    even the best page fits, it is kept and cut (``fit_truncate``)."""
-    options, budget = _fit_images(len(fit.refs), fit.options, budget)
-    lengths = _lengths(fit.refs, options)
-    cap = options.max_chars_per_page
-    order = sorted(range(len(fit.refs)), key=lambda i: fit.priority[i])
-    kept: list[int] = []
-    for i in order:
-        if _text_cost([lengths[j] for j in [*kept, i]], cap) > budget:
-            break
-        kept.append(i)
-    if not kept:
-        best = order[0]
-        single = Fit([fit.refs[best]], options, [fit.priority[best]])
-        return fit_truncate(single, budget)
-    kept.sort()
-    return Fit([fit.refs[i] for i in kept], options, [fit.priority[i] for i in kept])
-
-
-def fit(current: Fit, budget: int, mode: Fallback) -> Fit:
-    """``current`` shrunk to ``budget`` estimate tokens of page content by ``mode``."""
-    budget = max(1, budget)
-    if mode == "drop" and len(current.refs) > 1:
-        return fit_drop(current, budget)
-    return fit_truncate(current, budget)
-
-
-def estimate_units(request: ChatRequest, image_tokens: int = 800) -> int:
-    """The request in the planner's estimate units (``ReaderInput.est_tokens``' characters /
-    4, images at a flat cost): what :func:`page_budget` converts the counted tokens into."""
-    parts: list[Any] = []
-    for message in request.messages:
-        if isinstance(message.content, str):
-            parts.append(TextPart(text=message.content))
-        else:
-            parts.extend(message.content)
-    return estimate_tokens(parts, image_tokens)
-
-
-def page_budget(
-    count: TokenCount, estimated: int, page_estimate: int, max_tokens: int, window: int
-) -> int:
-    """Estimate tokens the pages may take so the counted request fits: the count's ratio to
-    the estimate converts the window into estimate units."""
-    ratio = count.tokens / max(1, estimated)
-    room = (window - max_tokens) * (1.0 if count.exact else SAFETY)
-    fixed = estimated - page_estimate
-    return math.floor(room / max(ratio, 1e-6)) - fixed
-
-
-def same_fit(a: Fit, b: Fit) -> bool:
-    return [r.key for r in a.refs] == [r.key for r in b.refs] and a.options == b.options
 
 
 def describe_plan(
@@ -220,14 +70,173 @@ def describe_plan(
     }
 
 
+# --------------------------------------------------------------------------- the plan
+
+Request = Callable[[ReaderInput], ChatRequest]
+"""The request a read would send for an input (the prompt around its pages)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How a read is fitted: the reader's role (whose model's window), its stage (named in the
+    records), the reply's ``max_tokens``, the fallback mode, and a window set by the strategy
+    or the runner (``context_tokens``, named by ``source``; ``None``: ask the model client)."""
+
+    role: str
+    stage: str
+    max_tokens: int
+    fallback: Fallback
+    context_tokens: int | None = None
+    source: str = "context_tokens"
+
+
+@dataclass
+class ReadPlan:
+    """One read's input as planned: what the reader sends and everything planning cut.
+
+    ``promised`` is the input as the strategy asked for it (pages in reading order with their
+    priorities, and how they are shown) and ``shown`` its rendering, ``fit`` the input as
+    planned (the same, or fewer or shorter pages) and ``input`` the content rendered from it.
+    ``window`` is the budget it was fitted to (``None``: unknown, nothing was planned) and
+    ``count`` its last count.
+    ``caps`` are the cuts the configured caps made to the promised input (characters per
+    page, stacked or missing images); ``fallbacks`` the shrinking rounds not yet recorded
+    (the reader takes them as ``fallback`` steps); ``causes`` why the input shrank.
+    """
+
+    request: Request
+    budget: Budget
+    promised: Fit
+    shown: ReaderInput
+    fit: Fit
+    input: ReaderInput
+    window: ContextWindow | None
+    caps: list[Reduction]
+    count: TokenCount | None = None
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        """Whether the last count plus the reply's ``max_tokens`` fits the window (an inexact
+        count keeps :data:`~scanrag.llm.fit.SAFETY` headroom; nothing to fit to: it does)."""
+        if self.window is None or self.count is None:
+            return True
+        room = self.window.tokens * (1.0 if self.count.exact else SAFETY)
+        return self.count.tokens + self.budget.max_tokens <= room
+
+    @property
+    def shrunk(self) -> bool:
+        """Whether the planned input is less than the promised one."""
+        return not same_fit(self.fit, self.promised)
+
+    async def fit_to(self, ctx: StrategyContext, window: ContextWindow, trigger: str) -> None:
+        """Shrink the input until its counted request fits ``window`` (at most
+        :data:`PLAN_ROUNDS` rounds; :attr:`fits` tells whether it got there)."""
+        self.window = window
+        budget = self.budget
+        self.count = await client_count(ctx.llm, self.request(self.input))
+        for _ in range(PLAN_ROUNDS):
+            if self.fits:
+                return
+            request = self.request(self.input)
+            room = page_budget(
+                self.count,
+                estimate_units(request, self.promised.options.image_tokens),
+                self.input.est_tokens,
+                budget.max_tokens,
+                window.tokens,
+            )
+            new = fit(self.fit, room, budget.fallback)
+            if same_fit(new, self.fit):
+                new = fit(self.fit, int(room * 0.8), budget.fallback)
+                if same_fit(new, self.fit):
+                    return
+            facts = describe_plan(window, self.count, budget.max_tokens, trigger)
+            self._adopt(ctx, new, trigger, room, facts)
+            cause = (
+                f"context window of {window.tokens} tokens ({window.source}); the prompt "
+                f"counted {self.count.tokens} tokens ({self.count.method}) with max_tokens="
+                f"{budget.max_tokens}"
+            )
+            if cause not in self.causes:
+                self.causes.append(cause)
+            self.count = await client_count(ctx.llm, self.request(self.input))
+
+    def halve(self, ctx: StrategyContext, exc: ContextOverflowError) -> None:
+        """The model refused without naming its window: halve the page content."""
+        room = max(1, self.input.est_tokens // 2 + len(self.fit.refs))  # + rounding
+        new = fit(self.fit, room, self.budget.fallback)
+        self.causes.append(f"the model refused the prompt as too long: {exc.message}")
+        self._adopt(ctx, new, "overflow", room, {})
+
+    def _adopt(
+        self, ctx: StrategyContext, new: Fit, trigger: str, room: int, facts: dict[str, Any]
+    ) -> None:
+        """Take ``new`` as the planned input (a round for :attr:`fallbacks`) and render it."""
+        data: dict[str, Any] = {
+            "stage": self.budget.stage,
+            "mode": self.budget.fallback,
+            "budget_tokens": room,
+            "pages": [r.number for r in self.fit.refs],
+            **facts,
+            "trigger": trigger,
+        }
+        kept = {r.key for r in new.refs}
+        dropped = [r.number for r in self.fit.refs if r.key not in kept]
+        if dropped:
+            data["dropped_pages"] = dropped
+        before, after = self.fit.options, new.options
+        if after.max_chars_per_page != before.max_chars_per_page:
+            data["max_chars_per_page"] = after.max_chars_per_page
+        if after.max_images != before.max_images:
+            data["max_images"] = after.max_images
+        self.fallbacks.append(data)
+        self.fit = new
+        self.input = build_input(new.refs, new.options, ctx.renderer)
+
+    def reductions(self, primary: str | None) -> list[Reduction]:
+        """What planning left out of the promised input, one reduction per document
+        (``primary``: the id whose reductions name no document)."""
+        if not self.shrunk:
+            return []
+        merged = sum(len(c["pages"]) for c in self.input.composites)
+        merged_before = sum(len(c["pages"]) for c in self.shown.composites)
+        return plan_reductions(
+            (self.promised.refs, self.promised.options),
+            (self.fit.refs, self.fit.options),
+            cause="; then ".join(self.causes) or "context window",
+            stage=self.budget.stage,
+            primary=primary,
+            limit=self.window.tokens if self.window is not None else None,
+            images_merged=max(0, merged - merged_before),
+        )
+
+
+async def plan_read(
+    ctx: StrategyContext,
+    request: Request,
+    promised: Fit,
+    budget: Budget,
+    primary: str | None,
+) -> ReadPlan:
+    """The plan of one read: the promised input rendered, the caps' cuts, the window looked
+    up (``budget.context_tokens``, else the model client's) and, when one is known, the input
+    fitted to it (``trigger: planned``)."""
+    rendered = build_input(promised.refs, promised.options, ctx.renderer)
+    caps = input_caps(promised.refs, promised.options, rendered, budget.stage, primary)
+    window = await window_for(ctx, budget.role, budget.context_tokens, budget.source)
+    plan = ReadPlan(request, budget, promised, rendered, promised, rendered, window, caps)
+    if window is not None:
+        await plan.fit_to(ctx, window, "planned")
+    return plan
+
+
 __all__ = [
-    "MIN_CHARS_PER_PAGE",
-    "Fit",
+    "Budget",
+    "ReadPlan",
     "check_fits",
-    "count_request",
     "describe_plan",
-    "estimate_units",
-    "fit",
-    "page_budget",
+    "plan_read",
     "window_for",
 ]

@@ -3,13 +3,13 @@
 
 Every cut goes through :meth:`Trajectory.reduce` with a :class:`~scanrag.schemas.Reduction`
 that names what was left out and the setting or window that imposed it. With
-``on_degraded: fail`` (``StrategyContext.settings["on_degraded"]``) a degraded item makes no
+``on_degraded: fail`` (``StrategyContext.settings.on_degraded``) a degraded item makes no
 further model call and ends with status ``degraded``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from scanrag.agents.context import ContextOptions, PageRef, ReaderInput, page_text
@@ -79,23 +79,23 @@ def _by_document(keys: Sequence[tuple[str, int]]) -> dict[str, list[int]]:
     return out
 
 
-def record_input_caps(
-    trajectory: Trajectory,
+def input_caps(
     refs: Sequence[PageRef],
     options: ContextOptions,
     inp: ReaderInput,
-    *,
     stage: str,
     primary: str | None,
-) -> None:
-    """The cuts the configured caps made to one call's input: characters beyond
-    ``max_chars_per_page``, page images stacked by ``max_images``, images not rendered."""
+) -> list[Reduction]:
+    """The cuts the configured caps made to one call's input ``inp`` (rendered from ``refs``
+    under ``options``): characters beyond ``max_chars_per_page``, page images stacked by
+    ``max_images``, images not rendered."""
+    out = []
     cap = options.max_chars_per_page
     if cap is not None:
         full = full_lengths(refs, options)
         cut = [key for key, n in full.items() if n > cap]
         for doc_id, pages in _by_document(cut).items():
-            trajectory.reduce(
+            out.append(
                 Reduction(
                     kind="char_cap",
                     stage=stage,
@@ -108,7 +108,7 @@ def record_input_caps(
             )
     merged = sum(len(c["pages"]) for c in inp.composites)
     if merged:
-        trajectory.reduce(
+        out.append(
             Reduction(
                 kind="image_cap",
                 stage=stage,
@@ -122,7 +122,7 @@ def record_input_caps(
     missing = len(refs) if inp.notes.get("image_fallback") else len(errors)
     if options.modality in ("image", "both") and missing:
         reason = inp.notes.get("image_fallback") or "pages could not be rendered"
-        trajectory.reduce(
+        out.append(
             Reduction(
                 kind="images_dropped",
                 stage=stage,
@@ -131,6 +131,7 @@ def record_input_caps(
                 pages_cut=[int(e["page"]) for e in errors if "page" in e],
             )
         )
+    return out
 
 
 def plan_reductions(
@@ -198,8 +199,7 @@ def notes_trimmed(
 
 def fails_on_degraded(ctx: StrategyContext | None) -> bool:
     """Whether this run makes a degraded item an error (``runner.on_degraded: fail``)."""
-    settings: Mapping[str, Any] = getattr(ctx, "settings", None) or {}
-    return settings.get("on_degraded") == FAIL
+    return ctx is not None and ctx.settings.on_degraded == FAIL
 
 
 def degraded_message(trajectory: Trajectory) -> str:
@@ -221,9 +221,9 @@ __all__ = [
     "cap_source",
     "degraded_message",
     "fails_on_degraded",
+    "input_caps",
     "notes_trimmed",
     "page_cap",
     "plan_reductions",
-    "record_input_caps",
     "stop_if_degraded",
 ]

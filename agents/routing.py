@@ -52,7 +52,7 @@ def after_assess(decision: str, query: str | None, has_neighbors: bool) -> str:
     """Map the assessor's decision to the next node.
 
     ``refine`` with a query goes straight to retrieval, without one back to the planner;
-    ``neighbors`` without any unseen neighbouring page falls back to the planner.
+    ``neighbors`` without any unseen neighboring page falls back to the planner.
     """
     if decision == "answer":
         return "answer"
@@ -61,7 +61,7 @@ def after_assess(decision: str, query: str | None, has_neighbors: bool) -> str:
     return "retrieve" if query else "plan"
 
 
-def neighbour_pages(
+def neighbor_pages(
     read: Iterable[int], seen: Iterable[int], num_pages: int, limit: int
 ) -> list[int]:
     """Unseen pages right before or after pages already read, nearest first."""

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from dataclasses import asdict
+from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
@@ -32,42 +32,26 @@ from scanrag.agents.prompts.scan import NOTHING, map_prompt
 from scanrag.agents.reader import ReaderSpec, read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
-from scanrag.agents.scope import Scope
-from scanrag.agents.state import StrategyState
+from scanrag.agents.scope import Count, ReaderParams, Scope
+from scanrag.agents.state import StrategyState, as_trajectory, in_form_of
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
 
-CITED_PLACES = ("map", "reduce", "both")
+CitedPlace = Literal["map", "reduce", "both"]
 EMPTY_NOTES = "(nothing relevant on these pages)"
 REDUCE_TRIMS = 3
 NOTES_CAUSE = "the notes of every window did not fit; each window's notes were cut"
 
 
-@dataclass(frozen=True)
-class ScanParams:
-    """Window layout and map-call settings (constructor parameters of ``scan``)."""
+class ScanParams(ReaderParams):
+    """Window layout and map-call settings (the parameters of ``scan``, then the reader's)."""
 
-    window: int = 2
-    stride: int | None = None
-    max_windows: int | None = None
-    cited_docs_in: str = "map"
-    map_max_tokens: int = 512
-    concurrency: int = 4
-
-    def __post_init__(self) -> None:
-        if self.cited_docs_in not in CITED_PLACES:
-            raise ValueError(f"cited_docs_in must be one of {CITED_PLACES}")
-        for name in ("window", "map_max_tokens", "concurrency"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("stride", "max_windows"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as recorded in run manifests."""
-        return asdict(self)
+    window: Count = 2
+    stride: Count | None = None
+    max_windows: Count | None = None
+    cited_docs_in: CitedPlace = "map"
+    map_max_tokens: Count = 512
+    concurrency: Count = 4
 
 
 # --------------------------------------------------------------------------- nodes
@@ -101,14 +85,14 @@ async def map_task(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[s
     returned with the result for ``reduce_windows`` to fold in."""
     window = state["window"]
     result = await map_window(scope, window["index"], window["pages"], p)
-    result["record"] = scope.trajectory.model_dump(mode="json")
+    result["record"] = in_form_of(scope.trajectory, state["trajectory"])
     return {"results": [result]}
 
 
 async def reduce_windows(scope: Scope, state: MapReduceState, p: ScanParams) -> dict[str, Any]:
     """Fold the windows' records into the trajectory, then write the final reply."""
     results = sorted(state.get("results", []), key=lambda r: r["index"])
-    merge_records(scope.trajectory, [Trajectory.model_validate(r["record"]) for r in results])
+    merge_records(scope.trajectory, [as_trajectory(r["record"]) for r in results])
     order_map_steps(scope)
     await reduce(scope, [{k: v for k, v in r.items() if k != "record"} for r in results], p)
     return {}
@@ -219,8 +203,7 @@ async def map_window(scope: Scope, index: int, pages: list[int], p: ScanParams) 
             prompt=map_prompt(scope.params.output, scope.task),
             step_kind="map",
             step_data={"window": index},
-            raise_model_errors=True,
-            raise_overflow=len(pages) > 1,
+            on_failure="raise_all" if len(pages) > 1 else "raise",
         )
     except ContextOverflowError as exc:
         half = len(pages) // 2
@@ -317,7 +300,7 @@ async def reduce(scope: Scope, results: list[dict[str, Any]], p: ScanParams) -> 
                 prompt=reader_prompt(scope.params.output, scope.task, "notes"),
                 step_kind="reduce",
                 step_data={"windows": len(ok), "notes_chars": len(notes)},
-                raise_overflow=attempt < REDUCE_TRIMS,
+                on_failure="raise_overflow" if attempt < REDUCE_TRIMS else "record",
             )
         except ContextOverflowError:
             limit = next_limit(blocks, limit)

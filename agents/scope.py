@@ -1,20 +1,21 @@
 """What one strategy run works with: the item's inputs, reader settings, the trajectory.
 
-``ReaderParams`` are the constructor parameters every strategy shares (output path, modality,
-page and image caps, token limits). ``ItemContext`` holds one item's inputs — the sample, the
-runner's :class:`~scanrag.protocols.StrategyContext` (model client, documents, retriever,
-settings) and the documents resolved from them; the graphs hand it to LangGraph as the run's
-context. ``Scope`` is what a node works on: an item, the trajectory it is writing and the
-reader settings, with the operations every strategy shares (prepare, read-and-apply).
+``ReaderParams`` are the parameters every strategy shares (output path, modality, page and
+image caps, token limits); each strategy's parameter class extends them. ``ItemContext``
+holds one item's inputs — the sample, the runner's :class:`~scanrag.protocols.StrategyContext`
+(model client, documents, retriever, settings) and the documents resolved from them; the
+graphs hand it to LangGraph as the run's context. ``Scope`` is what a node works on: an item,
+the trajectory it is writing and the reader settings, with the operations every strategy
+shares (prepare, read-and-apply).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
-from pydantic import GetCoreSchemaHandler
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationInfo
 
 from scanrag.agents import reductions
 from scanrag.agents.common import (
@@ -22,14 +23,13 @@ from scanrag.agents.common import (
     add_step,
     parse_context,
     resolve_documents,
-    setting,
     task_input,
 )
-from scanrag.agents.context import MODALITIES, ContextOptions, PageRef
+from scanrag.agents.context import ContextOptions, Modality, PageRef
 from scanrag.agents.evidence import ParseContext
+from scanrag.agents.fitting import Fallback
 from scanrag.agents.prompts.base import Prompt
-from scanrag.agents.prompts.reader import OUTPUTS
-from scanrag.agents.reader import Fallback, ReaderSpec, ReadResult, read_pages
+from scanrag.agents.reader import Output, ReaderSpec, ReadResult, read_pages
 from scanrag.agents.reductions import cap_source
 from scanrag.agents.reply import apply_output
 from scanrag.agents.state import PageKey
@@ -38,35 +38,38 @@ from scanrag.schemas import Document, Sample, Status, Trajectory
 from scanrag.tasks import TaskSpec, task_spec_or_default
 
 
-@dataclass(frozen=True)
-class ReaderParams:
-    """Reader settings shared by every strategy (``None``: take the runner's setting)."""
+def at_least_one(value: int, info: ValidationInfo) -> int:
+    """The rule of every count parameter."""
+    if value < 1:
+        raise ValueError(f"{info.field_name} must be >= 1, got {value}")
+    return value
 
-    output: str = "citations"
-    modality: str = "text"
-    page_cap: int | None = None
-    max_images: int | None = None
-    max_chars_per_page: int | None = None
-    max_tokens: int = 1024
-    context_tokens: int | None = None
+
+Count = Annotated[int, AfterValidator(at_least_one)]
+"""An integer parameter of at least 1 (pages, tokens, windows ...)."""
+
+
+class ReaderParams(BaseModel):
+    """Reader parameters every strategy shares (``None``: take the runner's setting).
+
+    A strategy's parameter class extends this one with its own fields (``TopKParams``,
+    ``AgentParams``, ``ScanParams``): the one place that owns the names, types and rules of a
+    strategy's parameters. A config's values are checked against it before a run starts
+    (:func:`scanrag.params.model_problems`) and the strategy is built from it, strictly (no
+    string-to-number coercion) and without unknown names.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    output: Output = "citations"
+    modality: Modality = "text"
+    page_cap: Count | None = None
+    max_images: Count | None = None
+    max_chars_per_page: Count | None = None
+    max_tokens: Count = 1024
+    context_tokens: Count | None = None
     block_boxes: bool = True
     temperature: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.output not in OUTPUTS:
-            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
-        if self.modality not in MODALITIES:
-            raise ValueError(f"modality must be one of {MODALITIES}, got {self.modality!r}")
-        for name in ("page_cap", "max_images", "max_chars_per_page", "context_tokens"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as recorded in run manifests."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -153,37 +156,27 @@ class Scope:
     item: ItemContext
     trajectory: Trajectory
     params: ReaderParams
+    sample: Sample = field(init=False)
+    """The item's sample."""
+    ctx: StrategyContext = field(init=False)
+    """The runner's context: model client, documents, retriever, settings."""
+    task: TaskSpec = field(init=False)
+    """The item's task type, resolved once per item (:attr:`ItemContext.task`)."""
+    others: tuple[Document, ...] = field(init=False)
+    """The item's other documents (extra and cited ones)."""
+    parse_ctx: ParseContext | None = field(init=False)
+    """The documents a reply may cite."""
 
-    @property
-    def sample(self) -> Sample:
-        """The item's sample."""
-        return self.item.sample
-
-    @property
-    def ctx(self) -> StrategyContext:
-        """The runner's context: model client, documents, retriever, settings."""
-        return self.item.ctx
-
-    @property
-    def task(self) -> TaskSpec:
-        """The item's task type, resolved once per item (:attr:`ItemContext.task`)."""
-        return self.item.task
-
-    @property
-    def others(self) -> tuple[Document, ...]:
-        """The item's other documents (extra and cited ones)."""
-        return self.item.others
-
-    @property
-    def parse_ctx(self) -> ParseContext | None:
-        """The documents a reply may cite."""
-        return self.item.parse_ctx
+    def __post_init__(self) -> None:
+        item = self.item
+        self.sample, self.ctx, self.task = item.sample, item.ctx, item.task
+        self.others, self.parse_ctx = item.others, item.parse_ctx
 
     @property
     def page_cap(self) -> int | None:
         """The page cap in force (the strategy's, else the runner's ``max_pages``)."""
-        cap = setting(self.params.page_cap, self.ctx, "max_pages")
-        return int(cap) if cap is not None else None
+        cap = self.params.page_cap
+        return cap if cap is not None else self.ctx.settings.max_pages
 
     @property
     def page_cap_source(self) -> str:
@@ -192,33 +185,32 @@ class Scope:
 
     def options(self) -> ContextOptions:
         """How pages are shown to the reader (modality, caps, DPI)."""
-        max_images = setting(self.params.max_images, self.ctx, "max_images")
-        max_chars = setting(self.params.max_chars_per_page, self.ctx, "max_chars_per_page")
+        params, settings = self.params, self.ctx.settings
         return ContextOptions(
-            modality=self.params.modality,  # type: ignore[arg-type]
-            max_images=max_images,
-            max_chars_per_page=max_chars,
-            block_boxes=self.params.block_boxes,
-            dpi=self.ctx.settings.get("render_dpi"),
+            modality=params.modality,
+            max_images=_first(params.max_images, settings.max_images),
+            max_chars_per_page=_first(params.max_chars_per_page, settings.max_chars_per_page),
+            block_boxes=params.block_boxes,
+            dpi=settings.render_dpi,
         )
 
     def spec(
         self, fallback: Fallback, *, stage: str = "reader", role: str = "reader"
     ) -> ReaderSpec:
         """How this strategy calls its reader at ``stage`` (fallback mode, token limits)."""
-        window = setting(self.params.context_tokens, self.ctx, "context_tokens")
+        window = _first(self.params.context_tokens, self.ctx.settings.context_tokens)
         source = (
             "strategy parameter context_tokens"
             if self.params.context_tokens is not None
             else "runner.settings.context_tokens"
         )
         return ReaderSpec(
-            output=self.params.output,  # type: ignore[arg-type]
+            output=self.params.output,
             role=role,
             stage=stage,
             max_tokens=self.params.max_tokens,
             temperature=self.params.temperature,
-            context_tokens=int(window) if window is not None else None,
+            context_tokens=window,
             fallback=fallback,
             context_source=source,
         )
@@ -318,3 +310,8 @@ class Scope:
         if result.parsed is not None and result.raw is not None:
             apply_output(self.trajectory, result.parsed, result.raw)
         return result
+
+
+def _first(parameter: int | None, setting: int | None) -> int | None:
+    """A strategy parameter when given, else the runner's setting of that cap."""
+    return parameter if parameter is not None else setting

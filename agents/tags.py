@@ -19,9 +19,6 @@ from dataclasses import dataclass
 
 from scanrag.parsing import verdicts
 from scanrag.schemas import EvidencePair, Region, ReportedIssue
-from scanrag.schemas.families import FAMILIES
-
-ERROR_FAMILIES = tuple(FAMILIES)  # the codes, in the kernel's order
 
 _ISSUE = re.compile(
     r"<\s*issue\b([^<>]*)>([\s\S]*?)(?:<\s*/\s*issue\s*>|(?=<\s*(?:issue|answer)\b)|$)", re.I

@@ -46,7 +46,7 @@ def _reply(request: Any) -> str:
     return CITED
 
 
-class _Retriever:
+class FixedRetriever:
     """A fixed ranking, instantly."""
 
     name = "fixed"
@@ -71,7 +71,7 @@ class _Retriever:
         return {"name": self.name}
 
 
-def _document() -> Any:
+def report_document() -> Any:
     from scanrag.schemas import Document, Page
 
     pages = [
@@ -105,11 +105,11 @@ async def _one(
     label: str, name: str, params: dict[str, Any], ckpt: bool, args: Any
 ) -> tuple[float, float]:
     from scanrag.llm import ScriptedModel
-    from scanrag.protocols import StrategyContext
+    from scanrag.protocols import RunSettings, StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
 
     strategy = REGISTRY.create(name, **params)
-    document = _document()
+    document = report_document()
     model = ScriptedModel(responder=_reply)
     work = Path(tempfile.mkdtemp(prefix="scanrag-overhead-"))
     samples = _samples(args.items)
@@ -121,9 +121,9 @@ async def _one(
             llm=model,
             documents={"report.pdf": document},
             models={"reader": "scripted/reader"},
-            retriever=_Retriever(),
+            retriever=FixedRetriever(),
             checkpoint_dir=work / "ckpt" if ckpt else None,
-            settings={"run_key": label},
+            settings=RunSettings(run_key=label),
         )
         async with gate:
             trajectory = await strategy.run(sample, ctx)

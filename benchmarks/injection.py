@@ -205,7 +205,7 @@ def sinbench_messages(question: Question, answer: str, layout: str) -> Any:
 class Tally:
     cases: int = 0
     flips: int = 0
-    clean_bad: int = 0  # clean runs already showing the attacked behaviour (noise floor)
+    clean_bad: int = 0  # clean runs already showing the attacked behavior (noise floor)
 
     def rate(self) -> float:
         return self.flips / self.cases if self.cases else 0.0
@@ -335,8 +335,9 @@ def report(tallies: dict[str, Tally], clean: dict[str, Tally], layouts: Sequence
 
 async def run(args: argparse.Namespace) -> int:
     from scanrag.llm import LLMClient
+    from scanrag.llm.options import CallLimits
 
-    llm = LLMClient(max_concurrency=1)
+    llm = LLMClient(limits=CallLimits(max_concurrency=1))
     layouts = tuple(args.layouts.split(","))
     started = time.perf_counter()
     questions = QUESTIONS[: args.questions]

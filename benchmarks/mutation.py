@@ -4,7 +4,7 @@ For every module in :data:`MODULES` the script makes small edits to its syntax t
 time, and runs only the tests that cover that module (``-x -q -p no:cacheprovider``). A mutant
 whose tests fail (or hang past the time limit) is *killed*; one whose tests pass *survived*:
 no test notices the change. The figure per module is the share of non-equivalent mutants
-killed. Equivalent mutants (edits that cannot change behaviour) are listed by id in
+killed. Equivalent mutants (edits that cannot change behavior) are listed by id in
 :data:`EQUIVALENT`, each with a one-line reason, after review; never to reach a target.
 
 Mutation operators (one mutant per site and replacement):
@@ -18,7 +18,7 @@ Mutation operators (one mutant per site and replacement):
 * boolean operators: ``and``↔``or``; ``not x`` → ``x``;
 * returns: ``return <expr>`` → ``return None``.
 
-Left alone, as they carry no behaviour: docstrings, type annotations, ``TypeVar``/``Literal``
+Left alone, as they carry no behavior: docstrings, type annotations, ``TypeVar``/``Literal``
 arguments, the text of exception messages and of log calls, ``__all__``, and
 ``if TYPE_CHECKING:`` / ``if __name__ == "__main__":`` blocks.
 
@@ -85,6 +85,9 @@ MODULES: dict[str, list[str]] = {
     "scanrag.evaluation.stats": [
         "tests/evaluation/test_stats.py",
         "tests/evaluation/test_stats_bootstrap.py",
+    ],
+    "scanrag.evaluation.stats_agreement": [
+        "tests/evaluation/test_stats.py",
         "tests/evaluation/test_stats_agreement.py",
     ],
     "scanrag.evaluation.scholscan.formula": [
@@ -197,9 +200,9 @@ MODULES: dict[str, list[str]] = {
 
 _BY_NAME = "the field name is an alias choice and populate_by_name accepts it too: either suffices"
 
-_CENTRE = "cell centres lie strictly between two consecutive distinct edges, never on a box edge"
+_CENTER = "cell centers lie strictly between two consecutive distinct edges, never on a box edge"
 _NO_CELL = (
-    "a zero-width, zero-height or inverted box never contains a cell centre"
+    "a zero-width, zero-height or inverted box never contains a cell center"
     ", so keeping it only adds edges (finer cells, same area)"
 )
 
@@ -222,7 +225,7 @@ _FROM_BRACE = "text from a '{' decodes to an object or not at all (then the valu
 _AFTER_OPEN = "the closing fence is searched after an opening one: its index is never 0"
 _NON_EMPTY = "a slice of the stack's end is empty exactly when the stack is"
 
-# Reviewed equivalent mutants: id → why the edit cannot change behaviour.
+# Reviewed equivalent mutants: id → why the edit cannot change behavior.
 EQUIVALENT: dict[str, str] = {
     # scanrag.agents.citations
     "scanrag.agents.citations:<module>:40:16:const:'\"'->''": (
@@ -239,34 +242,35 @@ EQUIVALENT: dict[str, str] = {
         "the answer group runs to the end of the match"
     ),
     # scanrag.evaluation.stats
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:59:cmp0:Gt->GtE": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:191:59:cmp0:Gt->GtE": (
         "inner guard of the division: a zero denominator is masked to NaN by the outer where"
     ),
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:83:const:1->2": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:191:83:const:1->2": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "scanrag.evaluation.stats:bootstrap_ratio_ci:180:83:const:1->0": (
+    "scanrag.evaluation.stats:bootstrap_ratio_ci:191:83:const:1->0": (
         "the fill value only replaces zero denominators, whose draws the outer where drops"
     ),
-    "scanrag.evaluation.stats:_confusion:310:39:const:True->False": (
+    # scanrag.evaluation.stats_agreement
+    "scanrag.evaluation.stats_agreement:_confusion:44:39:const:True->False": (
         "zip(strict=...): every caller checked the lengths with _check_pair first"
     ),
-    "scanrag.evaluation.stats:accuracy:321:57:const:True->False": (
+    "scanrag.evaluation.stats_agreement:accuracy:55:57:const:True->False": (
         "zip(strict=...): the lengths were checked with _check_pair first"
     ),
-    "scanrag.evaluation.stats:_confusion:311:11:boolop:And->Or": (
+    "scanrag.evaluation.stats_agreement:_confusion:45:11:boolop:And->Or": (
         "every caller passes all observed classes, so both memberships always hold"
     ),
-    "scanrag.evaluation.stats:_confusion:312:42:const:1->2": (
+    "scanrag.evaluation.stats_agreement:_confusion:46:42:const:1->2": (
         "doubling every cell: F1, recall, kappa and MCC are ratios of same-degree counts"
     ),
-    "scanrag.evaluation.stats:kendall_tau_b:428:11:const:2->0": (
+    "scanrag.evaluation.stats_agreement:kendall_tau_b:162:11:const:2->0": (
         "n < 2 has no pairs: the zero denominator returns None just the same"
     ),
-    "scanrag.evaluation.stats:kendall_tau_b:431:23:const:1->0": (
+    "scanrag.evaluation.stats_agreement:kendall_tau_b:165:23:const:1->0": (
         "range(n) adds an i = n - 1 step that compares against an empty slice"
     ),
-    "scanrag.evaluation.stats:kendall_tau_b:439:12:binop:FloorDiv->Div": (
+    "scanrag.evaluation.stats_agreement:kendall_tau_b:173:12:binop:FloorDiv->Div": (
         "n(n-1) is even, so / and // give the same number"
     ),
     # scanrag.evaluation.mmlongbench.official
@@ -318,7 +322,7 @@ EQUIVALENT: dict[str, str] = {
     "scanrag.evaluation.scholscan.formula:ScholScanCounts:93:50:const:'existence'->''": _BY_NAME,
     # scanrag.evaluation.sinbench.metrics
     "scanrag.evaluation.sinbench.metrics:anchor_keys:110:11:const:'fig'->''": (
-        "a key of empty kind (':2') normalises to the figure key, as 'fig' does"
+        "a key of empty kind (':2') normalizes to the figure key, as 'fig' does"
     ),
     "scanrag.evaluation.sinbench.metrics:anchor_keys:120:34:const:1->2": (
         "a key holds one colon: split(':', 1) and split(':', 2) agree"
@@ -330,7 +334,7 @@ EQUIVALENT: dict[str, str] = {
         "the assignment is one-to-one, so no two gold positions are equal"
     ),
     "scanrag.evaluation.sinbench.metrics:chain_metrics:206:38:cmp0:GtE->Gt": (
-        "a normalised grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
+        "a normalized grade k/3 would have to equal tau - 1e-9 exactly to tell > from >="
     ),
     # scanrag.evaluation.docscope.official.parser
     "scanrag.evaluation.docscope.official.parser:<module>:92:76:const:True->False": (
@@ -367,9 +371,6 @@ EQUIVALENT: dict[str, str] = {
         "type(name, ...) sets __qualname__ to the name by itself; an extra '' attribute is unused"
     ),
     # scanrag.evaluation.docscope.completeness
-    "scanrag.evaluation.docscope.completeness:<module>:53:8:const:'other'->''": (
-        "OTHER is kept for old summaries' readers; nothing reads it"
-    ),
     "scanrag.evaluation.docscope.completeness:page_check:77:57:const:1->2": (
         "any non-zero default for a missing fn gives False"
     ),
@@ -404,10 +405,10 @@ EQUIVALENT: dict[str, str] = {
     "scanrag.evaluation.docscope.geometry:union_area:34:53:boolop:And->Or": _NO_CELL,
     "scanrag.evaluation.docscope.geometry:union_area:34:53:cmp0:Gt->GtE": _NO_CELL,
     "scanrag.evaluation.docscope.geometry:union_area:34:69:cmp0:Gt->GtE": _NO_CELL,
-    "scanrag.evaluation.docscope.geometry:union_area:42:38:cmp0:LtE->Lt": _CENTRE,
-    "scanrag.evaluation.docscope.geometry:union_area:42:38:cmp1:LtE->Lt": _CENTRE,
-    "scanrag.evaluation.docscope.geometry:union_area:47:19:cmp0:LtE->Lt": _CENTRE,
-    "scanrag.evaluation.docscope.geometry:union_area:47:19:cmp1:LtE->Lt": _CENTRE,
+    "scanrag.evaluation.docscope.geometry:union_area:42:38:cmp0:LtE->Lt": _CENTER,
+    "scanrag.evaluation.docscope.geometry:union_area:42:38:cmp1:LtE->Lt": _CENTER,
+    "scanrag.evaluation.docscope.geometry:union_area:47:19:cmp0:LtE->Lt": _CENTER,
+    "scanrag.evaluation.docscope.geometry:union_area:47:19:cmp1:LtE->Lt": _CENTER,
     "scanrag.evaluation.docscope.geometry:gold_vs_union:91:29:cmp0:Gt->GtE": (
         "the gold area is positive here, so the union (>= gold area) is too"
     ),
@@ -442,7 +443,7 @@ EQUIVALENT: dict[str, str] = {
     ),
 }
 
-# Calls whose string arguments are messages, not behaviour.
+# Calls whose string arguments are messages, not behavior.
 _MESSAGE_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
 _SKIP_CALL_STRINGS = frozenset({"TypeVar", "Literal", "NewType"})
 

@@ -10,7 +10,7 @@ generator: text, a table or an image per page). Three ways to read it, interleav
 
 Wall time decides the ratios (target: pool ≥ 1.6 × raw on 2 cores, single ≥ 0.9 × raw); CPU
 seconds (this process, plus the workers' for the pool, read from ``/proc``) are printed beside
-them because on a shared machine the wall time of a two-process run is what the neighbours
+them because on a shared machine the wall time of a two-process run is what the neighbors
 leave. ``pool_cpu_bound`` is the ratio two dedicated cores would give if the pool's CPU time
 split evenly: raw CPU ÷ (pool CPU ÷ workers). The page files of ``single`` and ``pool`` are
 compared row by row (byte-identical output).

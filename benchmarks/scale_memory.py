@@ -148,7 +148,7 @@ def print_row(row: dict[str, Any]) -> None:
 
 
 def print_slopes(rows: list[dict[str, Any]]) -> None:
-    """Growth per page between each pair of neighbouring sizes, then over the whole curve."""
+    """Growth per page between each pair of neighboring sizes, then over the whole curve."""
     for a, b in itertools.pairwise(rows):
         if len(rows) > 2:
             step = slopes([a, b])

@@ -2,7 +2,7 @@
 
 Runs full_doc, topk_rag (BM25), agentic_rag, scan and oracle_pages on a few synthetic questions
 with ``local/smollm2-135m`` through the real gateway, and prints one row per strategy: page
-precision / recall / F1 (micro, answerable questions), answer match (normalised gold answer
+precision / recall / F1 (micro, answerable questions), answer match (normalized gold answer
 contained in the predicted one — a cheap stand-in for the answer judge), model calls, tokens
 and seconds. Prompts are capped (page text, reply length) so the run fits a CPU.
 
@@ -48,6 +48,7 @@ async def run(args: argparse.Namespace) -> None:
     from scanrag.documents import ingest_pdf
     from scanrag.indexes.bm25 import BM25Index
     from scanrag.llm import LLMClient
+    from scanrag.llm.options import CallLimits
     from scanrag.protocols import StrategyContext
     from scanrag.registry import STRATEGIES as REGISTRY
     from scanrag.synth import generate_corpus
@@ -68,7 +69,7 @@ async def run(args: argparse.Namespace) -> None:
     documents = {n: ingest_pdf(dataset.pdf_dir / n) for n in names}
     retriever = BM25Index()
     retriever.add(list(documents.values()))
-    client = LLMClient(max_concurrency=1)
+    client = LLMClient(limits=CallLimits(max_concurrency=1))
     print(f"{len(samples)} questions, {sum(d.num_pages for d in documents.values())} pages")
     header = f"{'strategy':<13} {'P':>5} {'R':>5} {'F1':>5} {'ans':>5} {'calls':>5} "
     print(header + f"{'tokens':>7} {'sec':>6} status")

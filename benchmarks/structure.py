@@ -1,17 +1,26 @@
-"""Print the shape of the source tree: modules per package, import cycles, alias points.
+"""Print the shape of the source tree: modules per package, import cycles, back arrows, alias
+points, and two dynamic walks (the read path of one question, a config's way to the registries).
 
-Run from a checkout's root: ``python benchmarks/structure.py [ROOT]`` (default: the current
-folder). The import graph is read statically (``ast``), with imports inside functions counted:
-``import a.b`` and ``from a.b import c`` point at the most specific project module they name
-(``a.b.c`` when that is a module, else ``a.b``). A cycle is a strongly connected component of
+Run from a checkout's root: ``python benchmarks/structure.py [ROOT] [--stops]`` (default: the
+current folder; ``--stops`` lists every stop of the walks). The import graph is read
+statically (``ast``), with imports inside functions counted: ``import a.b`` and
+``from a.b import c`` point at the most specific project module they name (``a.b.c`` when
+that is a module, else ``a.b``). A cycle is a strongly connected component of
 more than one module. Alias points are the module ``__getattr__`` forwarders and the names a
 module binds only to hand on another module's object under an old name, found by the markers
 the old code used (``forward(``, ``moved_names(``, "kept for one release" and the like).
+A back arrow is an import between two packages that the layer diagram does not draw (the kernel
+``scanrag`` → ``indexes`` → ``retrievers`` → ``agents`` → ``graphs``, each importing the kernel
+and the layer just below it; ``evaluation``, ``loaders`` and ``synth`` beside them importing the
+kernel only). The walks, and what a stop, a file and a return are, are defined in
+``benchmarks/structure_walk.py``; they run the installed package of the checkout this script
+is in, so ``ROOT`` must be that checkout for them (they are skipped otherwise).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import sys
 import tomllib
@@ -55,6 +64,32 @@ def package_of(module: str) -> str:
 
 
 MAPPED = frozenset(("loaders", "synth", "indexes", "retrievers", "agents", "graphs", "evaluation"))
+LAYERS = ("scanrag", "indexes", "retrievers", "agents", "graphs")
+BESIDE = ("evaluation", "loaders", "synth")
+READ_TARGET = (40, 12)  # at most this many stops in this many files
+CONFIG_TARGET = (30, 15)
+
+
+def arrows() -> dict[str, set[str]]:
+    """Package → the other packages the layer diagram lets it import."""
+    allowed: dict[str, set[str]] = {"scanrag": set()}
+    for below, package in itertools.pairwise(LAYERS):
+        allowed[package] = {"scanrag", below}
+    allowed.update({package: {"scanrag"} for package in BESIDE})
+    return allowed
+
+
+def back_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> module`` for every import the diagram does not draw."""
+    allowed = arrows()
+    found = []
+    for source, targets in sorted(graph.items()):
+        mine = package_of(source)
+        for target in sorted(targets):
+            theirs = package_of(target)
+            if theirs != mine and theirs not in allowed.get(mine, set()):
+                found.append(f"{source} -> {target}")
+    return found
 
 
 def module_files(root: Path) -> dict[str, Path]:
@@ -139,7 +174,8 @@ def alias_lines(root: Path) -> list[str]:
 
 
 def main() -> None:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = Path(args[0] if args else ".").resolve()
     files = module_files(root)
     graph = import_graph(root)
     print(f"modules: {len(files)}")
@@ -152,10 +188,31 @@ def main() -> None:
     print(f"import cycles: {len(found)} ({sum(len(c) for c in found)} modules)")
     for component in found:
         print("  " + " <-> ".join(component))
+    backs = back_arrows(graph)
+    print(f"back arrows: {len(backs)}")
+    for line in backs:
+        print("  " + line)
     hits = alias_lines(root)
     print(f"alias marker lines: {len(hits)}")
     for hit in hits:
         print("  " + hit)
+    walks(root, verbose="--stops" in sys.argv)
+
+
+def walks(root: Path, verbose: bool) -> None:
+    """The read path and the config walk, when ``root`` is the checkout this script is in."""
+    here = Path(__file__).resolve().parents[1]
+    if root != here:
+        print(f"walks: skipped (they run the checkout at {here})")
+        return
+    sys.path.insert(0, str(here / "benchmarks"))
+    import structure_walk
+
+    folders = list(source_folders(root).values())
+    read = structure_walk.read_walk(folders, root)
+    structure_walk.describe("read path", read, READ_TARGET, verbose, structure_walk.READ_PARTS)
+    config = structure_walk.config_walk(folders, root)
+    structure_walk.describe("config walk", config, CONFIG_TARGET, verbose)
 
 
 if __name__ == "__main__":

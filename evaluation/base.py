@@ -7,7 +7,7 @@ Calling convention (one for every scorer):
   ``compute``. ``ctx`` is a :class:`~scanrag.evaluation.judging.JudgeContext` (or ``None``: pure
   scorers must then still work, judge scorers return a ``skipped`` row).
 * ``scorer.aggregate(rows, group, stats) -> AggregateResult`` turns the rows of one grid
-  cell into metrics. It is separate from scoring, so re-summarising never calls a judge.
+  cell into metrics. It is separate from scoring, so re-summarizing never calls a judge.
 * ``scorer.applies(sample)``: the stage only scores samples whose task the scorer handles
   (``tasks``); inside that, a scorer writes a ``skipped`` row when the item is out of scope
   (an unanswerable question for page metrics).

@@ -1,4 +1,4 @@
-"""The scoring stage: score (trajectory, scorer) pairs that have no row yet, then summarise.
+"""The scoring stage: score (trajectory, scorer) pairs that have no row yet, then summarize.
 
 :func:`score_run` is idempotent: given the rows already written it scores only the missing
 pairs, so running it twice, or after a crash, never repeats a judge call whose row reached

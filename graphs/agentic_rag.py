@@ -17,7 +17,6 @@ trajectory without any model call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
@@ -29,6 +28,7 @@ from scanrag.agents import agentic, routing
 from scanrag.agents.agentic import AgenticState, AgentParams
 from scanrag.agents.prompts import agentic as agentic_prompts
 from scanrag.agents.scope import ItemContext, ReaderParams
+from scanrag.agents.state import as_trajectory
 from scanrag.graphs.base import Builder, Compiled, GraphStrategy, NodeFailedError, edge, node
 from scanrag.graphs.checkpoints import shared_checkpointer
 from scanrag.hashing import stable_hash
@@ -61,14 +61,14 @@ def after_read(state: AgenticState, p: AgentParams) -> str:
 
 
 def after_assess(state: AgenticState, runtime: Runtime[ItemContext], p: AgentParams) -> str:
-    """Follow the assessor's decision (neighbours only while some are unread)."""
+    """Follow the assessor's decision (neighbors only while some are unread)."""
     doc = runtime.context.primary
-    has = doc is not None and bool(agentic.neighbours_of(doc, state, p))
+    has = doc is not None and bool(agentic.neighbors_of(doc, state, p))
     return routing.after_assess(state.get("decision", ""), state.get("query"), has)
 
 
 def after_neighbors(state: AgenticState) -> str:
-    """Read the queued neighbours, or plan again when there were none."""
+    """Read the queued neighbors, or plan again when there were none."""
     return "read" if state.get("pending") else "plan"
 
 
@@ -77,35 +77,9 @@ class AgenticRagStrategy(GraphStrategy):
     answer or its budget is spent; checkpointed and resumable."""
 
     name: ClassVar[str] = "agentic_rag"
-    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, AgentParams)
+    params_class: ClassVar[type[ReaderParams]] = AgentParams
+    parameters: AgentParams
     promise: ClassVar[str] = "every page it decides to read, whole, and all of its notes"
-
-    def __init__(
-        self,
-        *,
-        k: int = 5,
-        pages_per_step: int = 3,
-        max_steps: int = 3,
-        plan_first: bool = True,
-        planner_max_tokens: int = 64,
-        assessor_max_tokens: int = 96,
-        max_searches: int | None = None,
-        **reader: Any,
-    ) -> None:
-        super().__init__(**reader)
-        self.agent = AgentParams(
-            k=k,
-            pages_per_step=pages_per_step,
-            max_steps=max_steps,
-            max_searches=max_searches,
-            plan_first=plan_first,
-            planner_max_tokens=planner_max_tokens,
-            assessor_max_tokens=assessor_max_tokens,
-        )
-
-    def params(self) -> dict[str, Any]:
-        """The agent's budget and the reader parameters."""
-        return {**self.agent.as_dict(), **super().params()}
 
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the planner's and the assessor's."""
@@ -118,7 +92,7 @@ class AgenticRagStrategy(GraphStrategy):
     def thread_id(self, sample_id: str, ctx: StrategyContext) -> str:
         """Checkpoint thread of one item: ``<run key>/<sample id>`` (the run key derived
         from the configuration, models and retriever when the runner gives none)."""
-        run_key = ctx.settings.get("run_key") or stable_hash(
+        run_key = ctx.settings.run_key or stable_hash(
             {
                 "strategy": self.describe(),
                 "models": dict(ctx.models),
@@ -131,10 +105,10 @@ class AgenticRagStrategy(GraphStrategy):
 
     def build(self) -> Builder:
         """The loop of the module docstring."""
-        p = self.agent
+        p = self.parameters
         graph: Builder = StateGraph(AgenticState, context_schema=ItemContext)
         for name in NODES:
-            graph.add_node(name, node(name, self.reader, partial(getattr(agentic, name), p=p)))
+            graph.add_node(name, node(name, p, partial(getattr(agentic, name), p=p)))
         graph.add_edge(START, "prepare")
         graph.add_edge("prepare", "plan")
         graph.add_edge("plan", "retrieve")
@@ -164,7 +138,7 @@ class AgenticRagStrategy(GraphStrategy):
         if item.problem is not None:
             return trajectory.fail(Status.INPUT_ERROR, item.problem)
         # every node path is bounded by the read and search budgets; this is a safety net
-        limit = 12 + 8 * self.agent.max_steps + 2 * self.agent.searches
+        limit = 12 + 8 * self.parameters.max_steps + 2 * self.parameters.searches
         config: RunnableConfig = {
             "configurable": {"thread_id": self.thread_id(item.sample.id, item.ctx)},
             "recursion_limit": limit,
@@ -181,7 +155,9 @@ class AgenticRagStrategy(GraphStrategy):
                     done.metadata["from_checkpoint"] = True
                     return done
                 resumed_at = list(snapshot.next) if snapshot.values else []
-            start = None if resumed_at else agentic.initial_state(trajectory)
+            # a checkpointer saves the state: the trajectory as JSON; else the object itself
+            form = trajectory if saver is None else trajectory.model_dump(mode="json")
+            start = None if resumed_at else agentic.initial_state(form)
             try:
                 final = await graph.ainvoke(start, config, context=item)
             except NodeFailedError as failure:
@@ -191,7 +167,7 @@ class AgenticRagStrategy(GraphStrategy):
                 trajectory.fail(Status.MODEL_ERROR, str(failure.__cause__))
                 trajectory.metadata["resumable"] = saver is not None
                 return trajectory
-        trajectory = Trajectory.model_validate(final["trajectory"])
+        trajectory = as_trajectory(final["trajectory"])
         if resumed_at:
             trajectory.metadata["resumed_at"] = resumed_at
         if saver is not None:

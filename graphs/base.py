@@ -34,10 +34,10 @@ from scanrag.agents.prompts.reader import PROMPT_HASH as READER_PROMPTS
 from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reductions import DegradedInputError
 from scanrag.agents.scope import ItemContext, ReaderParams, Scope
-from scanrag.agents.state import StrategyState
+from scanrag.agents.state import StrategyState, as_trajectory, in_form_of
 from scanrag.llm.types import ModelError
-from scanrag.params import ParamProblemsError, field_problems
-from scanrag.protocols import StrategyContext
+from scanrag.params import checked
+from scanrag.protocols import RunSettings, StrategyContext
 from scanrag.schemas import Sample, Status, Trajectory
 from scanrag.tasks import DEFAULT_TASK, task_spec
 
@@ -72,13 +72,14 @@ def open_scope(state: StrategyState, runtime: Runtime[ItemContext], reader: Read
             "strategy graphs run with context=ItemContext.resolve(sample, ctx) "
             "(GraphStrategy.run passes it)"
         )
-    return Scope(item, Trajectory.model_validate(state["trajectory"]), reader)
+    return Scope(item, as_trajectory(state["trajectory"]), reader)
 
 
 def node(name: str, reader: ReaderParams, logic: Logic) -> Node:
     """Wrap node logic for LangGraph: open the scope, run the logic, store the trajectory
-    back into the state with the logic's update. A failure is re-raised as
-    :class:`NodeFailedError` (nothing is committed, so a checkpointed graph reruns the node)."""
+    back into the state (in the form it came in: the object, or JSON for a checkpointer) with
+    the logic's update. A failure is re-raised as :class:`NodeFailedError` (nothing is
+    committed, so a checkpointed graph reruns the node)."""
 
     # ``state: Any``: LangGraph reads a node's input keys from its first annotation, and
     # every node sees its graph's whole state (the strategy's own type).
@@ -90,7 +91,7 @@ def node(name: str, reader: ReaderParams, logic: Logic) -> Node:
                 update = await update
         except Exception as exc:
             raise NodeFailedError(name, scope.trajectory) from exc
-        return {**update, "trajectory": scope.trajectory.model_dump(mode="json")}
+        return {**update, "trajectory": in_form_of(scope.trajectory, state["trajectory"])}
 
     run.__name__ = name
     return run
@@ -147,66 +148,36 @@ def linear_graph(
 
 
 class GraphStrategy:
-    """Base of every strategy: reader parameters, ``describe``, the compiled graph and a
+    """Base of every strategy: its parameters, ``describe``, the compiled graph and a
     failure-proof ``run``.
 
-    A subclass implements :meth:`build` (the graph for its parameters, from node logic in
-    ``agents``); :attr:`graph` compiles it once per instance. A subclass's constructor takes
-    its own keyword parameters and passes the rest (``**reader``) on to this one
-    (``forwards_kwargs``: a config's parameters are checked against both, see
-    :mod:`scanrag.params`); the rules on their values live in the parameter classes listed in
-    ``param_classes``, which the constructors build and :meth:`check_params` tries.
+    A subclass names its parameter class (``params_class``: :class:`ReaderParams` or a class
+    extending it), which owns the names, types and rules of its keyword parameters: a run's
+    preflight checks a config's values against it without building anything
+    (:func:`scanrag.params.param_problems`), the constructor builds it into
+    :attr:`parameters` (refused values raise :class:`~scanrag.params.ParamProblemsError`, a
+    ``ValueError``). A subclass implements :meth:`build` (the graph for its parameters, from
+    node logic in ``agents``); :attr:`graph` compiles it once per instance.
     """
 
     name: ClassVar[str] = "graph"
-    forwards_kwargs: ClassVar[bool] = True
-    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams,)
+    params_class: ClassVar[type[ReaderParams]] = ReaderParams
     promise: ClassVar[str] = "the pages it chooses, whole"
     page_capped: ClassVar[bool] = False  # reads the primary document up to the page cap
 
-    def __init__(
-        self,
-        *,
-        output: str = "citations",
-        modality: str = "text",
-        page_cap: int | None = None,
-        max_images: int | None = None,
-        max_chars_per_page: int | None = None,
-        max_tokens: int = 1024,
-        context_tokens: int | None = None,
-        block_boxes: bool = True,
-        temperature: float = 0.0,
-    ) -> None:
-        self.reader = ReaderParams(
-            output=output,
-            modality=modality,
-            page_cap=page_cap,
-            max_images=max_images,
-            max_chars_per_page=max_chars_per_page,
-            max_tokens=max_tokens,
-            context_tokens=context_tokens,
-            block_boxes=block_boxes,
-            temperature=temperature,
-        )
-
-    @classmethod
-    def check_params(cls, arguments: Mapping[str, Any]) -> None:
-        """Raise :class:`~scanrag.params.ParamProblemsError` naming every value a parameter class
-        refuses (ranges, choices); a run's preflight calls it without building anything."""
-        problems = [p for kind in cls.param_classes for p in field_problems(kind, arguments)]
-        if problems:
-            raise ParamProblemsError(problems)
+    def __init__(self, **params: Any) -> None:
+        self.parameters = checked(self.params_class, params)
 
     # -- description -------------------------------------------------------------------------
 
     def params(self) -> dict[str, Any]:
-        """The constructor parameters, as recorded in run manifests."""
-        return self.reader.as_dict()
+        """The parameters, as recorded in run manifests."""
+        return self.parameters.model_dump()
 
     def prompt_hashes(self) -> dict[str, str]:
         """Hashes of the prompt templates this configuration uses."""
         return {
-            "reader": reader_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
+            "reader": reader_prompt(self.parameters.output, task_spec(DEFAULT_TASK)).hash,
             "reader_prompts": READER_PROMPTS,
         }
 
@@ -220,24 +191,24 @@ class GraphStrategy:
             "promise": self.promise,
         }
 
-    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+    def caps(self, settings: RunSettings) -> dict[str, int]:
         """The caps this strategy's input is read under, with the runner's ``settings``
         (``pages``: the page cap when it bounds what is read; ``chars_per_page``;
         ``images`` for image modalities)."""
-        reader = self.reader
+        reader = self.parameters
         out: dict[str, int] = {}
-        pages = reader.page_cap if reader.page_cap is not None else settings.get("max_pages")
+        pages = reader.page_cap if reader.page_cap is not None else settings.max_pages
         if self.page_capped and pages:
             out["pages"] = int(pages)
-        chars = reader.max_chars_per_page or settings.get("max_chars_per_page")
+        chars = reader.max_chars_per_page or settings.max_chars_per_page
         if chars:
             out["chars_per_page"] = int(chars)
-        images = reader.max_images or settings.get("max_images")
+        images = reader.max_images or settings.max_images
         if reader.modality != "text" and images:
             out["images"] = int(images)
         return out
 
-    def cap_label(self, settings: Mapping[str, Any]) -> str:
+    def cap_label(self, settings: RunSettings) -> str:
         """The caps as a table label shows them: ``≤60p ≤2000c/p ≤8img``."""
         return cap_label(self.caps(settings))
 
@@ -274,10 +245,11 @@ class GraphStrategy:
         return trajectory
 
     async def execute(self, item: ItemContext, trajectory: Trajectory) -> Trajectory:
-        """Run the compiled graph on one item; the trajectory comes back from the state."""
-        state: StrategyState = {"trajectory": trajectory.model_dump(mode="json"), "stop": False}
+        """Run the compiled graph on one item, the trajectory object handed from node to node
+        in its state."""
+        state: StrategyState = {"trajectory": trajectory, "stop": False}
         final = await self.graph.ainvoke(state, self.run_config(), context=item)
-        return Trajectory.model_validate(final["trajectory"])
+        return as_trajectory(final["trajectory"])
 
 
 CAP_UNITS = {"pages": "p", "chars_per_page": "c/p", "images": "img", "windows": "w"}

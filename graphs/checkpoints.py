@@ -3,7 +3,7 @@
 Every item of a run writes its checkpoints to the same file. Opening one connection per item
 lets two items set the database up at the same moment, and SQLite answers one of them
 "database is locked" at once (a schema change does not wait on the busy timeout). So the
-items of one event loop share one connection and one saver (the saver serialises its own
+items of one event loop share one connection and one saver (the saver serializes its own
 statements), opened by the first item that needs it and closed when the last one leaves.
 Processes that share the file (Ray workers) each hold their own connection; the setup is
 retried with a short back-off when another process holds the lock.

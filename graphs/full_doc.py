@@ -22,6 +22,6 @@ class FullDocStrategy(GraphStrategy):
     def build(self) -> Builder:
         """prepare → select → read."""
         return linear_graph(
-            self.reader,
+            self.parameters,
             [("select", baseline.select_full_doc), ("read", baseline.read_truncated)],
         )

@@ -34,7 +34,8 @@ class OraclePagesStrategy(GraphStrategy):
     def build(self) -> Builder:
         """prepare → select → read."""
         select = partial(baseline.select_oracle, level=self.level)
-        return linear_graph(self.reader, [("select", select), ("read", baseline.read_truncated)])
+        read = baseline.read_truncated
+        return linear_graph(self.parameters, [("select", select), ("read", read)])
 
 
 class OracleRegionsStrategy(OraclePagesStrategy):

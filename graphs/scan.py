@@ -9,7 +9,6 @@ reduce node folds them into the item's trajectory in window order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
@@ -32,6 +31,7 @@ from scanrag.graphs.base import (
     node,
     open_scope,
 )
+from scanrag.protocols import RunSettings
 from scanrag.tasks import DEFAULT_TASK, task_spec
 
 
@@ -46,13 +46,13 @@ def fan_out(state: MapReduceState) -> list[Send] | str:
     ]
 
 
-def map_node(reader: ReaderParams, p: scan.ScanParams) -> Node:
+def map_node(p: scan.ScanParams) -> Node:
     """The map node: one window on a fresh trajectory of its own (``scanrag.agents.scan.map_task``).
     A failure carries the trajectory so far with what the window had recorded."""
 
     async def map_window(state: MapReduceState, runtime: Runtime[ItemContext]) -> dict[str, Any]:
-        base = open_scope(state, runtime, reader)
-        own = Scope(base.item, new_trajectory(base.trajectory.strategy, base.sample), reader)
+        base = open_scope(state, runtime, p)
+        own = Scope(base.item, new_trajectory(base.trajectory.strategy, base.sample), p)
         try:
             return await scan.map_task(own, state, p)
         except Exception as exc:
@@ -66,55 +66,31 @@ class ScanStrategy(GraphStrategy):
     """Reads the document window by window (map), then answers from the notes (reduce)."""
 
     name: ClassVar[str] = "scan"
-    param_classes: ClassVar[tuple[Callable[..., Any], ...]] = (ReaderParams, scan.ScanParams)
+    params_class: ClassVar[type[ReaderParams]] = scan.ScanParams
+    parameters: scan.ScanParams
     promise: ClassVar[str] = "every window of the document, each whole, and all their notes"
-
-    def __init__(
-        self,
-        *,
-        window: int = 2,
-        stride: int | None = None,
-        max_windows: int | None = None,
-        cited_docs_in: str = "map",
-        map_max_tokens: int = 512,
-        concurrency: int = 4,
-        **reader: Any,
-    ) -> None:
-        super().__init__(**reader)
-        self.scan = scan.ScanParams(
-            window=window,
-            stride=stride,
-            max_windows=max_windows,
-            cited_docs_in=cited_docs_in,
-            map_max_tokens=map_max_tokens,
-            concurrency=concurrency,
-        )
-
-    def params(self) -> dict[str, Any]:
-        """The window and map parameters and the reader parameters."""
-        return {**self.scan.as_dict(), **super().params()}
 
     def prompt_hashes(self) -> dict[str, str]:
         """The reader's hashes plus the map prompt's."""
         return {
             **super().prompt_hashes(),
-            "map": map_prompt(self.reader.output, task_spec(DEFAULT_TASK)).hash,
+            "map": map_prompt(self.parameters.output, task_spec(DEFAULT_TASK)).hash,
         }
 
-    def caps(self, settings: Mapping[str, Any]) -> dict[str, int]:
+    def caps(self, settings: RunSettings) -> dict[str, int]:
         """The reader's caps and ``max_windows``."""
         out = super().caps(settings)
-        if self.scan.max_windows is not None:
-            out["windows"] = self.scan.max_windows
+        if self.parameters.max_windows is not None:
+            out["windows"] = self.parameters.max_windows
         return out
 
     def build(self) -> Builder:
         """prepare → map × windows → reduce."""
-        p = self.scan
+        p = self.parameters
         graph: Builder = StateGraph(MapReduceState, context_schema=ItemContext)
-        graph.add_node("prepare", node("prepare", self.reader, partial(scan.prepare, p=p)))
-        graph.add_node("map", map_node(self.reader, p))
-        graph.add_node("reduce", node("reduce", self.reader, partial(scan.reduce_windows, p=p)))
+        graph.add_node("prepare", node("prepare", p, partial(scan.prepare, p=p)))
+        graph.add_node("map", map_node(p))
+        graph.add_node("reduce", node("reduce", p, partial(scan.reduce_windows, p=p)))
         graph.add_edge(START, "prepare")
         graph.add_conditional_edges("prepare", edge(fan_out), ["map", END])
         graph.add_edge("map", "reduce")
@@ -123,4 +99,4 @@ class ScanStrategy(GraphStrategy):
 
     def run_config(self) -> RunnableConfig:
         """Map windows run ``concurrency`` at a time."""
-        return {"max_concurrency": self.scan.concurrency}
+        return {"max_concurrency": self.parameters.concurrency}

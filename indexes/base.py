@@ -29,67 +29,41 @@ interrupted save or a damaged file is detected on load.
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from scanrag.hashing import file_sha256
 from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
 from scanrag.indexes.manifest import (
-    MANIFEST_NAME,
     SCHEMA_VERSION,
     IndexedDocument,
     IndexManifest,
+    check_compatible,
     check_corpus,
     library_versions,
     plain_json,
     read_manifest,
     verify_files,
+    write_manifest,
+    write_payload,
 )
-from scanrag.indexes.ranking import rank_candidates
+from scanrag.indexes.ranking import check_search_args, rank_candidates
 from scanrag.schemas import Document, PageHit, Region
 
 __all__ = [
     "Candidates",
     "IndexPart",
     "PageIndex",
-    "check_search_args",
 ]
 
 log = logging.getLogger(__name__)
 Candidates = tuple[np.ndarray, np.ndarray]
 # What ``build_part`` returns: the documents' manifest entries and the kind's own payload.
 IndexPart = tuple[list[IndexedDocument], Any]
-
-
-def check_search_args(
-    query: object, k: object, doc_ids: Sequence[str] | str | None, known: Collection[str]
-) -> list[str] | None:
-    """Validate search arguments shared by every retriever; return the scope as a list.
-
-    ``k`` must be a positive integer (``ValueError``). ``doc_ids`` may be a single id string,
-    a sequence of ids (deduplicated, order kept) or ``None`` for the whole store; ids not in
-    ``known`` raise ``UnknownDocumentError`` naming them.
-    """
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a string, got {type(query).__name__}")
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise TypeError(f"k must be an integer, got {k!r}")
-    if k <= 0:
-        raise ValueError(f"k must be a positive integer, got {k}")
-    if doc_ids is None:
-        return None
-    scope = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
-    missing = [d for d in scope if d not in known]
-    if missing:
-        raise UnknownDocumentError(missing, sorted(known))
-    return scope
 
 
 class PageIndex(ABC):
@@ -358,21 +332,8 @@ class PageIndex(ABC):
     def save(self, directory: str | Path) -> Path:
         """Write the index to ``directory`` (created; an old index there is replaced)."""
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / MANIFEST_NAME).unlink(missing_ok=True)
-        payload = directory / "payload"
-        if payload.exists():
-            shutil.rmtree(payload)
-        payload.mkdir()
-        self._save_payload(payload)
-        files = {
-            str(p.relative_to(directory)): file_sha256(p)
-            for p in sorted(payload.rglob("*"))
-            if p.is_file()
-        }
-        tmp = directory / (MANIFEST_NAME + ".tmp")
-        tmp.write_text(self._manifest(files).model_dump_json(indent=2), encoding="utf-8")
-        os.replace(tmp, directory / MANIFEST_NAME)
+        files = write_payload(directory, self._save_payload)
+        write_manifest(directory, self._manifest(files))
         return directory
 
     def load(self, directory: str | Path, documents: Sequence[Document] | None = None) -> Self:
@@ -385,7 +346,16 @@ class PageIndex(ABC):
         """
         directory = Path(directory)
         manifest = read_manifest(directory)
-        self._check_compatible(manifest, directory)
+        model, revision = self.model_info()
+        check_compatible(
+            manifest,
+            directory,
+            kind=self.kind,
+            model=model,
+            revision=revision,
+            params=plain_json(self.params()),
+            libraries=self.libraries(),
+        )
         if documents is not None:
             check_corpus(manifest, documents, directory)
         verify_files(manifest, directory)
@@ -416,36 +386,3 @@ class PageIndex(ABC):
                 f"{directory} holds a {manifest.kind!r} index, not a {cls.kind!r} index"
             )
         return cls(**manifest.params, **runtime).load(directory)
-
-    def _check_compatible(self, manifest: IndexManifest, directory: Path) -> None:
-        where = f"index at {directory}"
-        if manifest.kind != self.kind:
-            raise IndexMismatchError(
-                f"{where} is a {manifest.kind!r} index; expected a {self.kind!r} index"
-            )
-        if manifest.schema_version != SCHEMA_VERSION:
-            raise IndexMismatchError(
-                f"{where} uses index schema v{manifest.schema_version}; this version reads "
-                f"v{SCHEMA_VERSION}. Rebuild the index."
-            )
-        model, revision = self.model_info()
-        if manifest.model != model or (
-            revision and manifest.model_revision and manifest.model_revision != revision
-        ):
-            raise IndexMismatchError(
-                f"{where} was built with model {manifest.model!r} (revision "
-                f"{manifest.model_revision}); this index uses {model!r} (revision {revision}). "
-                "Rebuild it or load it with the same model."
-            )
-        expected = plain_json(self.params())
-        diffs = [
-            f"{key}: saved {manifest.params.get(key)!r}, expected {expected.get(key)!r}"
-            for key in sorted(set(expected) | set(manifest.params))
-            if manifest.params.get(key) != expected.get(key)
-        ]
-        if diffs:
-            raise IndexMismatchError(f"{where} was built with other parameters: {'; '.join(diffs)}")
-        now = self.libraries()
-        changed = [k for k, v in manifest.libraries.items() if now.get(k, v) != v]
-        if changed:
-            log.warning("%s was saved with other library versions: %s", where, ", ".join(changed))

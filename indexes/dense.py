@@ -44,16 +44,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import closing
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from scanrag.indexes.base import Candidates, PageIndex
 from scanrag.indexes.dense_feed import Feed, default_batch_size, feed_for, prefetch
+from scanrag.indexes.dense_params import Aggregation, DenseParams, check_rules
 from scanrag.indexes.dense_search import exact_candidates, top_pages
 from scanrag.indexes.dense_windows import WindowCutter
 from scanrag.indexes.encoders import (
-    BACKENDS,
     DEFAULT_MODEL,
     Backend,
     Pooling,
@@ -62,18 +62,17 @@ from scanrag.indexes.encoders import (
     model_fingerprint,
     preset_for,
     resolve_backend,
-    resolve_model,
     runs_on_torch,
     select_devices,
 )
 from scanrag.indexes.errors import CorruptIndexError, ModelLoadError
 from scanrag.indexes.manifest import IndexManifest, library_versions
-from scanrag.indexes.queries import QueryMode, apply_query_mode, check_query_mode
-from scanrag.indexes.vector_store import FaissKind, VectorStore, check_store_settings
+from scanrag.indexes.queries import QueryMode, apply_query_mode
+from scanrag.indexes.vector_store import VectorStore
+from scanrag.params import checked
 from scanrag.schemas import Document
 
 log = logging.getLogger(__name__)
-Aggregation = Literal["max", "mean", "sum"]
 VECTORS_FILE, INDEX_FILE, CHUNKS_FILE = "vectors.npy", "index.faiss", "chunk_rows.npy"
 
 
@@ -98,59 +97,30 @@ class DenseIndex(PageIndex):
     """
 
     kind = "dense"
+    params_class = DenseParams
 
-    def __init__(
-        self,
-        model: str = DEFAULT_MODEL,
-        *,
-        query_prefix: str | None = None,
-        passage_prefix: str | None = None,
-        pooling: Pooling | None = None,
-        normalize: bool | None = None,
-        faiss_index: FaissKind = "flat",
-        nlist: int = 256,
-        hnsw_m: int = 32,
-        chunk_tokens: int | None = None,
-        chunk_overlap: int = 32,
-        aggregation: Aggregation = "max",
-        nprobe: int = 16,
-        ef_search: int = 128,
-        device: str | None = None,
-        batch_size: int | None = None,
-        backend: Backend = "auto",
-        query_mode: QueryMode = "strip",
-    ) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, **params: Any) -> None:
+        """``params``: the fields of :class:`~scanrag.indexes.dense_params.DenseParams`, which
+        checks them (names, types, rules)."""
         super().__init__()
-        self.check_params(
-            {
-                "backend": backend,
-                "query_mode": query_mode,
-                "aggregation": aggregation,
-                "faiss_index": faiss_index,
-                "nlist": nlist,
-                "nprobe": nprobe,
-                "hnsw_m": hnsw_m,
-                "ef_search": ef_search,
-                "batch_size": batch_size,
-                "chunk_tokens": chunk_tokens,
-                "chunk_overlap": chunk_overlap,
-            }
+        p = checked(DenseParams, {"model": model, **params})
+        preset = preset_for(p.model)
+        self.model = p.model
+        self.query_prefix = preset.query_prefix if p.query_prefix is None else p.query_prefix
+        self.passage_prefix = (
+            preset.passage_prefix if p.passage_prefix is None else p.passage_prefix
         )
-        preset = preset_for(model)
-        self.model = model
-        self.query_prefix = preset.query_prefix if query_prefix is None else query_prefix
-        self.passage_prefix = preset.passage_prefix if passage_prefix is None else passage_prefix
-        self.pooling: Pooling = preset.pooling if pooling is None else pooling
-        self.normalize = preset.normalize if normalize is None else bool(normalize)
-        self.faiss_index, self.nlist, self.hnsw_m = faiss_index, nlist, hnsw_m
-        self.nprobe, self.ef_search = nprobe, ef_search
-        self.chunk_tokens, self.chunk_overlap = chunk_tokens, chunk_overlap
-        self.aggregation: Aggregation = aggregation
-        self.query_mode: QueryMode = query_mode
-        self.devices = select_devices(device)
-        self.batch_size = batch_size or default_batch_size(self.devices.encoder)
-        self.backend_requested: Backend = backend
-        self.backend, self.encoder = self._load_encoder(backend)
+        self.pooling: Pooling = preset.pooling if p.pooling is None else p.pooling
+        self.normalize = preset.normalize if p.normalize is None else p.normalize
+        self.faiss_index, self.nlist, self.hnsw_m = p.faiss_index, p.nlist, p.hnsw_m
+        self.nprobe, self.ef_search = p.nprobe, p.ef_search
+        self.chunk_tokens, self.chunk_overlap = p.chunk_tokens, p.chunk_overlap
+        self.aggregation: Aggregation = p.aggregation
+        self.query_mode: QueryMode = p.query_mode
+        self.devices = select_devices(p.device)
+        self.batch_size = p.batch_size or default_batch_size(self.devices.encoder)
+        self.backend_requested: Backend = p.backend
+        self.backend, self.encoder = self._load_encoder(p.backend)
         self.window = self._window()
         self.cutter = WindowCutter(
             self.encoder.tokenizer,
@@ -170,29 +140,8 @@ class DenseIndex(PageIndex):
 
     @classmethod
     def check_params(cls, arguments: Mapping[str, Any]) -> None:
-        """Rules that need no model: sizes, choices, the chunk window, a local model folder."""
-        aggregation = arguments.get("aggregation", "max")
-        if aggregation not in ("max", "mean", "sum"):
-            raise ValueError(f"unknown aggregation {aggregation!r}; use max, mean or sum")
-        if "faiss_index" in arguments:
-            sizes = ("nlist", "nprobe", "hnsw_m", "ef_search")
-            check_store_settings(
-                arguments["faiss_index"], **{k: arguments[k] for k in sizes if k in arguments}
-            )
-        batch_size = arguments.get("batch_size")
-        if batch_size is not None and batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        chunk_tokens, overlap = arguments.get("chunk_tokens"), arguments.get("chunk_overlap", 0)
-        if overlap < 0 or (chunk_tokens is not None and not 0 <= overlap < chunk_tokens):
-            raise ValueError(
-                f"chunk_overlap must lie in [0, chunk_tokens), got overlap {overlap} with "
-                f"chunk_tokens {chunk_tokens}"
-            )
-        if arguments.get("backend", "auto") not in BACKENDS:
-            raise ValueError(f"unknown backend {arguments['backend']!r}; use {', '.join(BACKENDS)}")
-        check_query_mode(arguments.get("query_mode", "raw"))
-        if "model" in arguments:
-            resolve_model(arguments["model"])  # a missing local folder or bundled package
+        """The rules of :func:`~scanrag.indexes.dense_params.check_rules` on ``arguments``."""
+        check_rules(arguments)
 
     def _load_encoder(self, backend: str) -> tuple[str, Any]:
         """(backend that runs, encoder); ``auto`` falls back to torch when the model has no

@@ -9,8 +9,11 @@ expects and raises ``IndexMismatchError`` or ``CorruptIndexError`` with the diff
 from __future__ import annotations
 
 import json
+import logging
+import os
 import platform
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from scanrag.schemas import Document
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
+log = logging.getLogger(__name__)
 
 
 class IndexedDocument(BaseModel):
@@ -101,6 +105,70 @@ def verify_files(manifest: IndexManifest, directory: Path) -> None:
             raise CorruptIndexError(f"{directory}: payload file {name} is missing")
         if file_sha256(path) != digest:
             raise CorruptIndexError(f"{directory}: payload file {name} is damaged (hash differs)")
+
+
+def write_payload(directory: Path, save: Callable[[Path], None]) -> dict[str, str]:
+    """Write an index's payload into ``directory/payload`` (created; an old index there is
+    replaced, its manifest removed first) with ``save``; the SHA-256 of every file written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MANIFEST_NAME).unlink(missing_ok=True)
+    payload = directory / "payload"
+    if payload.exists():
+        shutil.rmtree(payload)
+    payload.mkdir()
+    save(payload)
+    return {
+        str(p.relative_to(directory)): file_sha256(p)
+        for p in sorted(payload.rglob("*"))
+        if p.is_file()
+    }
+
+
+def write_manifest(directory: Path, manifest: IndexManifest) -> None:
+    """Write ``manifest.json`` last and atomically: an interrupted save leaves none."""
+    tmp = directory / (MANIFEST_NAME + ".tmp")
+    tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(tmp, directory / MANIFEST_NAME)
+
+
+def check_compatible(
+    saved: IndexManifest,
+    directory: Path,
+    *,
+    kind: str,
+    model: str | None,
+    revision: str | None,
+    params: dict[str, Any],
+    libraries: dict[str, str],
+) -> None:
+    """The index ``saved`` in ``directory`` may be loaded into an index of ``kind`` only with
+    the same schema version, model (and revision, where both know one) and ``params`` (as
+    plain JSON); other library versions only warn."""
+    where = f"index at {directory}"
+    if saved.kind != kind:
+        raise IndexMismatchError(f"{where} is a {saved.kind!r} index; expected a {kind!r} index")
+    if saved.schema_version != SCHEMA_VERSION:
+        raise IndexMismatchError(
+            f"{where} uses index schema v{saved.schema_version}; this version reads "
+            f"v{SCHEMA_VERSION}. Rebuild the index."
+        )
+    other_revision = revision and saved.model_revision and saved.model_revision != revision
+    if saved.model != model or other_revision:
+        raise IndexMismatchError(
+            f"{where} was built with model {saved.model!r} (revision "
+            f"{saved.model_revision}); this index uses {model!r} (revision {revision}). "
+            "Rebuild it or load it with the same model."
+        )
+    diffs = [
+        f"{key}: saved {saved.params.get(key)!r}, expected {params.get(key)!r}"
+        for key in sorted(set(params) | set(saved.params))
+        if saved.params.get(key) != params.get(key)
+    ]
+    if diffs:
+        raise IndexMismatchError(f"{where} was built with other parameters: {'; '.join(diffs)}")
+    changed = [k for k, v in saved.libraries.items() if libraries.get(k, v) != v]
+    if changed:
+        log.warning("%s was saved with other library versions: %s", where, ", ".join(changed))
 
 
 def check_corpus(manifest: IndexManifest, documents: Sequence[Document], directory: Path) -> None:

@@ -1,10 +1,39 @@
-"""Choosing the best ``k`` pages of a scored set: the order every index ranks by (score
-descending, ties by document id then page) and a linear-time cut of a whole corpus's scores to
-the few rows that can be among the best."""
+"""A search's arguments and its best ``k`` pages: the checks every retriever makes
+(:func:`check_search_args`), the order every index ranks by (score descending, ties by
+document id then page) and a linear-time cut of a whole corpus's scores to the few rows that
+can be among the best."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 import numpy as np
+
+from scanrag.indexes.errors import UnknownDocumentError
+
+
+def check_search_args(
+    query: object, k: object, doc_ids: Sequence[str] | str | None, known: Collection[str]
+) -> list[str] | None:
+    """Validate search arguments shared by every retriever; return the scope as a list.
+
+    ``k`` must be a positive integer (``ValueError``). ``doc_ids`` may be a single id string,
+    a sequence of ids (deduplicated, order kept) or ``None`` for the whole store; ids not in
+    ``known`` raise ``UnknownDocumentError`` naming them.
+    """
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(f"k must be an integer, got {k!r}")
+    if k <= 0:
+        raise ValueError(f"k must be a positive integer, got {k}")
+    if doc_ids is None:
+        return None
+    scope = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
+    missing = [d for d in scope if d not in known]
+    if missing:
+        raise UnknownDocumentError(missing, sorted(known))
+    return scope
 
 
 def rank_candidates(

@@ -17,11 +17,11 @@ flip a tie). A fused hit keeps the region proposals its components attached to t
   components that returned ``p`` (rank 1 = best). It ignores how far apart the scores are.
 * ``minmax`` — score-aware: each list's scores are rescaled to [0, 1] (best returned page 1,
   worst returned page 0), ``score(p) = Σ_i w_i · norm_i(p)``. A page missing from a list gets
-  that list's lowest normalised value (0), as if it ranked last.
+  that list's lowest normalized value (0), as if it ranked last.
 * ``z`` — the same with z-scores; a missing page gets the list's lowest z-score.
 
 A list whose scores are all equal carries no ordering information and adds 0 to every page.
-Normalising over the top ``depth`` hits equals normalising over the whole document for every
+Normalizing over the top ``depth`` hits equals normalizing over the whole document for every
 page that matters when ``depth`` ≥ 50 on the dev sets (depth 20 loses 0.04 R@5 on
 financebench): keep ``depth`` at 100. ``merge_views`` folds the lists one retriever returned
 for several views of a question (its sentences) into one list, a page scoring its best view's
@@ -52,10 +52,10 @@ def rrf_fuse(
     return _fused(scores, rankings, k)
 
 
-def normalised_scores(hits: Sequence[PageHit], how: str) -> tuple[dict[Key, float], float]:
-    """(normalised score per returned page, the value a missing page gets) for one list."""
+def normalized_scores(hits: Sequence[PageHit], how: str) -> tuple[dict[Key, float], float]:
+    """(normalized score per returned page, the value a missing page gets) for one list."""
     if how not in ("minmax", "z"):
-        raise ValueError(f"unknown normalisation {how!r}; use minmax or z")
+        raise ValueError(f"unknown normalization {how!r}; use minmax or z")
     raw = {(h.doc_id, h.page): float(h.score) for h in hits}
     if not raw:
         return {}, 0.0
@@ -81,9 +81,9 @@ def confidence(normed: dict[Key, float]) -> float:
 def score_fuse(
     rankings: Sequence[Sequence[PageHit]], weights: Sequence[float], how: str, k: int
 ) -> list[PageHit]:
-    """Weighted sum of normalised scores (``minmax``, ``z`` or ``zconf``); the best ``k``
+    """Weighted sum of normalized scores (``minmax``, ``z`` or ``zconf``); the best ``k``
     hits."""
-    parts = [normalised_scores(hits, "z" if how == "zconf" else how) for hits in rankings]
+    parts = [normalized_scores(hits, "z" if how == "zconf" else how) for hits in rankings]
     if how == "zconf":
         scaled = [(normed, floor, confidence(normed)) for normed, floor in parts]
         parts = [

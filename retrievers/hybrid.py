@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from scanrag.indexes.base import check_search_args
 from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError
+from scanrag.indexes.ranking import check_search_args
 from scanrag.protocols import Retriever
 from scanrag.retriever_specs import component_entry, create_retriever
 from scanrag.retrievers.fusion import FUSIONS, Fusion, fuse

@@ -24,8 +24,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from scanrag.indexes.base import check_search_args
 from scanrag.indexes.errors import UnknownDocumentError
+from scanrag.indexes.ranking import check_search_args
 from scanrag.schemas import Document, PageHit, Sample
 
 log = logging.getLogger(__name__)

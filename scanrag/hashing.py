@@ -20,7 +20,7 @@ def file_sha256(path: str | Path) -> str:
 
 
 def stable_hash(value: Any, length: int = 16) -> str:
-    """Hash of a JSON-serialisable value, independent of dict key order."""
+    """Hash of a JSON-serializable value, independent of dict key order."""
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 

@@ -1,26 +1,23 @@
-"""Keyword parameters checked against a factory's signature, without calling the factory.
+"""Keyword parameters checked without calling the factory they are for.
 
-Configs name components (retrievers, dataset loaders...) and give their parameters as plain
-data; a typo or a wrong type should stop a run before anything is built or loaded, with the
-accepted names listed. ``param_problems`` reports, for one factory (a class or a function):
+Configs name components (strategies, retrievers, dataset loaders...) and give their
+parameters as plain data; a typo or a wrong type should stop a run before anything is built or
+loaded, with the accepted names listed. ``param_problems`` reports, for one factory (a class or
+a function):
 
-* every given name the signature does not accept (with the accepted names), and every required
-  parameter left without a value;
-* every given value that does not fit its annotation, checked by pydantic in strict mode (no
-  string-to-number coercion; an int is a valid float). Annotations pydantic cannot check
-  (protocols, names only imported for type checkers) are skipped;
-* the factory's own ``check_params(arguments)`` classmethod, when it has one: cheap range and
-  cross-parameter rules. It receives every argument with the defaults filled in (a value
-  already reported above is replaced by its default) and raises ``ValueError`` or
-  ``TypeError`` (reported for the parameters as a whole), or :class:`ParamProblemsError` to name
-  several parameters at once; constructors call the same hook, so one place owns a rule.
-
-A class whose constructor passes its ``**kwargs`` on to its base class's constructor
-(``super().__init__(**kwargs)``) says so with a true class attribute ``forwards_kwargs``: its
-accepted names and annotations are then its own plus those of the constructors it forwards to,
-up the method resolution order, until one without ``**kwargs``. ``field_problems`` tries each
-argument of a small parameter class (a dataclass whose ``__post_init__`` owns the rules) alone,
-so every bad value is named, not only the first.
+* for a factory whose parameters one pydantic model owns (a class attribute ``params_class``:
+  the strategies), what that model refuses — names, types and rules, checked once, by the class
+  the factory itself builds (:func:`model_problems`);
+* otherwise, from the signature: every given name it does not accept (with the accepted names),
+  every required parameter left without a value, every given value that does not fit its
+  annotation, checked by pydantic in strict mode (no string-to-number coercion; an int is a
+  valid float; annotations pydantic cannot check — protocols, names only imported for type
+  checkers — are skipped); then the factory's own ``check_params(arguments)`` classmethod, when
+  it has one: cheap range and cross-parameter rules. It receives every argument with the
+  defaults filled in (a value already reported above is replaced by its default) and raises
+  ``ValueError`` or ``TypeError`` (reported for the parameters as a whole), or
+  :class:`ParamProblemsError` to name several parameters at once; constructors call the same
+  hook, so one place owns a rule.
 """
 
 from __future__ import annotations
@@ -28,10 +25,11 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+M = TypeVar("M", bound=BaseModel)
 Problem = tuple[str | None, str]
 """(parameter name, or ``None`` for the parameters as a whole; message)."""
 
@@ -42,6 +40,11 @@ class ParamProblemsError(ValueError):
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = list(problems)
         super().__init__("; ".join(_joined(name, message) for name, message in self.problems))
+
+
+class ParamNamesError(ParamProblemsError, TypeError):
+    """Problems that include a name the parameters do not accept, or a missing one: a
+    ``TypeError`` too, as a call with a wrong keyword raises."""
 
 
 def _joined(name: str | None, message: str) -> str:
@@ -66,17 +69,16 @@ def param_problems(
     fills in itself (not required, not listed as accepted); ``untyped`` names parameters whose
     values are checked elsewhere (component specs of a composite).
     """
-    chain = _signatures(factory)
-    if not chain:  # no signature to check against
+    model = getattr(factory, "params_class", None)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model_problems(model, params)
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # no signature to check against
         return []
-    parameters = list(chain[0].parameters.values())[positional:]
-    for signature in chain[1:]:
-        parameters += [p for p in signature.parameters.values() if p.kind in _ACCEPTED]
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in chain[-1].parameters.values())
-    named: dict[str, inspect.Parameter] = {}
-    for p in parameters:
-        if p.kind in _ACCEPTED:
-            named.setdefault(p.name, p)  # a subclass's own parameter wins
+    parameters = list(signature.parameters.values())[positional:]
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    named = {p.name: p for p in parameters if p.kind in _ACCEPTED}
     accepted = ", ".join(n for n in named if n not in skip) or "(none)"
     problems: list[Problem] = [
         (None, f"got an unexpected keyword argument {name!r}; accepted: {accepted}")
@@ -103,49 +105,12 @@ def param_problems(
     return problems + _own_checks(factory, named, usable)
 
 
-def _constructors(factory: Callable[..., Any]) -> list[Callable[..., Any]]:
-    """The callables whose keyword parameters ``factory`` accepts: itself, or for a class that
-    ``forwards_kwargs``, the ``__init__`` of each class up its MRO until one without
-    ``**kwargs``."""
-    if not (inspect.isclass(factory) and getattr(factory, "forwards_kwargs", False)):
-        return [factory]
-    chain: list[Callable[..., Any]] = []
-    for klass in factory.__mro__:
-        init = klass.__dict__.get("__init__")
-        if klass is object or not inspect.isfunction(init):
-            continue
-        chain.append(init)
-        if not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(init).parameters.values()):
-            break
-    return chain or [factory]
-
-
-def _signatures(factory: Callable[..., Any]) -> list[inspect.Signature]:
-    """The signatures of :func:`_constructors` (``self`` dropped); ``[]`` when there is none."""
-    constructors = _constructors(factory)
-    if constructors == [factory]:
-        try:
-            return [inspect.signature(factory)]
-        except (TypeError, ValueError):
-            return []
-    signatures = []
-    for init in constructors:
-        signature = inspect.signature(init)
-        signatures.append(signature.replace(parameters=list(signature.parameters.values())[1:]))
-    return signatures
-
-
 def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
-    hints: dict[str, Any] = {}
-    for constructor in _constructors(factory):
-        target = constructor.__init__ if inspect.isclass(constructor) else constructor  # type: ignore[misc]
-        try:
-            found = typing.get_type_hints(target)
-        except Exception:  # an annotation that only exists for type checkers: check nothing
-            continue
-        for name, hint in found.items():
-            hints.setdefault(name, hint)
-    return hints
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # an annotation that only exists for type checkers: check nothing
+        return {}
 
 
 def _type_problem(annotation: Any, value: Any, written: Any) -> str | None:
@@ -184,46 +149,78 @@ def _own_checks(
     return []
 
 
-def field_problems(factory: Callable[..., Any], arguments: Mapping[str, Any]) -> list[Problem]:
-    """What ``factory`` (a small parameter class whose constructor owns the rules) refuses in
-    ``arguments``, so that every bad value is named, not only the first.
-
-    Each of its parameters found there is tried alone (the others at their defaults); one that
-    fails alone is named unless it passes beside the values that passed alone (it only clashed
-    with a default). The values not named are then tried together: a rule relating two of them
-    is reported for the parameters as a whole. Messages drop a leading parameter name (the
-    caller shows it as the key)."""
+def model_problems(model: type[BaseModel], params: Mapping[str, Any]) -> list[Problem]:
+    """What ``model`` (a parameter class with ``extra="forbid"``) refuses in ``params``, in the
+    order :func:`param_problems` reports a signature's: unknown names (with the accepted
+    ones, the class's own before those it inherits), missing ones, then each refused value
+    under its name (a message that starts with the name, as a validator writes it, without
+    it), then the rules relating several values."""
     try:
-        accepted = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
+        model.model_validate(params)
+    except ValidationError as exc:
+        found = _problems(model, params, exc.errors())
+    except (TypeError, LookupError, RuntimeError) as exc:  # a rule's own error (a model folder)
+        return [(None, str(exc))]
+    else:
         return []
-    given = {name: value for name, value in arguments.items() if name in accepted}
-    if _refusal(factory, given) is None:
-        return []
-    alone = {name: _refusal(factory, {name: value}) for name, value in given.items()}
-    good = {name: given[name] for name, error in alone.items() if error is None}
-    good_error = _refusal(factory, good)
-    problems: list[Problem] = []
-    kept = dict(good)
-    for name, error in alone.items():
-        if error is None:
-            continue
-        if good_error is None:
-            error = _refusal(factory, {**good, name: given[name]})
-            if error is None:
-                kept[name] = given[name]
-                continue
-        problems.append((name, error.removeprefix(f"{name} ")))
-    together = _refusal(factory, kept)
-    if together is not None:
-        problems.append((None, together))
-    return problems
+    return [(n, m.removeprefix(f"{n} ") if n else m) for n, m in found]
 
 
-def _refusal(factory: Callable[..., Any], arguments: Mapping[str, Any]) -> str | None:
-    """Why ``factory(**arguments)`` refuses them, or ``None``."""
+def _problems(
+    model: type[BaseModel], params: Mapping[str, Any], errors: list[Any]
+) -> list[Problem]:
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    missing = [e for e in errors if e["type"] == "missing"]
+    whole = [e for e in errors if not e["loc"] and e not in unknown]
+    by_field: dict[str, list[Any]] = {}
+    for error in errors:
+        if error["loc"] and error not in unknown and error not in missing:
+            by_field.setdefault(str(error["loc"][0]), []).append(error)
+    accepted = ", ".join(accepted_names(model)) or "(none)"
+    problems: list[Problem] = [
+        (None, f"got an unexpected keyword argument {e['loc'][0]!r}; accepted: {accepted}")
+        for e in unknown
+    ]
+    problems += [(None, f"missing a required argument: {e['loc'][0]!r}") for e in missing]
+    for name, found in by_field.items():
+        problems.append((name, _value_problem(model, name, found, params.get(name))))
+    return problems + [(None, _message(e)) for e in whole]
+
+
+def accepted_names(model: type[BaseModel]) -> list[str]:
+    """The fields of ``model``, those it declares itself first, then its bases' in turn."""
+    names: dict[str, None] = {}
+    for klass in model.__mro__:
+        own = inspect.get_annotations(klass)
+        names.update((n, None) for n in own if n in model.model_fields)
+    return list(names)
+
+
+def _message(error: Any) -> str:
+    """A validator's own message without pydantic's ``Value error, `` prefix."""
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ") if error["type"] == "value_error" else message
+
+
+def _value_problem(model: type[BaseModel], name: str, errors: list[Any], value: Any) -> str:
+    if len(errors) > 1:
+        annotation = model.model_fields[name].annotation
+        return f"expected {getattr(annotation, '__name__', annotation)}, got {value!r}"
+    error = errors[0]
+    if error["type"] == "value_error":
+        return _message(error)
+    where = "".join(f"[{part!r}]" for part in error["loc"][1:])
+    return f"{error['msg']}{' at ' + where if where else ''}, got {value!r}"
+
+
+def checked(model: type[M], params: Mapping[str, Any]) -> M:
+    """``model`` built from ``params``, or :class:`ParamProblemsError` naming every problem
+    :func:`model_problems` finds (:class:`ParamNamesError` when a name is wrong); a
+    validator's message that names its parameter reads as written (``k must be >= 1``)."""
     try:
-        factory(**arguments)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    return None
+        return model.model_validate(params)
+    except ValidationError as exc:
+        errors = exc.errors()
+        problems = _problems(model, params, errors)
+        names = any(e["type"] in ("extra_forbidden", "missing") for e in errors)
+        raise (ParamNamesError if names else ParamProblemsError)(problems) from None

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scanrag.llm.types import ChatModel
 from scanrag.schemas import Document, PageHit, Sample, Trajectory
@@ -43,13 +45,62 @@ class PageRenderer(Protocol):
     def render(self, document: Document, page: int, dpi: int | None = None) -> Path: ...
 
 
+OnDegraded = Literal["record", "fail"]
+"""``runner.on_degraded``: an item whose input was reduced below its strategy's promise is kept
+``ok`` and flagged (``record``) or ends with status ``degraded`` before the reduced call
+(``fail``)."""
+
+
+class RunSettings(BaseModel):
+    """The runner's settings every strategy reads, fixed for a run (one copy per item carries
+    its cell's ``run_key``).
+
+    The runner builds them from the config's ``runner`` section
+    (:func:`scanrag.runner.components.strategy_settings`): ``seed``, ``render_dpi``, the
+    ``page_caps``, ``on_degraded``, then the free-form ``runner.settings``, whose keys may set
+    any field here (``context_tokens`` ...); keys that name no field are kept in ``extra`` for
+    plugins. A strategy parameter of the same name (``page_cap`` for ``max_pages``,
+    ``context_tokens`` ...) wins over a setting; ``None`` here means the setting is off.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seed: int = 0
+    render_dpi: int | None = None
+    max_pages: int | None = None
+    max_images: int | None = None
+    max_chars_per_page: int | None = None
+    context_tokens: int | None = None
+    on_degraded: OnDegraded = "record"
+    run_key: str | None = Field(default=None, description="The item's cell (checkpoint threads).")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="runner.settings keys that name no field."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_keys_to_extra(cls, values: Any) -> Any:
+        """A mapping's keys that name no field go to ``extra`` (``runner.settings`` is open)."""
+        if not isinstance(values, Mapping):
+            return values
+        known = {k: v for k, v in values.items() if k in cls.model_fields}
+        others = {k: v for k, v in values.items() if k not in cls.model_fields}
+        if others:
+            known["extra"] = {**dict(known.get("extra") or {}), **others}
+        return known
+
+    def for_item(self, run_key: str) -> RunSettings:
+        """These settings for an item of the cell ``run_key``."""
+        return self.model_copy(update={"run_key": run_key})
+
+
 @dataclass
 class StrategyContext:
     """Everything a strategy needs for one sample, injected by the runner or a test.
 
     ``documents`` maps the names used in ``Sample.doc_ids`` / ``cited_doc_ids`` to ingested
     documents. ``models`` maps roles (``reader``, ``planner`` ...) to model names; ``llm``
-    answers every call.
+    answers every call; ``settings`` are the runner's (:class:`RunSettings`).
     """
 
     llm: ChatModel
@@ -58,7 +109,7 @@ class StrategyContext:
     retriever: Retriever | None = None
     renderer: PageRenderer | None = None
     checkpoint_dir: Path | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: RunSettings = field(default_factory=RunSettings)
 
     def model_for(self, role: str) -> str:
         if role in self.models:

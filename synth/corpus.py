@@ -69,7 +69,7 @@ def _slug(text: str) -> str:
 def build_document(
     index: int, seed: int, forge: NameForge, topic_kind: str, n_pages: int, scan: bool
 ) -> DocResult:
-    """Lay out, draw and serialise document ``index`` of the corpus."""
+    """Lay out, draw and serialize document ``index`` of the corpus."""
     rng = random.Random(f"scanrag-synth:{seed}:doc:{index}")
     builder = DocumentBuilder(
         index=index,

@@ -20,7 +20,7 @@ def page_labels(b: DocumentBuilder) -> list[str]:
 
 
 def finish_document(b: DocumentBuilder) -> DocResult:
-    """Draw front matter and page numbers, set labels and metadata, serialise the PDF."""
+    """Draw front matter and page numbers, set labels and metadata, serialize the PDF."""
     if b.canvas is not None:
         b.canvas.flush()
     labels = page_labels(b)

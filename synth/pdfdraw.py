@@ -25,7 +25,7 @@ BLACK = (0.0, 0.0, 0.0)
 GREY = (0.45, 0.45, 0.45)
 RULE = (0.55, 0.55, 0.55)
 HEADER_FILL = (0.9, 0.9, 0.9)
-BAR_COLOURS = ((0.23, 0.42, 0.65), (0.85, 0.5, 0.2), (0.3, 0.6, 0.35), (0.6, 0.35, 0.6))
+BAR_COLORS = ((0.23, 0.42, 0.65), (0.85, 0.5, 0.2), (0.3, 0.6, 0.35), (0.6, 0.35, 0.6))
 
 Rect = tuple[float, float, float, float]
 
@@ -101,7 +101,7 @@ def union(rects: Sequence[Rect]) -> Rect:
 
 
 class Canvas:
-    """One page being drawn. Text is collected per colour in ``TextWriter`` objects and
+    """One page being drawn. Text is collected per color in ``TextWriter`` objects and
     written onto the page by :meth:`flush` (after the page's vector drawings)."""
 
     def __init__(self, page: pymupdf.Page) -> None:
@@ -145,7 +145,7 @@ class Canvas:
         align: str = "left",
         color: tuple[float, float, float] = BLACK,
     ) -> Rect:
-        """One line; ``x`` is its left edge, centre or right edge depending on ``align``."""
+        """One line; ``x`` is its left edge, center or right edge depending on ``align``."""
         width = text_width(text, size, font)
         if align == "center":
             x -= width / 2
@@ -218,7 +218,7 @@ class Canvas:
         labels: Sequence[str],
         values: Sequence[float],
         value_texts: Sequence[str],
-        colour_index: int = 0,
+        color_index: int = 0,
     ) -> tuple[Rect, list[Rect]]:
         """Bars with their value printed above and their label below; returns the chart's box
         and the box of each bar together with its two labels."""
@@ -233,7 +233,7 @@ class Canvas:
             bar_top = base - (base - plot_top) * value / peak
             bars.append((cx - slot * 0.28, bar_top, cx + slot * 0.28, base))
             shape.draw_rect(pymupdf.Rect(*bars[-1]))
-        shape.finish(color=None, fill=BAR_COLOURS[colour_index % len(BAR_COLOURS)], width=0)
+        shape.finish(color=None, fill=BAR_COLORS[color_index % len(BAR_COLORS)], width=0)
         shape.draw_line((x + 8.0, plot_top - 6.0), (x + 8.0, base))
         shape.draw_line((x + 8.0, base), (x + width, base))
         shape.finish(color=BLACK, width=0.8, closePath=False)
@@ -273,10 +273,10 @@ class Canvas:
         shape.draw_line((x + 8.0, base), (x + width, base))
         shape.finish(color=BLACK, width=0.8, closePath=False)
         shape.draw_polyline(points)
-        shape.finish(color=BAR_COLOURS[0], width=1.4, closePath=False)
+        shape.finish(color=BAR_COLORS[0], width=1.4, closePath=False)
         for px, py in points:
             shape.draw_rect(pymupdf.Rect(px - 2.2, py - 2.2, px + 2.2, py + 2.2))
-        shape.finish(color=None, fill=BAR_COLOURS[1], width=0)
+        shape.finish(color=None, fill=BAR_COLORS[1], width=0)
         shape.commit()
         item_rects = []
         for (px, py), label, text in zip(points, labels, value_texts, strict=True):

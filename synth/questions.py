@@ -40,7 +40,7 @@ def _join(items: Sequence[str], last: str = "and") -> str:
 
 
 def layout_stats(pages: Sequence[int]) -> dict[str, Any]:
-    """Span, largest gap between neighbouring gold pages and number of page clusters."""
+    """Span, largest gap between neighboring gold pages and number of page clusters."""
     ordered = sorted(set(pages))
     gaps = [b - a for a, b in itertools.pairwise(ordered)]
     return {

@@ -8,6 +8,7 @@ name, so any wording change shows up in ``trajectory.prompt_hashes``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from string import Template
 from typing import Any
 
@@ -24,19 +25,18 @@ class Prompt:
     system: str
     user: str = "$body"
 
-    @property
+    @cached_property
     def hash(self) -> str:
+        """The hash of the name and both parts (computed once per prompt)."""
         return stable_hash({"name": self.name, "system": self.system, "user": self.user})
 
     def render_user(self, **values: Any) -> str:
-        return _fill(self.name, self.user, values)
-
-
-def _fill(name: str, template: str, values: dict[str, Any]) -> str:
-    try:
-        return Template(template).substitute({k: str(v) for k, v in values.items()})
-    except KeyError as exc:
-        raise PromptError(f"prompt {name!r} needs a value for {exc.args[0]!r}") from None
+        """The user part with every placeholder filled (:class:`PromptError` names a missing
+        one)."""
+        try:
+            return Template(self.user).substitute({k: str(v) for k, v in values.items()})
+        except KeyError as exc:
+            raise PromptError(f"prompt {self.name!r} needs a value for {exc.args[0]!r}") from None
 
 
 def module_hash(*prompts: Prompt) -> str:

@@ -24,7 +24,7 @@ CSV columns (header row required, extra columns ignored):
 
 Labels compare case-insensitively with spaces and hyphens read as underscores, so
 "Not covered" equals ``not_covered``. The ordinal scale is taken from ``--order`` (low to
-high) or recognised from the labels (not_covered < imprecise < covered, ...); numeric
+high) or recognized from the labels (not_covered < imprecise < covered, ...); numeric
 labels are used as they are.
 """
 
@@ -188,7 +188,13 @@ def agreement_report(
     geometric: Sequence[str] = GEOMETRIC,
 ) -> dict[str, Any]:
     """Agreement figures on the items both sides label (see the module docstring)."""
-    from scanrag.evaluation.stats import accuracy, cohen_kappa, kendall_tau_b, macro_f1, mcc
+    from scanrag.evaluation.stats_agreement import (
+        accuracy,
+        cohen_kappa,
+        kendall_tau_b,
+        macro_f1,
+        mcc,
+    )
 
     shared = sorted(set(human) & set(judge))
     if not shared:

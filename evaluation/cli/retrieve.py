@@ -236,7 +236,7 @@ def _ingest(
 def _print_table(payload: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from scanrag.runner.summary import table_console
+    from scanrag.runner.summary_table import table_console
 
     ks = payload["ks"]
     suffix = "/".join(map(str, ks))

@@ -1,4 +1,4 @@
-"""``scanrag score RUN_DIR``: score a run's trajectories and summarise them.
+"""``scanrag score RUN_DIR``: score a run's trajectories and summarize them.
 
 Scores every (trajectory, scorer) pair of RUN_DIR without a current row, appending each row
 to ``scores.jsonl`` as soon as it is done (one write + fsync per row), then rebuilds
@@ -137,11 +137,12 @@ def _llm(cache_dir: Path, config: Any = None, origin: str | None = None) -> Any:
     ``origin`` names the run in the replies it caches."""
     try:
         from scanrag.llm.gateway import LLMClient
+        from scanrag.llm.options import CacheOptions
     except ImportError as exc:  # gateway extras missing: judge roles will be skipped
         print(f"warning: no LLM gateway ({exc}); judge scorers are skipped", file=sys.stderr)
         return None
     endpoints = config.model_entries() if config is not None else {}
-    return LLMClient(cache_dir=cache_dir / "llm", endpoints=endpoints, origin=origin)
+    return LLMClient(endpoints, cache=CacheOptions(cache_dir / "llm", origin=origin))
 
 
 def score_dir(
@@ -255,7 +256,7 @@ def print_summary(summary: Any) -> None:
     from rich.table import Table
 
     from scanrag.evaluation.stats import interval_text
-    from scanrag.runner.summary import table_console
+    from scanrag.runner.summary_table import table_console
 
     table = Table(title="scores")
     table.add_column("run key", overflow="fold")

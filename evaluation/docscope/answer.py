@@ -216,7 +216,7 @@ class AnswerScorer(JudgingScorer):
             details=details | {"method": method},
         )
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         result = accuracy_aggregate(rows, stats)

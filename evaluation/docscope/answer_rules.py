@@ -9,7 +9,7 @@ Formats:
   matches "1234.5" and "1.2345 billion"). When an answer holds several numbers, years
   (1800-2100) are set aside unless the gold is a year; more than one remaining number is
   ambiguous and does not match.
-* ``Str``: ANLS, 1 - Levenshtein / max length on normalised text (lower case, quotes, outer
+* ``Str``: ANLS, 1 - Levenshtein / max length on normalized text (lower case, quotes, outer
   punctuation and extra spaces removed); a match when it reaches 0.5. The soft score is the
   ANLS value when it reaches 0.5, else 0.
 * ``List``: parsed from JSON / Python literals, else split on commas, semicolons, new lines and
@@ -172,7 +172,7 @@ def levenshtein(a: str, b: str) -> int:
 
 
 def anls(gold: str, pred: str) -> float:
-    """Normalised Levenshtein similarity of the normalised strings (1 for two empties)."""
+    """Normalized Levenshtein similarity of the normalized strings (1 for two empties)."""
     g, p = normalize_text(gold), normalize_text(pred)
     longest = max(len(g), len(p))
     return 1.0 if longest == 0 else 1.0 - levenshtein(g, p) / longest

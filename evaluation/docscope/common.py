@@ -51,11 +51,6 @@ def predicted_pages(trajectory: Trajectory) -> set[int]:
     return {int(p) for p in trajectory.pages}
 
 
-def correct_pages(trajectory: Trajectory, sample: Sample) -> list[int]:
-    """P̂ = P ∩ P*, sorted."""
-    return sorted(predicted_pages(trajectory) & set(sample.gold_pages))
-
-
 def gold_regions_by_page(sample: Sample, scope: DocScope) -> dict[int, list[Region]]:
     out: dict[int, list[Region]] = {}
     for region in sample.gold_regions:

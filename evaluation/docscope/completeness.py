@@ -51,7 +51,6 @@ BUCKETS: dict[tuple[bool, bool, bool], str] = {
     (True, False, True): "p_ok_b_fail_f_ok",
     (True, True, False): "p_ok_b_ok_f_fail",
 }
-OTHER = "other"  # kept for readers of old summaries; no item lands here any more
 _STAGES = ("pages", "region", "region_geometry", "fact", "answer")
 
 

@@ -182,7 +182,7 @@ class FactScorer(JudgingScorer):
         results = await asyncio.gather(*(judge_facts(judge, opening, p) for p in pages))
         return fact_row(self, trajectory, sample, opening, list(results))
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)

@@ -1,7 +1,7 @@
 """Exact box geometry: the area of a union of boxes, and gold-box scores against a union.
 
 The union area uses coordinate compression: the distinct x and y edges of all boxes cut the
-plane into cells; a cell is inside the union when its centre lies in some box, and the union
+plane into cells; a cell is inside the union when its center lies in some box, and the union
 area is the sum of those cells' areas. It is exact (no rasterisation) and O(n³) for n boxes,
 which is nothing for the handful of boxes a page holds.
 

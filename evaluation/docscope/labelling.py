@@ -2,7 +2,7 @@
 a profile reads the reply.
 
 * Tolerant (paper profile): the reply must validate against the role's schema (labels and
-  ids normalised by it) and label every item; otherwise one corrective second call, and a
+  ids normalized by it) and label every item; otherwise one corrective second call, and a
   reply still unusable fails every item of the call together.
 * Exact (official profile, :func:`scanrag.evaluation.docscope.official.view.judge_items`): the
   JSON object the released scorers find in the reply, each item looked up by its exact id with an

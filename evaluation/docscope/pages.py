@@ -137,7 +137,7 @@ class PagesScorer(ProfiledScorer, PureScorer):
             details=details,
         )
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)

@@ -8,7 +8,7 @@
   trajectory, the population rules of the profile (failed inference, repeated records,
   unanswerable items), the gold the metric needs and the judge it calls. It returns either
   an :class:`Opening` or the ``skipped`` row saying why the item is out.
-* :meth:`ProfiledScorer.aggregate` summarises rows with the profile they were scored with
+* :meth:`ProfiledScorer.aggregate` summarizes rows with the profile they were scored with
   (:func:`~scanrag.evaluation.docscope.profiles.rows_of_profile`) and labels the result.
 * :class:`JudgingScorer` is a profiled scorer that calls a judge: it takes ``call_shape``
   (``json`` or ``official``, see :mod:`scanrag.evaluation.docscope.profiles`), which shapes
@@ -133,14 +133,14 @@ class ProfiledScorer(Scorer):
         chosen = self.chosen
         name, kept, other = rows_of_profile(rows, chosen.name if chosen else None)
         profile = get_profile(name)
-        result = self.summarise(kept, stats, profile)
+        result = self.summarize(kept, stats, profile)
         result.tables["profile"] = profile.name
         result.tables["profile_label"] = profile.label
         if other:
             result.tables["rows_of_other_profile"] = other
         return result
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         raise NotImplementedError

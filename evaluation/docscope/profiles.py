@@ -26,7 +26,7 @@ set by a loader given ``profile: official``), else ``paper``. The names ``<score
 are registry factories binding the official profile (see
 :mod:`scanrag.evaluation.docscope.profiled`), so both profiles can be scored side by side in one
 run. Each row says which profile made it (``details["profile"]``) and each aggregate says which
-profile it summarises (table ``profile``).
+profile it summarizes (table ``profile``).
 """
 
 from __future__ import annotations
@@ -145,8 +145,8 @@ def row_profile(row: ScoreRow) -> str:
 def rows_of_profile(
     rows: Sequence[ScoreRow], wanted: str | None
 ) -> tuple[str, list[ScoreRow], int]:
-    """The profile to summarise and its rows, plus how many rows of another profile were left
-    out. Rows of a single profile are summarised as they are, whatever ``wanted`` says (the
+    """The profile to summarize and its rows, plus how many rows of another profile were left
+    out. Rows of a single profile are summarized as they are, whatever ``wanted`` says (the
     summary may build the scorer without the parameters it was scored with); a mixture keeps
     only ``wanted`` (``paper`` when the scorer names none)."""
     found = {row_profile(r) for r in rows}

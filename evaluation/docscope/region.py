@@ -51,7 +51,7 @@ from scanrag.evaluation.docscope.profiled import (
     ProfiledScorer,
 )
 from scanrag.evaluation.docscope.profiles import OFFICIAL, Profile
-from scanrag.evaluation.docscope.region_labels import LABELS, ROLE, region_prf
+from scanrag.evaluation.docscope.region_labels import LABELS, ROLE, region_counts, region_prf
 from scanrag.evaluation.docscope.region_page import PageOutcome, judge_page
 from scanrag.evaluation.judging import JudgeContext
 from scanrag.evaluation.schemas import AggregateResult, ScoreRow
@@ -91,10 +91,10 @@ class RegionScorer(JudgingScorer):
         outcomes.sort(key=lambda o: o.page)
         return region_row(self, trajectory, sample, opening, outcomes)
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
-        return summarise_regions(rows, stats, profile)
+        return summarize_regions(rows, stats, profile)
 
 
 def _units(opening: Opening, outcome: PageOutcome) -> list[dict[str, Any]]:
@@ -139,17 +139,9 @@ def region_row(
         counts["boxes"] += len(outcome.boxes)
         counts["boxes_failed"] += len(failed)
         if outcome.counted:
-            labels = outcome.labels
-            covered = labels.count("covered")
-            lenient = covered + labels.count("imprecise")
-            counts["gold"] += len(labels)
-            counts["n_pred"] += outcome.n_pred
+            for key, value in region_counts(outcome.labels, outcome.n_pred).items():
+                counts[key] += value
             counts["n_pred_drawn"] += outcome.n_shown
-            counts["covered"] += covered
-            counts["imprecise"] += labels.count("imprecise")
-            counts["not_covered"] += labels.count("not_covered")
-            counts["hit_strict_capped"] += min(covered, outcome.n_pred)
-            counts["hit_lenient_capped"] += min(lenient, outcome.n_pred)
         units += _units(opening, outcome)
     counts["boxes_ok"] = counts["gold"]
     counts["gold_all"] = opening.gold.n_boxes
@@ -182,7 +174,7 @@ def _metrics(counts: dict[str, float]) -> dict[str, float | None]:
     return metrics
 
 
-def summarise_regions(
+def summarize_regions(
     rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
 ) -> AggregateResult:
     """Capped F1 and label rates over the labelled gold boxes; the profile picks the

@@ -97,7 +97,7 @@ class RegionGeometryScorer(ProfiledScorer, PureScorer):
             details=opening.details | {"units": units, "covered_threshold": self.covered_threshold},
         )
 
-    def summarise(
+    def summarize(
         self, rows: Sequence[ScoreRow], stats: StatsOptions, profile: Profile
     ) -> AggregateResult:
         return geometry_summary(rows, stats)

@@ -18,12 +18,8 @@ from enum import StrEnum
 import numpy as np
 from pydantic import BaseModel
 
-from scanrag.evaluation.stats import (
-    BootstrapResult,
-    balanced_accuracy,
-    bootstrap_statistic,
-    macro_f1,
-)
+from scanrag.evaluation.stats import BootstrapResult, bootstrap_statistic
+from scanrag.evaluation.stats_agreement import balanced_accuracy, macro_f1
 
 
 class Label(StrEnum):

@@ -111,7 +111,7 @@ def response_text(trajectory: Trajectory) -> str:
 
 
 def region_text(page: Page, bbox: BBox) -> str:
-    """Words of ``page`` whose centre lies inside ``bbox``, in reading order."""
+    """Words of ``page`` whose center lies inside ``bbox``, in reading order."""
     words = [
         w[4]
         for w in page.words

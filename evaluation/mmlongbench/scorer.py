@@ -1,5 +1,5 @@
 """The ``mmlongbench`` scorer: MMLongBench-Doc's scoring of a run, reporting the paper's two
-headline numbers, accuracy and generalised F1.
+headline numbers, accuracy and generalized F1.
 
 Per item: the prediction is scored against the gold answer with
 :func:`~scanrag.evaluation.mmlongbench.official.official_outcome` under the sample's
@@ -310,14 +310,14 @@ class MMLongBenchScorer(Scorer):
         self, rows: Sequence[ScoreRow], group: RowGroup, stats: StatsOptions
     ) -> AggregateResult:
         profile, rows, other = _rows_of_profile(rows, self.profile)
-        result = self._summarise(rows, stats)
+        result = self._summarize(rows, stats)
         result.tables["profile"] = profile
         result.tables["profile_label"] = get_profile(profile).label
         if other:
             result.tables["rows_of_other_profile"] = other
         return result
 
-    def _summarise(self, rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
+    def _summarize(self, rows: Sequence[ScoreRow], stats: StatsOptions) -> AggregateResult:
         usable, failed, skipped = split_rows(rows)
         triples = _triples(usable)
         n = len(triples)
@@ -353,7 +353,7 @@ class MMLongBenchScorer(Scorer):
 def _rows_of_profile(
     rows: Sequence[ScoreRow], wanted: str | None
 ) -> tuple[str, list[ScoreRow], int]:
-    """The profile to summarise, its rows and how many rows of another were left out (rows
+    """The profile to summarize, its rows and how many rows of another were left out (rows
     written before profiles existed were lenient; a mixture keeps ``wanted``, else official)."""
     found = {str(r.details.get("profile", LENIENT_NAME)) for r in rows}
     if len(found) <= 1:

@@ -43,9 +43,9 @@ def wilson(correct: int, n: int, z: float = Z95) -> tuple[float | None, float | 
         return None, None
     p = correct / n
     denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
+    center = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, center - half), min(1.0, center + half)
 
 
 def breakdown_fields(sample: Sample) -> dict[str, Any]:

@@ -129,7 +129,7 @@ OUTCOME_MARKS = {
 
 def outcome_badge(outcome: str, status: str | None = None, detail: str | None = None) -> str:
     """A mark that tells correct, wrong, unanswered, error (with its kind, when ``status`` is
-    given) and unscored apart, by symbol, colour and tooltip."""
+    given) and unscored apart, by symbol, color and tooltip."""
     from scanrag.evaluation.outcomes import status_kind
 
     mark, title = OUTCOME_MARKS.get(outcome, ("?", outcome))

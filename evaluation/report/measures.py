@@ -108,7 +108,7 @@ def headline_metrics(groups: Sequence[Group]) -> list[str]:
     """Metric names flagged headline in any group (first seen first; retrieval recall beside
     the cited-page metrics) that some group has a value for, or lacks only because every item
     it judged failed (its cells say why); all metrics if none is flagged."""
-    from scanrag.runner.summary import metric_order
+    from scanrag.runner.summary_table import metric_order
 
     names: list[str] = []
     for group in groups:

@@ -1,7 +1,7 @@
 """Shared drawing helpers of the report's figures: styles that tell cells apart, dot plots of
 binned accuracy with n and intervals, saving.
 
-Every grid cell gets its own colour, marker and line style (:func:`styles`), so cells whose
+Every grid cell gets its own color, marker and line style (:func:`styles`), so cells whose
 values coincide stay distinguishable; points of several cells at the same position are dodged
 (shifted a little apart) rather than drawn on top of each other.
 """

@@ -26,8 +26,6 @@ from collections.abc import Collection, Hashable, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-METRICS = ("recall", "precision", "hit", "mrr", "ndcg")
-
 
 def _top(ranked: Iterable[Hashable], k: int) -> list[Hashable]:
     if k < 1:

@@ -82,7 +82,7 @@ def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError, read_yaml
     from scanrag.rundir import RunDirError
     from scanrag.runner import RunAbortedError, SetupError, start_run
-    from scanrag.runner.summary import render_table, table_console
+    from scanrag.runner.summary_table import render_table, table_console
 
     path = Path(args.config) if args.config else default_config()
     stop_on_sigterm()

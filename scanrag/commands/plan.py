@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(plan.model_dump(mode="json"), indent=2))
         return 0
-    from scanrag.runner.summary import table_console
+    from scanrag.runner.summary_table import table_console
 
     table = plan_table(plan)
     table_console(table).print(table)

@@ -92,9 +92,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=handle)
 
 
-def overrides_from_args(
-    args: argparse.Namespace, agent_roles: list[str] | None = None
-) -> list[str]:
+def overrides_from_args(args: argparse.Namespace) -> list[str]:
     """Turn the shortcut flags into ``--set`` overrides (shortcuts come last and win)."""
     out = list(args.overrides or [])
     simple = {
@@ -166,7 +164,7 @@ def handle(args: argparse.Namespace) -> int:
     from scanrag.config import ConfigError
     from scanrag.rundir import RunDirError
     from scanrag.runner import RunAbortedError, SetupError, resume_run, start_run
-    from scanrag.runner.summary import render_table, table_console
+    from scanrag.runner.summary_table import render_table, table_console
 
     if bool(args.config) == bool(args.resume):
         print("error: give a CONFIG file or --resume RUN_DIR (not both)", file=sys.stderr)

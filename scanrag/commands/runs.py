@@ -41,7 +41,7 @@ def handle(args: argparse.Namespace) -> int:
     if not entries:
         print(f"no run folders in {args.folder}", file=sys.stderr)
         return 0
-    from scanrag.runner.summary import table_console
+    from scanrag.runner.summary_table import table_console
 
     table = runs_table(entries)
     table_console(table).print(table)

@@ -95,26 +95,10 @@ def collect_entries(
     }
 
 
-def refs_of_raw(roles: Any) -> dict[str, str]:
-    """role → ref of a raw role mapping (``models.judges`` read from YAML)."""
-    if not isinstance(roles, Mapping):
-        return {}
-    out: dict[str, str] = {}
-    for role, raw in roles.items():
-        if isinstance(raw, Mapping):
-            ref = raw.get("name") or raw.get("model")
-            if ref:
-                out[str(role)] = str(ref)
-        elif raw is not None:
-            out[str(role)] = str(raw)
-    return out
-
-
 __all__ = [
     "ModelRef",
     "check_role_strings",
     "collect_entries",
     "name_entries",
     "ref_of",
-    "refs_of_raw",
 ]

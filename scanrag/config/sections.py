@@ -30,6 +30,7 @@ from scanrag.bounds import (
 from scanrag.config.models import ModelRef, check_role_strings, name_entries, ref_of
 from scanrag.counts import Count
 from scanrag.llm.endpoints import ModelEntry
+from scanrag.protocols import OnDegraded, RunSettings
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, Registry, did_you_mean
 from scanrag.tasks import check_task
 
@@ -315,7 +316,7 @@ class RunnerSpec(StrictModel):
         description="Without a terminal, a plain progress line this often (done/total, rate, "
         "ETA, errors so far).",
     )
-    on_degraded: Literal["record", "fail"] = Field(
+    on_degraded: OnDegraded = Field(
         default="record",
         description="An item whose input was reduced below its strategy's promise (page cap, "
         "context window...): 'record' keeps it ok and flags it degraded; 'fail' makes it an "
@@ -330,8 +331,16 @@ class RunnerSpec(StrictModel):
     ray: RaySpec = Field(default_factory=RaySpec)
     llm: LLMSpec = Field(default_factory=LLMSpec)
     settings: dict[str, Any] = Field(
-        default_factory=dict, description="Passed to every strategy in StrategyContext.settings."
+        default_factory=dict,
+        description="Passed to every strategy in StrategyContext.settings (RunSettings): a key "
+        "naming one of its fields (context_tokens ...) sets it, any other is kept in its extra.",
     )
+
+    @field_validator("settings")
+    @classmethod
+    def _typed_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        RunSettings.model_validate(settings)  # a field's value of the wrong type stops the run
+        return settings
 
     @field_validator("budget", mode="before")
     @classmethod

@@ -2,7 +2,7 @@
 
 Reports break results down by document type, evidence source, answer format and number of
 evidence pages. Loaders keep the first two in ``Sample.metadata`` with one type each
-(:func:`normalise_metadata`: ``doc_type`` a string, ``evidence_sources`` a list of strings);
+(:func:`normalize_metadata`: ``doc_type`` a string, ``evidence_sources`` a list of strings);
 the answer format is ``Sample.answer_format`` and the page count is derived from the gold pages.
 :func:`breakdown` reads all four, the one place a report should take them from.
 
@@ -21,7 +21,6 @@ from scanrag.schemas import Sample
 
 DOC_TYPE = "doc_type"
 EVIDENCE_SOURCES = "evidence_sources"
-BREAKDOWN_FIELDS = ("doc_type", "evidence_sources", "answer_format", "evidence_pages")
 
 
 def content_id(prefix: str, *parts: str, length: int = 12) -> str:
@@ -60,7 +59,7 @@ def source_list(value: Any) -> list[str] | None:
     return [str(value)]
 
 
-def normalise_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+def normalize_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """Give the breakdown fields of ``metadata`` their one type each (in place; returned)."""
     if EVIDENCE_SOURCES in metadata:
         sources = source_list(metadata[EVIDENCE_SOURCES])

@@ -31,7 +31,7 @@ from scanrag.datasets.base import (
     unique_ids,
     validate_against_pdfs,
 )
-from scanrag.datasets.fields import normalise_metadata
+from scanrag.datasets.fields import normalize_metadata
 from scanrag.datasets.paths import resolve_document
 from scanrag.datasets.rows import (
     MAX_DEPTH,
@@ -268,7 +268,7 @@ def finish_load(
     report.dropped.extend(duplicates)
     samples = [s for _, s in parsed]
     for sample in samples:
-        normalise_metadata(sample.metadata)
+        normalize_metadata(sample.metadata)
     if validate:
         samples, bad = validate_against_pdfs(
             samples, pdf_dir, rows=[r for r, _ in parsed], allow_outside=allow_outside

@@ -378,6 +378,3 @@ def ingest_many(paths: Iterable[str | Path], **kwargs: Any) -> IngestBatch:
             IngestFailure(path=str(path), error=type(result).__name__, message=str(result))
         )
     return batch
-
-
-_gc_paused = gc_paused  # the name before this release

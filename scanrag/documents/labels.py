@@ -39,8 +39,8 @@ _NUMBER_LINE_RE = re.compile(
     re.IGNORECASE,
 )
 _DECORATION = " \t-–—|·•"  # not brackets: "(4)" is an equation number
-# A lone number must sit centred or towards a side edge (figure ticks sit elsewhere).
-_CENTRE_TOLERANCE = 0.08
+# A lone number must sit centered or towards a side edge (figure ticks sit elsewhere).
+_CENTER_TOLERANCE = 0.08
 _SIDE_BAND = 0.2
 
 
@@ -124,11 +124,11 @@ def _label_from_line(line: str) -> str | None:
     return label if value is not None and value <= _MAX_ROMAN else None
 
 
-def _plausible_position(centre_x: float) -> bool:
+def _plausible_position(center_x: float) -> bool:
     return (
-        abs(centre_x - 0.5) <= _CENTRE_TOLERANCE
-        or centre_x <= _SIDE_BAND
-        or centre_x >= 1.0 - _SIDE_BAND
+        abs(center_x - 0.5) <= _CENTER_TOLERANCE
+        or center_x <= _SIDE_BAND
+        or center_x >= 1.0 - _SIDE_BAND
     )
 
 
@@ -138,7 +138,7 @@ def detect_printed_label(blocks: Iterable[tuple[Any, ...]]) -> str:
 
     Only lines of blocks lying wholly inside the top or bottom margin band count. A band with
     more than one numeric line (axis ticks of a figure, a table) is ambiguous and ignored, and a
-    number alone in its block must sit centred or near a side edge; when
+    number alone in its block must sit centered or near a side edge; when
     both bands hold exactly one, the line nearer its page edge wins.
     """
     found: dict[str, list[tuple[float, str]]] = {"top": [], "bottom": []}

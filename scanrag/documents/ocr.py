@@ -66,7 +66,7 @@ def ocr_available(language: str = "eng") -> bool:
 
 def ocr_page_document(page: Any, *, language: str, dpi: int) -> Any:
     """Render ``page`` at ``dpi`` and OCR it; returns a one-page ``pymupdf.Document`` whose
-    text layer holds the recognised words. Its page has the rendered page's aspect ratio, so
+    text layer holds the recognized words. Its page has the rendered page's aspect ratio, so
     normalizing by its own size gives coordinates on the displayed (rotated) page."""
     import pymupdf
 

@@ -64,7 +64,7 @@ def read_range(
 
     fz_doc = open_pdf(Path(path), password)
     encoded, failed = [], []
-    gc.disable()  # no reference cycles among page objects; see ingest._gc_paused
+    gc.disable()  # no reference cycles among page objects; see ingest.gc_paused
     try:
         for index in range(start, stop):
             page, error = read_document_record(fz_doc, index, labels[index - start], options)

@@ -337,8 +337,3 @@ def open_document(path: str | Path, *, verify: bool = False, **update: Any) -> D
             raise PageChecksumError(f"{path}: {problem}")
     pages = PageSequence(path, count)
     return Document.model_construct(**{**fields, **update, "pages": pages})
-
-
-def is_stored(document: Document) -> bool:
-    """Whether ``document``'s pages live in a page file (rather than in memory)."""
-    return isinstance(document.pages, PageSequence)

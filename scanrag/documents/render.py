@@ -11,7 +11,7 @@ from scanrag.documents.errors import IngestError, RenderError
 from scanrag.hashing import file_sha256
 from scanrag.schemas import Document
 
-# MuPDF's context is shared by the whole process; serialise rendering across threads.
+# MuPDF's context is shared by the whole process; serialize rendering across threads.
 _MUPDF_LOCK = threading.Lock()
 
 

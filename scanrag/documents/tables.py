@@ -256,7 +256,7 @@ def find_tables_fast(
 def find_tables_full(
     fz_page: Any, width: float, height: float, raw_blocks: Sequence[tuple[Any, ...]]
 ) -> list[Table]:
-    """Tables from PyMuPDF's ``Page.find_tables`` (slow). Text blocks whose centre lies in a
+    """Tables from PyMuPDF's ``Page.find_tables`` (slow). Text blocks whose center lies in a
     table become its members."""
     tables: list[Table] = []
     claimed: set[int] = set()

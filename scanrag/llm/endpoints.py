@@ -29,7 +29,6 @@ from scanrag.counts import Count
 from scanrag.scrub import register_secret, register_secrets
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]
-OUTPUT_MODES: tuple[str, ...] = ("json_schema", "json_object", "prompt")
 
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "seed")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -284,7 +283,6 @@ def is_plain(entry: ModelEntry) -> bool:
 
 __all__ = [
     "BASE_URL_ENV",
-    "OUTPUT_MODES",
     "SAMPLING_FIELDS",
     "EndpointError",
     "ModelEntry",

@@ -8,7 +8,7 @@ answer in the cache and (5) records model, stage, prompt hash and usage in the l
 Cache hits: ``cached=True``; usage has ``calls=1, cached_calls=1``, the original token counts
 (so token statistics match a fresh run) and ``cost_usd=0`` (nothing was paid). The original
 cost is kept in the ledger as ``saved_usd``. Scripted models are not cached unless
-``cache_scripted=True``, since tests expect a fresh answer per call.
+``CacheOptions.scripted``, since tests expect a fresh answer per call.
 
 Model entries (:class:`~scanrag.llm.endpoints.ModelEntry`, given as ``endpoints``): a request
 whose ``model`` is an entry's ``ref`` is sent to that entry's model and server, with its sampling
@@ -24,7 +24,7 @@ model. Cache hits carry ``cached_from``: the run that stored them (``origin``).
 Errors: an unknown model or a provider failure (after the retries) raises ``ModelError`` with
 one line naming the model (and server), what went wrong and the limit that ended it (the
 timeout, the retries); a prompt that does not fit raises ``ContextOverflowError``. A server's
-``Retry-After`` sets the wait before the next try, capped at ``retry_after_max_s``.
+``Retry-After`` sets the wait before the next try, capped at ``RetryPolicy.retry_after_max_s``.
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 
 from scanrag.hashing import stable_hash
 from scanrag.llm.cache import ResponseCache
 from scanrag.llm.context import ContextProbe
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.ledger import CallRecord, UsageLedger
+from scanrag.llm.options import CacheOptions, CallLimits, RetryPolicy
 from scanrag.llm.providers import Provider, provider_for
-from scanrag.llm.retry import Backoff, ErrorKind, classify, retry_after_s
+from scanrag.llm.retry import ErrorKind, classify, retry_after_s
 from scanrag.llm.retry import describe as describe_error
 from scanrag.llm.types import (
     ChatRequest,
@@ -57,9 +57,6 @@ from scanrag.llm.types import (
 from scanrag.schemas import Usage
 
 Sleep = Callable[[float], Awaitable[None]]
-
-DEFAULT_PER_PROVIDER: dict[str, int] = {"local": 1}
-"""A local model runs one call at a time anyway; waiting calls should not hold global slots."""
 
 UNKNOWN_MODEL_HINT = (
     "use a litellm model string (e.g. 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest'),"
@@ -134,41 +131,29 @@ class LLMClient:
 
     def __init__(
         self,
-        cache_dir: Path | None = None,
-        max_concurrency: int = 4,
-        per_provider_concurrency: dict[str, int] | None = None,
-        max_retries: int = 4,
-        backoff_base_s: float = 1.0,
-        timeout_s: float = 120,
-        ledger: UsageLedger | None = None,
+        endpoints: Mapping[str, ModelEntry] | None = None,
         *,
-        backoff_max_s: float = 60.0,
-        jitter: float = 0.25,
+        cache: CacheOptions | None = None,
+        limits: CallLimits | None = None,
+        retries: RetryPolicy | None = None,
+        ledger: UsageLedger | None = None,
         rng: random.Random | None = None,
         sleep: Sleep | None = None,
-        cache_scripted: bool = False,
-        endpoints: Mapping[str, ModelEntry] | None = None,
-        retry_after_max_s: float = 60.0,
-        origin: str | None = None,
     ) -> None:
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        self.origin = origin
-        self.cache = ResponseCache(cache_dir, origin=origin) if cache_dir is not None else None
-        self.probe = ContextProbe()
-        self.max_concurrency = max_concurrency
-        self.per_provider = {**DEFAULT_PER_PROVIDER, **(per_provider_concurrency or {})}
-        if any(v < 1 for v in self.per_provider.values()):
-            raise ValueError(f"per-provider concurrency must be at least 1: {self.per_provider}")
-        self.max_retries = max_retries
-        self.timeout_s = timeout_s
-        self.ledger = ledger if ledger is not None else UsageLedger()
-        self.backoff = Backoff(
-            backoff_base_s, backoff_max_s, jitter, rng or random.Random(), retry_after_max_s
-        )
+        """``endpoints``: the config's model entries by ref; ``cache``, ``limits`` and
+        ``retries``: the option objects of :mod:`scanrag.llm.options` (defaults: no cache, 4
+        calls in flight, 4 retries); ``ledger``, ``rng`` (the backoff's jitter) and ``sleep``
+        (the waits between tries) are for tests."""
         self.endpoints: dict[str, ModelEntry] = dict(endpoints or {})
+        self.cache_options = cache or CacheOptions()
+        folder, origin = self.cache_options.folder, self.cache_options.origin
+        self.cache = ResponseCache(folder, origin=origin) if folder is not None else None
+        self.limits = limits or CallLimits()
+        self.retries = retries or RetryPolicy()
+        self.backoff = self.retries.backoff(rng)
+        self.probe = ContextProbe()
+        self.ledger = ledger if ledger is not None else UsageLedger()
         self._sleep: Sleep = sleep or asyncio.sleep
-        self.cache_scripted = cache_scripted
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSlots] = (
             weakref.WeakKeyDictionary()
         )
@@ -208,7 +193,7 @@ class LLMClient:
         provider = provider_for(call.model)
         phash = prompt_hash_of(request)
         key = call.cache_key()
-        use_cache = self.cache is not None and (provider.cacheable or self.cache_scripted)
+        use_cache = self.cache is not None and (provider.cacheable or self.cache_options.scripted)
         if use_cache:
             hit = await self._cache_get(key)
             if hit is not None:
@@ -270,13 +255,14 @@ class LLMClient:
                     for ref, e in self.endpoints.items()
                     if e.max_concurrency is not None
                 }
-                slots = _LoopSlots(self.max_concurrency, self.per_provider, per_entry)
+                limits = self.limits
+                slots = _LoopSlots(limits.max_concurrency, limits.providers(), per_entry)
                 self._slots[loop] = slots
             return slots
 
     def timeout_for(self, call: ChatRequest) -> float:
         entry = call.endpoint
-        return entry.timeout_s if entry is not None and entry.timeout_s else self.timeout_s
+        return entry.timeout_s if entry is not None and entry.timeout_s else self.retries.timeout_s
 
     async def _attempt(self, provider: Provider, call: ChatRequest, ref: str) -> ChatResponse:
         """One provider call under the entry's, the provider's and the global bounds."""
@@ -304,14 +290,14 @@ class LLMClient:
         self, provider: Provider, call: ChatRequest, ref: str
     ) -> tuple[ChatResponse, int]:
         asked = 0.0  # the longest Retry-After a server gave
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(self.retries.max_retries + 1):
             try:
                 return await self._attempt(provider, call, ref), attempt + 1
             except Exception as exc:
                 kind = classify(exc)
                 wait_hint = retry_after_s(exc)
                 asked = max(asked, wait_hint or 0.0)
-                if kind is not ErrorKind.RETRY or attempt >= self.max_retries:
+                if kind is not ErrorKind.RETRY or attempt >= self.retries.max_retries:
                     limits = self._limits(call, asked)
                     error = _final_error(exc, kind, call, attempt + 1, limits)
                     if error is exc:
@@ -321,7 +307,10 @@ class LLMClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _limits(self, call: ChatRequest, retry_after_asked: float) -> str:
-        parts = [f"max_retries={self.max_retries}", f"timeout_s={self.timeout_for(call):g}"]
+        parts = [
+            f"max_retries={self.retries.max_retries}",
+            f"timeout_s={self.timeout_for(call):g}",
+        ]
         cap = self.backoff.retry_after_max_s
         if retry_after_asked > cap:
             parts.append(f"server asked to wait {retry_after_asked:g} s, capped at {cap:g} s")
@@ -357,11 +346,11 @@ class LLMClient:
         """Settings for run manifests."""
         return {
             "cache": str(self.cache.path) if self.cache else None,
-            "max_concurrency": self.max_concurrency,
-            "per_provider_concurrency": dict(self.per_provider),
-            "max_retries": self.max_retries,
-            "timeout_s": self.timeout_s,
-            "retry_after_max_s": self.backoff.retry_after_max_s,
+            "max_concurrency": self.limits.max_concurrency,
+            "per_provider_concurrency": self.limits.providers(),
+            "max_retries": self.retries.max_retries,
+            "timeout_s": self.retries.timeout_s,
+            "retry_after_max_s": self.retries.retry_after_max_s,
         }
 
 

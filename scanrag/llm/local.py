@@ -1,6 +1,6 @@
 """Running the embedded models with llama-cpp-python, in process.
 
-:class:`LocalRuntime` loads each model once per process and serialises calls to it (a llama
+:class:`LocalRuntime` loads each model once per process and serializes calls to it (a llama
 context is not re-entrant); generation runs in a worker thread so the event loop stays free.
 :mod:`scanrag.llm.local_litellm` exposes the runtime to litellm as the custom provider ``local``,
 so ``local/<name>`` calls take the same gateway path (retries, cache, accounting) as API models.

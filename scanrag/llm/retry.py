@@ -79,7 +79,6 @@ def classify(exc: BaseException) -> ErrorKind:
     return ErrorKind.FATAL
 
 
-_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+:\s*)+")
 # What litellm and the OpenAI SDK put before the server's own words: class names
 # ("RateLimitError: "), provider tags ("OpenAIException - "), repeated as often as wrapped.
 _NOISE = re.compile(r"^((litellm\.)?\w*(Error|Exception|Timeout)\b\s*[:-]\s*)+")

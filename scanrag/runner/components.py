@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scanrag.config import RetrieverSpec, RunCell, RunnerSpec
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.types import ChatModel
-from scanrag.protocols import Retriever, Strategy
+from scanrag.protocols import Retriever, RunSettings, Strategy
 from scanrag.registry import STRATEGIES
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.schemas import Document, Sample
@@ -295,31 +295,38 @@ def build_llm(
     later run replaying it can say where it came from."""
     try:
         from scanrag.llm.gateway import LLMClient
+        from scanrag.llm.options import CacheOptions, CallLimits, RetryPolicy
     except ImportError as exc:
         raise SetupError(f"the LLM gateway is unavailable: {exc}") from exc
+    llm = runner.llm
+    cache = CacheOptions(
+        Path(runner.cache_dir) / "llm" if llm.cache else None, llm.cache_scripted, origin
+    )
     client: ChatModel = LLMClient(
-        cache_dir=Path(runner.cache_dir) / "llm" if runner.llm.cache else None,
-        max_concurrency=runner.concurrency,
-        per_provider_concurrency=dict(runner.per_provider),
-        max_retries=runner.llm.max_retries,
-        timeout_s=runner.llm.timeout_s,
-        cache_scripted=runner.llm.cache_scripted,
-        endpoints=dict(endpoints),
-        retry_after_max_s=runner.llm.retry_after_max_s,
-        origin=origin,
+        endpoints,
+        cache=cache,
+        limits=CallLimits(runner.concurrency, dict(runner.per_provider)),
+        retries=RetryPolicy(
+            max_retries=llm.max_retries,
+            timeout_s=llm.timeout_s,
+            retry_after_max_s=llm.retry_after_max_s,
+        ),
     )
     return client
 
 
-def strategy_settings(runner: RunnerSpec) -> dict[str, Any]:
-    """The settings every strategy reads (``StrategyContext.settings``), from ``runner``."""
+def strategy_settings(runner: RunnerSpec) -> RunSettings:
+    """The settings every strategy reads (``StrategyContext.settings``), from ``runner``: its
+    typed fields, then the free-form ``runner.settings`` over them."""
     caps = runner.page_caps
-    return {
-        "seed": runner.seed,
-        "render_dpi": runner.render_dpi,
-        "max_pages": caps.max_pages,
-        "max_images": caps.max_images,
-        "max_chars_per_page": caps.max_chars_per_page,
-        "on_degraded": runner.on_degraded,
-        **runner.settings,
-    }
+    return RunSettings.model_validate(
+        {
+            "seed": runner.seed,
+            "render_dpi": runner.render_dpi,
+            "max_pages": caps.max_pages,
+            "max_images": caps.max_images,
+            "max_chars_per_page": caps.max_chars_per_page,
+            "on_degraded": runner.on_degraded,
+            **runner.settings,
+        }
+    )

@@ -57,12 +57,6 @@ def load_synthetic(cache_dir: Path, spec: SyntheticSpec) -> Dataset:
     return dataset
 
 
-def ensure_synthetic(cache_dir: Path, spec: SyntheticSpec) -> Path:
-    """The folder of the generated corpus for ``spec``, generating it on first use."""
-    load_synthetic(cache_dir, spec)
-    return synthetic_dir(cache_dir, spec)
-
-
 def _filter(samples: list[Sample], spec: DatasetSpec) -> list[Sample]:
     if spec.tasks is not None:
         tasks = set(spec.tasks)
@@ -177,12 +171,6 @@ def unique_id_problems(
                 )
             owner.setdefault(sample.id, dataset.name)
     return problems
-
-
-def check_unique_ids(datasets: Sequence[LoadedDataset]) -> None:
-    problems = unique_id_problems(datasets)
-    if problems:
-        raise SetupError(problems[0] if len(problems) == 1 else "; ".join(problems))
 
 
 # --------------------------------------------------------------------------- the run's copy

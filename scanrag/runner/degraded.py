@@ -11,10 +11,11 @@ status and is counted and flagged everywhere; with ``fail`` it is an error of st
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanrag.protocols import OnDegraded
 from scanrag.schemas import Reduction, Sample, Status, Trajectory
 from scanrag.schemas.reduction import degraded_message
 
@@ -42,7 +43,9 @@ def gold_pages_dropped(trajectory: Trajectory, sample: Sample) -> list[int]:
     return sorted((gold & dropped) - pages_shown(trajectory))
 
 
-def settle(trajectory: Trajectory, sample: Sample, on_degraded: str = "record") -> Trajectory:
+def settle(
+    trajectory: Trajectory, sample: Sample, on_degraded: OnDegraded = "record"
+) -> Trajectory:
     """Stamp ``gold_pages_dropped``; under ``on_degraded: fail`` a degraded item still ``ok``
     becomes an error of status ``degraded``."""
     trajectory.degraded = trajectory.degraded or any(r.degrading for r in trajectory.reductions)
@@ -138,15 +141,9 @@ def report_lines(cells: Mapping[str, CellDegradation], on_degraded: str) -> list
     return out
 
 
-def describe_cells(cells: Sequence[str], stats: Mapping[str, CellDegradation]) -> dict[str, Any]:
-    """``summary.json``'s degradation per cell (zeros for cells without items)."""
-    return {key: (stats.get(key) or CellDegradation()).to_json() for key in cells}
-
-
 __all__ = [
     "CellDegradation",
     "by_cell",
-    "describe_cells",
     "gold_pages_dropped",
     "is_degraded",
     "pages_shown",

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from scanrag.config import ExperimentConfig, RunnerSpec
 from scanrag.llm.types import ChatModel
-from scanrag.protocols import PageRenderer, Retriever, Strategy, StrategyContext
+from scanrag.protocols import PageRenderer, Retriever, RunSettings, Strategy, StrategyContext
 from scanrag.registry import Registry
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import (
@@ -43,7 +43,7 @@ class RunJob:
     run_dir: Path
     strategies: dict[str, Strategy]
     datasets: dict[str, LoadedDataset]
-    settings: dict[str, Any]
+    settings: RunSettings = field(default_factory=RunSettings)
     llm: ChatModel | None = None
     renderer: PageRenderer | None = None
     documents: dict[Path, Document] = field(default_factory=dict)
@@ -62,7 +62,7 @@ class RunJob:
             retriever=self.retrievers.get(item.retriever) if item.retriever else None,
             renderer=self.renderer,
             checkpoint_dir=self.run_dir / RunDir.CHECKPOINTS,
-            settings={**self.settings, "run_key": item.run_key},
+            settings=self.settings.for_item(item.run_key),
         )
 
     def all_documents(self) -> list[Document]:

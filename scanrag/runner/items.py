@@ -124,8 +124,7 @@ async def execute_item(
             Status.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
         )
         trajectory.metadata["traceback"] = _short_traceback(exc)
-    settings = getattr(ctx, "settings", None) or {}
-    settle(trajectory, item.sample, str(settings.get("on_degraded") or "record"))
+    settle(trajectory, item.sample, ctx.settings.on_degraded)
     seconds = time.perf_counter() - started
     return finish(item, trajectory, seconds, tally, ctx.documents), tally
 

@@ -11,7 +11,7 @@ from scanrag.config import ExperimentConfig, RunCell
 from scanrag.hashing import file_sha256
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.providers import describe_model
-from scanrag.protocols import Strategy
+from scanrag.protocols import RunSettings, Strategy
 from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import (
     LoadedDataset,
@@ -24,9 +24,7 @@ from scanrag.runner.executors import RunJob
 from scanrag.runner.manifest import environment, now_iso
 
 
-def _cell_entry(
-    cell: RunCell, strategy: Strategy | None, settings: dict[str, Any]
-) -> dict[str, Any]:
+def _cell_entry(cell: RunCell, strategy: Strategy | None, settings: RunSettings) -> dict[str, Any]:
     described = describe_strategy(strategy) if strategy is not None else {}
     hashes = described.get("prompt_hashes") or described.get("prompts") or {}
     entry = {**cell.describe(), "describe": described, "prompt_hashes": hashes}
@@ -34,7 +32,7 @@ def _cell_entry(
     return entry
 
 
-def cell_caps(strategy: Strategy | None, settings: dict[str, Any]) -> dict[str, Any]:
+def cell_caps(strategy: Strategy | None, settings: RunSettings) -> dict[str, Any]:
     """The caps a cell's items are read under and its label with them (``full_doc ≤60p``),
     for strategies that tell (``caps`` / ``cap_label``)."""
     caps = getattr(strategy, "caps", None)

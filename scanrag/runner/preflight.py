@@ -1,7 +1,8 @@
 """Checks that a config can start, made before its run folder is created.
 
-Strategy and retriever parameters (names, annotated types and each class's ``check_params``
-rules; retrievers through composites and config aliases, see ``scanrag.retriever_specs``) and
+Strategy parameters (against each strategy's parameter class: names, types and rules) and
+retriever parameters (names, annotated types and each class's ``check_params`` rules, through
+composites and config aliases, see ``scanrag.retriever_specs``) and
 dataset loader options (names and types) are checked against their factories without building
 anything (a retriever may load a model; a loader with an ``option_problems`` method, such as
 the synthetic one, checks its own). Scorers are built with their ``scoring.params``, judge
@@ -133,8 +134,8 @@ def _retriever_problems(retrievers: Mapping[str, RetrieverSpec]) -> list[str]:
 
 
 def _strategy_problems(strategies: Sequence[StrategySpec]) -> list[str]:
-    """Every strategy's parameters against its constructor (names, annotated types, its
-    ``check_params`` rules), without building it."""
+    """Every strategy's parameters against its parameter class (names, types, rules), without
+    building the strategy."""
     problems = []
     for i, spec in enumerate(strategies):
         try:

@@ -22,7 +22,7 @@ from typing import Any
 from scanrag.config import ExperimentConfig
 from scanrag.llm.types import ChatModel
 from scanrag.plugins import import_plugins
-from scanrag.protocols import StrategyContext
+from scanrag.protocols import RunSettings, StrategyContext
 from scanrag.rundir import RunDir
 from scanrag.runner.components import build_llm, build_retriever, build_strategies
 from scanrag.runner.items import WorkItem, execute_item
@@ -36,7 +36,7 @@ class Shared:
     key: str
     config: ExperimentConfig
     run_dir: str
-    settings: dict[str, Any]
+    settings: RunSettings
     pdf_dirs: dict[str, str]
     llm: ChatModel | None = None
     outside_ok: dict[str, bool] = field(default_factory=dict)  # allow_outside_pdf_dir
@@ -149,7 +149,7 @@ def run_item_task(
         retriever=RemoteRetriever(item.retriever or "", retriever, refs) if retriever else None,
         renderer=state.renderer,
         checkpoint_dir=Path(shared.run_dir) / RunDir.CHECKPOINTS,
-        settings={**shared.settings, "run_key": item.run_key},
+        settings=shared.settings.for_item(item.run_key),
     )
     trajectory, tally = asyncio.run(
         execute_item(

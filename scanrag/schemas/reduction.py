@@ -24,15 +24,6 @@ ReductionKind = Literal[
     "notes",  # an agent's notes trimmed to fit the model's context window
     "windows",  # scan windows left out by max_windows
 ]
-REDUCTION_KINDS: tuple[str, ...] = (
-    "page_cap",
-    "char_cap",
-    "image_cap",
-    "images_dropped",
-    "context",
-    "notes",
-    "windows",
-)
 
 
 class Reduction(BaseModel):
@@ -89,4 +80,4 @@ def degraded_message(reductions: list[Reduction]) -> str:
     )
 
 
-__all__ = ["REDUCTION_KINDS", "Reduction", "ReductionKind", "degraded_message"]
+__all__ = ["Reduction", "ReductionKind", "degraded_message"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scanrag.llm import ScriptedModel
-from scanrag.protocols import StrategyContext
+from scanrag.protocols import RunSettings, StrategyContext
 from scanrag.schemas import BBox, Block, Document, Page, PageHit, Region, Sample
 
 DocFactory = Callable[..., Document]
@@ -53,7 +53,7 @@ def make_document(
 
 
 class FakeRenderer:
-    """Writes a small solid PNG per page (colour from the page number) and counts calls."""
+    """Writes a small solid PNG per page (color from the page number) and counts calls."""
 
     def __init__(self, root: Path, fail_pages: Sequence[int] = ()) -> None:
         self.root = root
@@ -144,7 +144,7 @@ def make_context(
         retriever=retriever,
         renderer=renderer,
         checkpoint_dir=checkpoint_dir,
-        settings=dict(settings or {}),
+        settings=RunSettings.model_validate(settings or {}),
     )
 
 

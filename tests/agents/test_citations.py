@@ -1,4 +1,4 @@
-"""The free-text citation parser: golden replies, targeted behaviours and fuzzed input.
+"""The free-text citation parser: golden replies, targeted behaviors and fuzzed input.
 
 Regenerate the golden ``.json`` files after a deliberate change with
 ``SCANRAG_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/agents/test_citations.py`` and review
@@ -120,7 +120,7 @@ def test_two_different_answer_tags_are_ambiguous_and_unclosed_tag_reads_to_end()
     assert repeated.answer == "Final" and "ambiguous_answers" not in repeated.notes
 
 
-def test_unanswerable_is_normalised() -> None:
+def test_unanswerable_is_normalized() -> None:
     assert parse_citations("<answer> UNANSWERABLE </answer>").answer == UNANSWERABLE
     assert parse_citations("Unanswerable.").answer == UNANSWERABLE
 

@@ -102,7 +102,7 @@ async def test_raise_overflow_hands_a_planned_overflow_to_the_caller(kit: Simple
     doc = kit.make_document(num_pages=4, texts=[LONG] * 4)
     model = kit.ScriptedModel([REPLY], context_window=1000)
     with pytest.raises(PlannedOverflowError, match="context window of 1000 tokens"):
-        await _read(kit, model, doc, [1, 2, 3, 4], raise_overflow=True)
+        await _read(kit, model, doc, [1, 2, 3, 4], on_failure="raise_overflow")
     assert model.requests == []
 
 

@@ -47,10 +47,10 @@ def test_after_assess(decision: str, query: str | None, has: bool, expected: str
     assert routing.after_assess(decision, query, has) == expected
 
 
-def test_neighbour_pages_are_unseen_in_range_and_nearest_first() -> None:
-    assert routing.neighbour_pages([3, 10], seen=[3, 4, 10], num_pages=10, limit=5) == [2, 9]
-    assert routing.neighbour_pages([1], seen=[1], num_pages=1, limit=3) == []
-    assert routing.neighbour_pages([5], seen=[5], num_pages=9, limit=1) == [6]
+def test_neighbor_pages_are_unseen_in_range_and_nearest_first() -> None:
+    assert routing.neighbor_pages([3, 10], seen=[3, 4, 10], num_pages=10, limit=5) == [2, 9]
+    assert routing.neighbor_pages([1], seen=[1], num_pages=1, limit=3) == []
+    assert routing.neighbor_pages([5], seen=[5], num_pages=9, limit=1) == [6]
 
 
 def test_unseen_keeps_order_and_limit() -> None:

@@ -1,4 +1,4 @@
-"""Golden vectors for scanrag.evaluation.stats, computed by hand."""
+"""Golden vectors for scanrag.evaluation.stats and stats_agreement, computed by hand."""
 
 from __future__ import annotations
 
@@ -8,18 +8,20 @@ import numpy as np
 import pytest
 
 from scanrag.evaluation.stats import (
-    accuracy,
-    balanced_accuracy,
     bootstrap_ci,
     bootstrap_midpoint,
     bootstrap_ratio_ci,
     bootstrap_statistic,
+    paired_bootstrap,
+    paired_bootstrap_statistic,
+)
+from scanrag.evaluation.stats_agreement import (
+    accuracy,
+    balanced_accuracy,
     cohen_kappa,
     kendall_tau_b,
     macro_f1,
     mcc,
-    paired_bootstrap,
-    paired_bootstrap_statistic,
     per_class_f1,
 )
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scanrag.evaluation.stats import (
+from scanrag.evaluation.stats_agreement import (
     balanced_accuracy,
     cohen_kappa,
     kendall_tau_b,

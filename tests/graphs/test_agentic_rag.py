@@ -31,7 +31,7 @@ def _read_pages(trajectory) -> list[list[int]]:
     return [s.data["pages"] for s in trajectory.steps if s.kind == "read"]
 
 
-async def test_neighbours_then_answer(kit: SimpleNamespace, tmp_path: Path) -> None:
+async def test_neighbors_then_answer(kit: SimpleNamespace, tmp_path: Path) -> None:
     doc = kit.make_document(num_pages=8)
     retriever = kit.FakeRetriever([3, 5])
     model = kit.ScriptedModel(

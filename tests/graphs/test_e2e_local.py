@@ -44,8 +44,10 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sample, dict[str, 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from scanrag.llm import LLMClient
+    from scanrag.llm.options import CacheOptions, CallLimits
 
-    return LLMClient(cache_dir=tmp_path_factory.mktemp("llm-cache"), max_concurrency=1)
+    cache = CacheOptions(tmp_path_factory.mktemp("llm-cache"))
+    return LLMClient(cache=cache, limits=CallLimits(max_concurrency=1))
 
 
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [

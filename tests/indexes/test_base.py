@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scanrag.indexes.base import PageIndex, check_search_args
+from scanrag.indexes.base import PageIndex
 from scanrag.indexes.bm25 import BM25Index
 from scanrag.indexes.errors import CorruptIndexError, IndexMismatchError, UnknownDocumentError
 from scanrag.indexes.manifest import SCHEMA_VERSION, IndexManifest
-from scanrag.indexes.ranking import rank_candidates, top_candidates
+from scanrag.indexes.ranking import check_search_args, rank_candidates, top_candidates
 from scanrag.schemas import BBox, Document, Region
 
 

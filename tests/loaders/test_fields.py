@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from scanrag.datasets import Dataset, breakdown, load_generic
-from scanrag.datasets.fields import normalise_metadata, source_list
+from scanrag.datasets.fields import normalize_metadata, source_list
 from scanrag.loaders.financebench import doc_type, load_financebench
 from scanrag.loaders.mmlongbench import load_mmlongbench
 from scanrag.loaders.sinbench import load_sinbench
@@ -33,10 +33,10 @@ def test_source_lists(value: Any, listed: list[str] | None) -> None:
     assert source_list(value) == listed
 
 
-def test_metadata_types_are_normalised() -> None:
-    meta = normalise_metadata({"evidence_sources": "['Chart']", "doc_type": 10, "x": 1})
+def test_metadata_types_are_normalized() -> None:
+    meta = normalize_metadata({"evidence_sources": "['Chart']", "doc_type": 10, "x": 1})
     assert meta == {"evidence_sources": ["Chart"], "doc_type": "10", "x": 1}
-    assert normalise_metadata({"evidence_sources": None, "doc_type": " "}) == {}
+    assert normalize_metadata({"evidence_sources": None, "doc_type": " "}) == {}
 
 
 def _loaded(formats_dir: Path, mmlb_dir: Path) -> dict[str, Dataset]:

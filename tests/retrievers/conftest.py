@@ -64,7 +64,7 @@ def contract_samples() -> list[Sample]:
 
 
 def _tiny_colpali() -> Retriever:
-    """ColPali with a tiny randomly initialised ColQwen2 built offline (no weights exist here)."""
+    """ColPali with a tiny randomly initialized ColQwen2 built offline (no weights exist here)."""
     from scanrag.indexes.colpali_tiny import tiny_model_dir
 
     return create_retriever("colpali", {"model": str(tiny_model_dir("colqwen2")), "device": "cpu"})

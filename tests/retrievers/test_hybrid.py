@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scanrag.indexes.bm25 import BM25Index
-from scanrag.retrievers.fusion import fuse, merge_views, normalised_scores, rrf_fuse
+from scanrag.retrievers.fusion import fuse, merge_views, normalized_scores, rrf_fuse
 from scanrag.retrievers.hybrid import HybridRetriever
 from scanrag.retrievers.views import search_views
 from scanrag.schemas import BBox, PageHit, Region
@@ -173,7 +173,7 @@ def test_z_fusion_by_hand():
     fused = fuse([hits, _scored(("d", 3, 5.0))], [1.0, 1.0], "z", k=10)
     # the one-hit list has std 0: it adds 0; d3 is missing from the first list → its minimum
     assert [(h.page, h.score) for h in fused] == [(1, 1.0), (2, -1.0), (3, -1.0)]
-    assert normalised_scores([], "z") == ({}, 0.0)
+    assert normalized_scores([], "z") == ({}, 0.0)
 
 
 def test_flat_lists_add_nothing():

@@ -80,7 +80,6 @@ def test_a_run_that_uses_one_component_twice_encodes_once(corpus, encodings, tin
         run_dir=tmp_path / "run",
         strategies={},
         datasets={},
-        settings={},
         documents={Path(d.name): d for d in corpus},
     )
     (tmp_path / "run").mkdir()
@@ -100,7 +99,6 @@ def test_a_run_that_uses_one_component_twice_encodes_once(corpus, encodings, tin
         run_dir=job.run_dir,
         strategies={},
         datasets={},
-        settings={},
         documents=job.documents,
     )
     assert (

@@ -231,3 +231,21 @@ def test_defaults_stay_relative_to_the_working_directory(
     config = load_config("configs/exp.yaml")
     assert config.runner.runs_dir == tmp_path / "runs"
     assert config.datasets[0].path == tmp_path / "configs" / "data" / "questions.jsonl"
+
+
+def test_runner_settings_are_typed_where_they_name_a_run_setting() -> None:
+    from scanrag.runner.components import strategy_settings
+
+    data = base(runner={"settings": {"context_tokens": "many", "on_degraded": "maybe"}})
+    found = problems(data)
+    assert any(p.startswith("runner.settings") and "context_tokens" in p for p in found)
+    assert any(p.startswith("runner.settings") and "on_degraded" in p for p in found)
+    runner = {
+        "seed": 3,
+        "page_caps": {"max_pages": 9},
+        "settings": {"context_tokens": 4096, "max_pages": 5, "house_style": "terse"},
+    }
+    settings = strategy_settings(config_from_dict(base(runner=runner)).runner)
+    assert (settings.seed, settings.max_pages, settings.context_tokens) == (3, 5, 4096)
+    assert settings.on_degraded == "record" and settings.extra == {"house_style": "terse"}
+    assert settings.for_item("cell").run_key == "cell" and settings.run_key is None

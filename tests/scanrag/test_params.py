@@ -1,13 +1,16 @@
-"""Keyword parameters checked against a factory's signature without calling it."""
+"""Keyword parameters checked against a factory's signature or its parameter class without
+calling it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from scanrag.params import ParamProblemsError, field_problems, param_problems
+import pytest
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from scanrag.params import ParamProblemsError, checked, model_problems, param_problems
 from scanrag.protocols import PageRenderer
 
 
@@ -97,73 +100,64 @@ def test_factories_without_a_signature_are_not_checked() -> None:
     assert param_problems(dict, {"anything": 1}) == []
 
 
-# -- constructors that forward **kwargs, several named problems, parameter classes ---------------
+# -- parameter classes, several named problems ------------------------------------------------
 
 
-class Base:
-    forwards_kwargs = True
+class Window(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    def __init__(self, *, depth: int = 1, label: str = "x") -> None:
-        self.depth, self.label = depth, label
-
-
-class Child(Base):
-    def __init__(self, *, width: int = 2, **rest: Any) -> None:
-        super().__init__(**rest)
-
-
-class Opaque:
-    def __init__(self, **anything: Any) -> None: ...
-
-
-def test_forwarded_keywords_are_checked_against_the_base_constructor() -> None:
-    assert param_problems(Child, {"width": 3, "depth": 2, "label": "y"}) == []
-    problems = param_problems(Child, {"dpeth": 2, "label": 5})
-    assert problems[0] == (
-        None,
-        "got an unexpected keyword argument 'dpeth'; accepted: width, depth, label",
-    )
-    assert problems[1] == ("label", "Input should be a valid string, got 5")
-    assert param_problems(Opaque, {"dpeth": 2}) == []  # no forwarding declared: open-ended
-
-
-@dataclass(frozen=True)
-class Window:
     size: int = 2
     stride: int | None = None
-    mode: str = "map"
+    mode: Literal["map", "reduce"] = "map"
 
-    def __post_init__(self) -> None:
-        if self.size < 1:
-            raise ValueError(f"size must be >= 1, got {self.size}")
-        if self.mode not in ("map", "reduce"):
-            raise ValueError(f"mode must be map or reduce, got {self.mode!r}")
+    @field_validator("size")
+    @classmethod
+    def _size(cls, size: int) -> int:
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        return size
+
+    @model_validator(mode="after")
+    def _stride(self) -> Window:
         if self.stride is not None and self.stride > self.size:
             raise ValueError("stride must not exceed size")
+        return self
 
 
-def test_field_problems_names_every_bad_value_then_checks_them_together() -> None:
-    assert field_problems(Window, {"size": 0, "mode": "scan", "other": 1}) == [
+class Wide(Window):
+    depth: int = 1
+
+
+class Windowed:
+    params_class = Wide
+
+    def __init__(self, **params: Any) -> None:
+        self.params = checked(Wide, params)
+
+
+def test_a_parameter_class_owns_names_types_and_rules() -> None:
+    assert param_problems(Windowed, {"size": 3, "stride": 3, "depth": 2}) == []
+    assert param_problems(Windowed, {"size": 0, "mode": "scan", "other": 1, "depth": "2"}) == [
+        (None, "got an unexpected keyword argument 'other'; accepted: depth, size, stride, mode"),
         ("size", "must be >= 1, got 0"),
-        ("mode", "must be map or reduce, got 'scan'"),
+        ("mode", "Input should be 'map' or 'reduce', got 'scan'"),
+        ("depth", "Input should be a valid integer, got '2'"),
     ]
-    assert field_problems(Window, {"size": 1, "stride": 2}) == [
+    assert param_problems(Windowed, {"size": 1, "stride": 2}) == [
         (None, "stride must not exceed size")
     ]
-    assert field_problems(Window, {"size": 3, "stride": 3}) == []  # stride > default size
-    assert field_problems(Window, {"size": 3, "stride": 3, "mode": "scan"}) == [
-        ("mode", "must be map or reduce, got 'scan'")
-    ]
-    assert field_problems(Window, {"size": 0, "stride": 3}) == [
-        ("size", "must be >= 1, got 0"),
-        ("stride", "must not exceed size"),
-    ]
+    with pytest.raises(ParamProblemsError, match="size must be >= 1, got 0; mode: Input"):
+        Windowed(size=0, mode="scan")
+    assert Windowed(size=4).params == Wide(size=4)
 
 
-class Checked(Child):
+class Checked:
+    def __init__(self, *, width: int = 2, depth: int = 1) -> None:
+        self.width, self.depth = width, depth
+
     @classmethod
     def check_params(cls, arguments: Mapping[str, Any]) -> None:
-        problems = field_problems(Window, {"size": arguments["width"]})
+        problems = model_problems(Window, {"size": arguments["width"]})
         if arguments["depth"] > 5:
             problems.append(("depth", "at most 5"))
         if problems:
@@ -178,3 +172,10 @@ def test_check_params_may_name_several_parameters() -> None:
     assert str(ParamProblemsError([("depth", "at most 5"), (None, "size too big")])) == (
         "depth: at most 5; size too big"
     )
+
+
+def test_a_wrong_name_is_a_type_error_like_a_wrong_keyword() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sise'"):
+        Windowed(sise=2)
+    with pytest.raises(ValueError, match="unexpected keyword argument 'sise'"):
+        Windowed(sise=2)

@@ -30,7 +30,7 @@ def _page_words(path: str, number: int) -> tuple[tuple[Word, ...], float, float,
 
 
 def _inside(words: Sequence[Word], box: BBox) -> list[str]:
-    """Words whose centre lies in ``box``."""
+    """Words whose center lies in ``box``."""
     return [
         t for x0, y0, x1, y1, t in words
         if box.x1 <= (x0 + x1) / 2 <= box.x2 and box.y1 <= (y0 + y1) / 2 <= box.y2
@@ -51,7 +51,7 @@ def test_every_gold_region_sits_on_drawn_content(corpus: Dataset) -> None:
             inside = _inside(words, region.bbox)
             assert inside, f"{sample.id}: no words in {region}"
             if region.element_type in {"text", "table_row"}:
-                # Tight: exactly the words of the paragraph or row, nothing from neighbours.
+                # Tight: exactly the words of the paragraph or row, nothing from neighbors.
                 assert sorted(inside) == sorted((region.text or "").split()), sample.id
             checked += 1
     assert checked > 40

@@ -70,7 +70,7 @@ def _block(group: GroupSummary, stage: str) -> dict[str, Any] | None:
 
 
 def has_official_blocks(group: GroupSummary) -> bool:
-    """Whether any DocScope stage of the grid cell was summarised with the official profile."""
+    """Whether any DocScope stage of the grid cell was summarized with the official profile."""
     return any(_block(group, stage) is not None for stage in _BLOCKS.values())
 
 

@@ -167,6 +167,6 @@ def test_the_released_summary_block() -> None:
 
 
 def test_aggregate_adds_the_summary_and_inference_errors() -> None:
-    result = AnswerScorer().summarise(ROWS, StatsOptions(n_resamples=0), OFFICIAL)
+    result = AnswerScorer().summarize(ROWS, StatsOptions(n_resamples=0), OFFICIAL)
     assert result.tables["official_summary"] == official_answer_summary(ROWS)
     assert result.tables["inference_errors"] == 1

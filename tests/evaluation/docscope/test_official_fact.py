@@ -215,7 +215,7 @@ def test_aggregate_counts_labels_of_ok_facts() -> None:
         _row("judge_error", facts=0, consistent=0, not_consistent=0, facts_failed=2),
         _row("skipped"),
     ]
-    result = FactScorer().summarise(rows, StatsOptions(n_resamples=0), OFFICIAL)
+    result = FactScorer().summarize(rows, StatsOptions(n_resamples=0), OFFICIAL)
     assert result.metrics["consistency"].value == 5 / 6
     assert result.metrics["consistency"].headline is True
     assert result.tables == {
@@ -226,7 +226,7 @@ def test_aggregate_counts_labels_of_ok_facts() -> None:
         "pages_failed": 0,
         "partial_items": 1,
     }
-    only_consistent = FactScorer().summarise(rows[2:3], StatsOptions(n_resamples=0), OFFICIAL)
+    only_consistent = FactScorer().summarize(rows[2:3], StatsOptions(n_resamples=0), OFFICIAL)
     assert only_consistent.tables["official_summary"]["by_label"] == {"consistent": 2}
 
 

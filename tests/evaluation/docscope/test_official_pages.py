@@ -63,7 +63,7 @@ def rows(make_sample, make_traj) -> list[ScoreRow]:
 
 
 def test_aggregate_numbers(make_sample, make_traj) -> None:
-    result = PagesScorer().summarise(rows(make_sample, make_traj), NO_CI, OFFICIAL)
+    result = PagesScorer().summarize(rows(make_sample, make_traj), NO_CI, OFFICIAL)
     m = result.metrics
     # micro: TP 1, FP 1, FN 1 -> 0.5 each
     assert (m["precision"].value, m["recall"].value, m["f1"].value) == (0.5, 0.5, 0.5)
@@ -86,14 +86,14 @@ def test_aggregate_numbers(make_sample, make_traj) -> None:
 
 
 def test_aggregate_without_items() -> None:
-    result = PagesScorer().summarise([], NO_CI, OFFICIAL)
+    result = PagesScorer().summarize([], NO_CI, OFFICIAL)
     assert result.tables["official_summary"] == {"n": 0}
     assert result.metrics["precision"].value is None
 
 
 def test_macro_of_rows_without_values_prints_zero() -> None:
     bare = ScoreRow(sample_id="a", strategy="s", scorer="pages", counts={"tp": 0, "fp": 0, "fn": 0})
-    summary = PagesScorer().summarise([bare], NO_CI, OFFICIAL).tables["official_summary"]
+    summary = PagesScorer().summarize([bare], NO_CI, OFFICIAL).tables["official_summary"]
     assert summary["macro"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     assert summary["micro"] == {
         "precision": 0.0,

@@ -14,7 +14,7 @@ from scanrag.evaluation.docscope.gold import official_gold
 from scanrag.evaluation.docscope.profiled import Opening
 from scanrag.evaluation.docscope.profiles import OFFICIAL
 from scanrag.evaluation.docscope.reading import drawable, released_view
-from scanrag.evaluation.docscope.region import RegionScorer, summarise_regions
+from scanrag.evaluation.docscope.region import RegionScorer, summarize_regions
 from scanrag.evaluation.docscope.region_geometry import RegionGeometryScorer
 from scanrag.evaluation.docscope.region_page import RENDER_DPI, _pixels
 from scanrag.evaluation.documents import DocumentSource
@@ -296,7 +296,7 @@ def test_aggregate_rates_capped_f1_and_summary() -> None:
         _row("ok", **base | {"boxes_ok": 0, "gold": 0, "covered": 0, "imprecise": 0, "n_pred": 0}),
     ]
     rows[1].counts["not_covered"] = 1
-    result = summarise_regions(rows, NO_CI, OFFICIAL)
+    result = summarize_regions(rows, NO_CI, OFFICIAL)
     assert result.metrics["covered_rate"].value == 2 / 4
     assert result.metrics["lenient_rate"].value == 3 / 4
     assert result.metrics["covered_rate"].headline and result.metrics["lenient_rate"].headline
@@ -313,7 +313,7 @@ def test_aggregate_rates_capped_f1_and_summary() -> None:
     assert result.tables["boxes_failed"] == 1
     assert result.tables["partial_items"] == 1
     assert result.tables["inference_errors"] == 1
-    empty = summarise_regions(
+    empty = summarize_regions(
         [_row("ok", **base | {"boxes_ok": 0, "gold": 0, "n_pred": 0})], NO_CI, OFFICIAL
     )
     assert empty.metrics["strict_f1"].value is None

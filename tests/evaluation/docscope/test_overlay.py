@@ -15,7 +15,7 @@ def px(box: float, size: int) -> int:
     return round(box * (size - 1))
 
 
-def test_boxes_are_drawn_in_their_colours(pdf_dir: Path, tmp_path: Path) -> None:
+def test_boxes_are_drawn_in_their_colors(pdf_dir: Path, tmp_path: Path) -> None:
     source = DocumentSource([pdf_dir], cache_dir=tmp_path / "cache", dpi=72)
     page = source.render("doc.pdf", 1)
     gold = [BBox.from_list([0.1, 0.1, 0.5, 0.3])]

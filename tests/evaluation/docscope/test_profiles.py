@@ -97,7 +97,7 @@ def test_row_profile_defaults_to_paper() -> None:
     assert row_profile(row("a", "official")) == "official"
 
 
-def test_rows_of_one_profile_are_summarised_as_they_are() -> None:
+def test_rows_of_one_profile_are_summarized_as_they_are() -> None:
     rows = [row("a", "official"), row("b", "official")]
     assert rows_of_profile(rows, "paper") == ("official", rows, 0)
     assert rows_of_profile([], "paper") == ("paper", [], 0)

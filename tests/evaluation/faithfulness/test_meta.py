@@ -16,7 +16,8 @@ from scanrag.evaluation.faithfulness.meta import (
     normalize_error_type,
     parse_label,
 )
-from scanrag.evaluation.stats import balanced_accuracy, bootstrap_statistic, macro_f1
+from scanrag.evaluation.stats import bootstrap_statistic
+from scanrag.evaluation.stats_agreement import balanced_accuracy, macro_f1
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""MMLongBench-Doc headline numbers: accuracy and the generalised F1 (``eval_acc_and_f1``),
+"""MMLongBench-Doc headline numbers: accuracy and the generalized F1 (``eval_acc_and_f1``),
 on cases worked out by hand (and checked against the official code)."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def test_index_table_and_plots_render(report_dir: Path, tmp_path: Path) -> None:
         assert image.size == (1280, 2000)
 
 
-def test_viewer_overlays_load_and_show_both_colours(report_dir: Path, tmp_path: Path) -> None:
+def test_viewer_overlays_load_and_show_both_colors(report_dir: Path, tmp_path: Path) -> None:
     page = report_dir / "q" / "q0001.html"
     dom = chromium(page, tmp_path / "profile", "--virtual-time-budget=5000", "--dump-dom")
     overlays = re.findall(r'<img src="\.\./img/[^"]+"[^>]*>', dom)
@@ -111,9 +111,9 @@ def chromium_url(url: str, profile: Path, *extra: str) -> str:
     return done.stdout
 
 
-def _count(image: Image.Image, colour: tuple[int, int, int], tol: int = 30) -> int:
+def _count(image: Image.Image, color: tuple[int, int, int], tol: int = 30) -> int:
     return sum(
-        1 for p in image.getdata() if all(abs(a - b) <= tol for a, b in zip(p, colour, strict=True))
+        1 for p in image.getdata() if all(abs(a - b) <= tol for a, b in zip(p, color, strict=True))
     )
 
 

@@ -1,5 +1,5 @@
 """The hostile-input suite, round two (issue 20): each case tried as a hostile or unlucky user
-would, through the ``scanrag`` command line, with the behaviour it must have now.
+would, through the ``scanrag`` command line, with the behavior it must have now.
 
 ``test_refusals.py`` holds the configs refused before the run folder exists (round one); this
 file adds what broke in round two: scorer parameters checked only after the run, a key whose

@@ -46,7 +46,7 @@ def test_labels_win_over_printed_numbers(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("items", "expected"),
     [
-        ([(72, 100, "Body text"), (295, 780, "12")], "12"),  # bottom centre
+        ([(72, 100, "Body text"), (295, 780, "12")], "12"),  # bottom center
         ([(72, 100, "Body text"), (540, 30, "xiv")], "xiv"),  # top right, roman
         ([(72, 100, "Body text"), (280, 780, "- 9 -")], "9"),
         ([(72, 100, "Body text"), (270, 780, "Page 3 of 10")], "3"),
@@ -66,7 +66,7 @@ def test_printed_number_detected_without_labels(
         [(72, 100, "No number anywhere on this page")],
         [(72, 400, "12")],  # a number, but mid-page
         [(72, 100, "Body"), (400, 780, "(4)")],  # equation number, not a page number
-        [(72, 100, "Body"), (230, 780, "57")],  # neither centred nor near a side edge
+        [(72, 100, "Body"), (230, 780, "57")],  # neither centered nor near a side edge
         [(72, 100, "Body"), (100, 40, "80"), (100, 60, "100")],  # axis ticks: ambiguous
         [(72, 100, "Body"), (72, 780, "Chapter twelve")],
     ],

@@ -13,6 +13,7 @@ import pytest
 
 from scanrag.llm import ChatRequest, Message, ScriptedModel, clear_scripted, register_scripted
 from scanrag.llm.gateway import LLMClient
+from scanrag.llm.options import CacheOptions, CallLimits, RetryPolicy
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # fake_openai, the fake OpenAI-compatible server
@@ -44,6 +45,26 @@ def sleeps() -> SleepRecorder:
     return SleepRecorder()
 
 
+CACHE = {"cache_dir": "folder", "cache_scripted": "scripted", "origin": "origin"}
+LIMITS = {"max_concurrency": "max_concurrency", "per_provider_concurrency": "per_provider"}
+RETRIES = ("max_retries", "timeout_s", "backoff_base_s", "backoff_max_s", "jitter")
+RETRIES += ("retry_after_max_s",)
+
+
+def client_of(**settings: Any) -> LLMClient:
+    """An ``LLMClient`` from flat settings (``cache_dir``, ``max_concurrency``,
+    ``max_retries`` ...), each put into its option object."""
+    cache = {CACHE[k]: settings.pop(k) for k in list(settings) if k in CACHE}
+    limits = {LIMITS[k]: settings.pop(k) for k in list(settings) if k in LIMITS}
+    retries = {k: settings.pop(k) for k in list(settings) if k in RETRIES}
+    return LLMClient(
+        cache=CacheOptions(**cache),
+        limits=CallLimits(**limits),
+        retries=RetryPolicy(**retries),
+        **settings,
+    )
+
+
 @pytest.fixture
 def make_client(tmp_path: Path, sleeps: SleepRecorder) -> Callable[..., LLMClient]:
     """``make_client(**overrides)``: a client with no jitter, recorded sleeps, cache in tmp."""
@@ -56,7 +77,7 @@ def make_client(tmp_path: Path, sleeps: SleepRecorder) -> Callable[..., LLMClien
             "rng": random.Random(0),
         }
         params.update(kw)
-        return LLMClient(**params)
+        return client_of(**params)
 
     return make
 

@@ -183,7 +183,7 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # ------------------------------------------------------------------ behaviour
+    # ------------------------------------------------------------------ behavior
 
     def next_mode(self, body: dict[str, Any], headers: dict[str, str]) -> str:
         with self._lock:

@@ -17,6 +17,7 @@ from scanrag.llm.context import (
 )
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.gateway import LLMClient
+from scanrag.llm.options import RetryPolicy
 from scanrag.llm.scripted import clear_scripted, register_scripted
 
 
@@ -70,7 +71,7 @@ async def test_litellm_table_for_a_known_provider_model() -> None:
 
 async def test_a_refusal_teaches_the_window_once() -> None:
     with FakeOpenAIServer(["overflow"], context_window=1500) as server:
-        client = LLMClient(endpoints={"srv": _entry(server)}, max_retries=0)
+        client = LLMClient(endpoints={"srv": _entry(server)}, retries=RetryPolicy(max_retries=0))
         assert await client.context_window_of("srv") is None  # this server tells nothing
         with pytest.raises(ContextOverflowError):
             await client.chat(_request("srv"))

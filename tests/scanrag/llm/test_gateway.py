@@ -11,6 +11,7 @@ import pytest
 from scanrag.llm import ChatRequest, ContextOverflowError, ModelError, ScriptedModel
 from scanrag.llm.gateway import LLMClient, prompt_hash_of
 from scanrag.llm.ledger import UsageLedger
+from scanrag.llm.options import CacheOptions, CallLimits
 from scanrag.llm.scripted import register_scripted
 
 
@@ -304,7 +305,7 @@ async def test_per_provider_concurrency_bound(make_client, request_for):
 
 def test_client_works_across_event_loops(tmp_path: Path, request_for) -> None:
     model = register_scripted("slow", CountingModel("scripted/slow", delay_s=0.0))
-    client = LLMClient(cache_dir=tmp_path, max_concurrency=2)
+    client = LLMClient(cache=CacheOptions(tmp_path), limits=CallLimits(max_concurrency=2))
 
     async def burst() -> None:
         await asyncio.gather(
@@ -319,9 +320,9 @@ def test_client_works_across_event_loops(tmp_path: Path, request_for) -> None:
 
 def test_invalid_concurrency_settings(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="max_concurrency"):
-        LLMClient(tmp_path, max_concurrency=0)
+        LLMClient(limits=CallLimits(max_concurrency=0))
     with pytest.raises(ValueError, match="per-provider"):
-        LLMClient(tmp_path, per_provider_concurrency={"openai": 0})
+        LLMClient(limits=CallLimits(per_provider={"openai": 0}))
 
 
 async def test_latency_is_the_calls_own_time_not_its_queueing(make_client, request_for) -> None:

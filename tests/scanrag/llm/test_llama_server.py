@@ -21,6 +21,7 @@ from fake_openai import tiny_synthetic
 from scanrag.llm import ChatRequest, Message, TextPart
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.gateway import LLMClient
+from scanrag.llm.options import RetryPolicy
 from tests.conftest import sized
 
 pytestmark = [pytest.mark.llamaserver, pytest.mark.model]
@@ -84,13 +85,13 @@ def _ask(model: str, question: str, schema: dict[str, Any] | None = None) -> Cha
 
 
 async def test_text_only_parts_are_answered(api_base: str) -> None:
-    client = LLMClient(endpoints={"srv": _server(api_base)}, max_retries=0)
+    client = LLMClient(endpoints={"srv": _server(api_base)}, retries=RetryPolicy(max_retries=0))
     response = await client.chat(_ask("srv", "How much did the northern plant produce?"))
     assert response.text.strip()
 
 
 async def test_json_object_mode_follows_the_schema(api_base: str) -> None:
-    client = LLMClient(endpoints={"srv": _server(api_base)}, max_retries=0)
+    client = LLMClient(endpoints={"srv": _server(api_base)}, retries=RetryPolicy(max_retries=0))
     response = await client.chat(_ask("srv", "Which page mentions 88 tonnes?", SCHEMA))
     data = json.loads(response.text)
     assert set(data) == {"answer", "page"} and isinstance(data["page"], int)
@@ -98,7 +99,7 @@ async def test_json_object_mode_follows_the_schema(api_base: str) -> None:
 
 @pytest.mark.parametrize("schema", [None, SCHEMA], ids=["text", "json"])
 async def test_server_and_in_process_replies_match(api_base: str, schema: Any) -> None:
-    client = LLMClient(endpoints={"srv": _server(api_base)}, max_retries=0)
+    client = LLMClient(endpoints={"srv": _server(api_base)}, retries=RetryPolicy(max_retries=0))
     questions = [
         "How much did the northern plant produce?",
         "Which plant produced less?",

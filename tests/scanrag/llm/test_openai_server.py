@@ -18,6 +18,7 @@ from fake_openai import PROSE
 from scanrag.llm import ChatRequest, ImagePart, Message, ModelError, TextPart
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.llm.gateway import LLMClient
+from scanrag.llm.options import RetryPolicy
 
 SCHEMA = {
     "title": "Answer",
@@ -220,7 +221,8 @@ async def test_retry_after_is_honoured(fake_server, make_client, sleeps) -> None
 
 async def test_retry_after_in_real_time(fake_server) -> None:
     server = fake_server("rate_limit", retry_after="1")
-    client = LLMClient(endpoints={"srv": _entry(server)}, jitter=0.0, backoff_base_s=0.1)
+    retries = RetryPolicy(jitter=0.0, backoff_base_s=0.1)
+    client = LLMClient(endpoints={"srv": _entry(server)}, retries=retries)
     await client.chat(_ask())
     assert server.arrivals[1] - server.arrivals[0] >= 1.0
 

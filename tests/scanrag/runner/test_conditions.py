@@ -15,7 +15,7 @@ from scanrag.config import config_from_dict
 from scanrag.rundir import JsonlLog
 from scanrag.runner import start_run
 from scanrag.runner.conditions import decider_entry, deciders
-from scanrag.runner.summary import condition_notes
+from scanrag.runner.summary_table import condition_notes
 
 FULL_DOC = {"name": "full_doc", "params": {"max_tokens": 32}}
 

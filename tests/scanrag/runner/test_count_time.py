@@ -16,7 +16,7 @@ from scanrag.config import config_from_dict
 from scanrag.llm.types import ChatRequest, Message, TokenCount
 from scanrag.rundir import JsonlLog
 from scanrag.runner import start_run
-from scanrag.runner.summary import TABLE_WIDTH, render_table
+from scanrag.runner.summary_table import TABLE_WIDTH, render_table
 from scanrag.runner.usage import MeteredModel, UsageTally
 
 LLM_TESTS = Path(__file__).resolve().parents[1] / "llm"

@@ -100,7 +100,7 @@ def test_judge_overrides_replace_the_recorded_judges(tmp_path: Path) -> None:
     assert judge_models({}, roles={"answer": "e/v"}) == {"answer": "e/v"}
 
 
-def test_a_scorer_with_null_parameters_is_scored_and_summarised(tmp_path: Path) -> None:
+def test_a_scorer_with_null_parameters_is_scored_and_summarized(tmp_path: Path) -> None:
     # `scoring.params.fake_exact: null` passes the checks (the defaults); the summary used to
     # hand the None on to the scorer's constructor and fail after every pair was scored
     params = {"enabled": True, "scorers": ["fake_exact"], "params": {"fake_exact": None}}

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from scanrag.runner.summary import TABLE_WIDTH, judge_exclusions, render_table
+from scanrag.runner.summary_table import TABLE_WIDTH, judge_exclusions, render_table
 
 CELLS = ["full_doc", "topk_rag+bm25", "topk_rag+hybrid", "agentic_rag+hybrid", "oracle_pages"]
 METRICS = [

@@ -12,8 +12,9 @@ from rich.console import Console
 
 from scanrag.llm.scripted import ScriptedModel
 from scanrag.llm.types import ChatRequest, ChatResponse, Message, ModelError
+from scanrag.protocols import RunSettings
 from scanrag.runner.items import WorkItem, execute_item
-from scanrag.runner.summary import TABLE_WIDTH, render_table
+from scanrag.runner.summary_table import TABLE_WIDTH, render_table
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Sample, Trajectory
 
@@ -69,7 +70,9 @@ def test_each_item_gets_its_model_and_wait_seconds() -> None:
 
     sample = Sample(id="q", doc_ids=["d.pdf"], question="?")
     item = WorkItem(run_key="s", strategy="s", sample=sample, dataset="d")
-    ctx = SimpleNamespace(llm=Reporting(latency=0.01, delay_s=0.03), documents={})
+    ctx = SimpleNamespace(
+        llm=Reporting(latency=0.01, delay_s=0.03), documents={}, settings=RunSettings()
+    )
     run_tally = UsageTally()
     trajectory, _ = asyncio.run(execute_item(item, Strategy(), ctx, run_tally=run_tally))  # type: ignore[arg-type]
     timings = trajectory.timings
