@@ -246,6 +246,11 @@ class GroupSummary(BaseModel):
         default_factory=dict, description='Keyed "<scorer>.<metric>".'
     )
     tables: dict[str, Any] = Field(default_factory=dict, description='Keyed "<scorer>.<table>".')
+    aggregate_errors: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per scorer whose aggregate raised in this cell: the exception's type and "
+        "message. Its rows stay counted in status; it has no metrics here.",
+    )
 
 
 class Summary(BaseModel):

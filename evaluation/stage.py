@@ -10,7 +10,9 @@ its traceback), counted in the summary like a judge failure and scored again wit
 
 :func:`summarize` groups rows by grid cell (run key) and calls each scorer's ``aggregate``;
 it never calls a judge. Beside the status counts it counts each scorer's failed rows by
-cause (:func:`scanrag.evaluation.failures.failure_counts`).
+cause (:func:`scanrag.evaluation.failures.failure_counts`). A scorer whose ``aggregate``
+raises gets no metrics in that cell and its exception in ``aggregate_errors``; the other
+scorers and cells are summarized as usual.
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ def scorer_error_row(
         reason=f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
         details={"exception": type(exc).__name__, "message": message, "traceback": trace},
     )
+
+
+def aggregate_error_text(exc: BaseException) -> str:
+    """How a scorer's failed aggregate is recorded: the exception's type and message."""
+    message = " ".join(str(exc).split())[:MESSAGE_CHARS]
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _as_trajectory(item: Trajectory | Mapping[str, Any]) -> Trajectory:
@@ -325,7 +333,11 @@ def summarize(
             scorer_rows = list(by_scorer.get(name, {}).values())
             if scorer.item_level and not scorer_rows:
                 continue
-            result = aggregate_counting_errors(scorer, scorer_rows, group, stats)
+            try:
+                result = aggregate_counting_errors(scorer, scorer_rows, group, stats)
+            except Exception as exc:  # one scorer's aggregate must not lose the whole summary
+                out.aggregate_errors[name] = aggregate_error_text(exc)
+                continue
             out.metrics.update({f"{name}.{k}": v for k, v in result.metrics.items()})
             out.tables.update({f"{name}.{k}": v for k, v in result.tables.items()})
         summary.groups[group_name] = out

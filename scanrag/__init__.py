@@ -46,28 +46,6 @@ def __getattr__(name: str) -> Any:
     sub-module not imported yet is then imported by the import system)."""
     if name not in __all__ or name == "__version__":
         raise AttributeError(f"module 'scanrag' has no attribute {name!r}")
-    from scanrag.schemas import (
-        BBox,
-        Document,
-        Fact,
-        Page,
-        PageHit,
-        Region,
-        Sample,
-        Status,
-        Trajectory,
-        Usage,
-    )
+    import scanrag.schemas
 
-    return {
-        "BBox": BBox,
-        "Document": Document,
-        "Fact": Fact,
-        "Page": Page,
-        "PageHit": PageHit,
-        "Region": Region,
-        "Sample": Sample,
-        "Status": Status,
-        "Trajectory": Trajectory,
-        "Usage": Usage,
-    }[name]
+    return getattr(scanrag.schemas, name)

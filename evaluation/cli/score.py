@@ -273,6 +273,9 @@ def print_summary(summary: Any) -> None:
                 group_name, metric, _fmt(m.value), ci, str(m.n), str(m.excluded), str(m.skipped)
             )
     table_console(table).print(table)
+    for group_name, group in summary.groups.items():
+        for scorer, error in group.aggregate_errors.items():
+            print(f"{group_name}: {scorer} not aggregated: {error}", file=sys.stderr)
 
 
 def print_official_blocks(run_dir: Path, summary: Any, samples: Any) -> None:

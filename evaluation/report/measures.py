@@ -139,11 +139,15 @@ def scorer_failures(group: Group, scorer: str) -> Any:
 
 
 def empty_reason(group: Group, metric: str) -> str:
-    """Why ``<scorer>.<metric>`` has no value in ``group``: the scorer's items all failed
-    (with their causes), were all skipped (with the first reason), or it scored none."""
+    """Why ``<scorer>.<metric>`` has no value in ``group``: the scorer's aggregate raised,
+    its items all failed (with their causes), were all skipped (with the first reason), or it
+    scored none."""
     from scanrag.evaluation.failures import causes_text
 
     scorer = metric.split(".", 1)[0]
+    failed = group.summary.aggregate_errors.get(scorer) if group.summary else None
+    if failed:
+        return f"not aggregated: {failed}"
     rows = list(group.rows.get(scorer, {}).values())
     if not rows:
         return f"not scored: no {scorer} rows"

@@ -30,8 +30,16 @@ LARGE_OVERRIDES = (
 
 
 def default_config() -> Path:
-    """``configs/quickstart.yaml`` of the source tree scanrag runs from."""
-    return Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml"
+    """``configs/quickstart.yaml``: the installed copy (``scanrag/configs/`` in a wheel, where
+    pyproject.toml maps the folder as ``scanrag.configs``), else the source tree's."""
+    here = Path(__file__).resolve().parents[1]
+    for folder in (here / "configs", here.parent / "configs"):
+        if (folder / "quickstart.yaml").is_file():
+            return folder / "quickstart.yaml"
+    raise FileNotFoundError(
+        f"quickstart.yaml is neither in {here / 'configs'} nor in {here.parent / 'configs'}: "
+        "reinstall scanrag, or pass --config"
+    )
 
 
 def register(subparsers: Any) -> None:

@@ -149,6 +149,8 @@ def _status_notes(
                 f"{c} {k}" for c, k in (causes.get(scorer) or {}).get("causes", {}).items()
             )
             parts.append(f"{n} {scorer} judged rows excluded" + (f" ({why})" if why else ""))
+        for scorer, error in ((groups.get(key) or {}).get("aggregate_errors") or {}).items():
+            parts.append(f"{scorer} not aggregated ({error})")
         if parts:
             notes.append(f"{key}: {', '.join(parts)}")
     return notes

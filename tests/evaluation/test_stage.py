@@ -217,3 +217,38 @@ async def test_the_backend_builds_the_judges_from_the_job(tmp_path: Path) -> Non
     by = {r.scorer: r for r in rows}
     assert by["answer"].metrics["correct"] == 0.0 and llm.requests[0].model == "scripted/j"
     assert by["layout"].metrics["position"] == 1.0  # page count found in the job's PDF folder
+
+
+class BrokenAggregate(PureScorer):
+    """Scores every item; its aggregate raises (a scorer bug past the item level)."""
+
+    name = "broken_aggregate_test"
+
+    def compute(
+        self, trajectory: Trajectory, sample: Sample, judge: JudgeContext | None = None
+    ) -> ScoreRow:
+        return self.new_row(trajectory, sample, metrics={"x": 1.0})
+
+    def aggregate(self, rows, group, stats):  # type: ignore[no-untyped-def]
+        raise ZeroDivisionError("division by zero in the aggregate")
+
+
+@pytest.fixture
+def broken_aggregate() -> Iterator[None]:
+    SCORERS.register("broken_aggregate_test")(BrokenAggregate)
+    yield
+    SCORERS.unregister("broken_aggregate_test")
+
+
+async def test_a_raising_aggregate_is_recorded_and_the_rest_summarized(
+    broken_aggregate: None,
+) -> None:
+    samples = [sample(i) for i in range(2)]
+    rows = await score_run([traj(i) for i in range(2)], samples, ["broken_aggregate_test", "pages"])
+    group = summarize(rows, samples, stats=NO_CI).groups["cell"]
+    assert group.aggregate_errors == {
+        "broken_aggregate_test": "ZeroDivisionError: division by zero in the aggregate"
+    }
+    assert group.status["broken_aggregate_test"] == {"ok": 2}  # its rows still counted
+    assert not any(name.startswith("broken_aggregate_test.") for name in group.metrics)
+    assert group.metrics["pages.f1"].value is not None  # the other scorer is summarized

@@ -29,14 +29,20 @@ def _folder(package: str) -> Path:
     return REPO / Path(*parts)
 
 
+DATA_ONLY = {"scanrag.configs": "configs"}  # packages of data files alone (no module)
+
+
 def test_every_package_folder_is_listed_and_every_listed_package_exists() -> None:
-    roots = ["scanrag", *SETUPTOOLS["package-dir"]]
+    roots = ["scanrag", *(p for p in SETUPTOOLS["package-dir"] if p not in DATA_ONLY)]
     on_disk = {
         ".".join((root, *init.parent.relative_to(_folder(root)).parts))
         for root in roots
         for init in _folder(root).rglob("__init__.py")
     }
-    assert set(SETUPTOOLS["packages"]) == on_disk
+    assert set(SETUPTOOLS["packages"]) == on_disk | set(DATA_ONLY)
+    for package, folder in DATA_ONLY.items():
+        assert SETUPTOOLS["package-dir"][package] == folder
+        assert not list((REPO / folder).rglob("*.py")) and list((REPO / folder).iterdir())
 
 
 def test_every_mapped_folder_is_a_top_level_folder_of_the_card() -> None:
@@ -44,6 +50,7 @@ def test_every_mapped_folder_is_a_top_level_folder_of_the_card() -> None:
     assert all(name == f"scanrag.{folder}" for name, folder in mapping.items())
     assert set(mapping.values()) == {
         "agents", "graphs", "indexes", "retrievers", "evaluation", "loaders", "synth",
+        "configs",
     }  # fmt: skip
 
 
@@ -77,6 +84,7 @@ def test_the_wheel_holds_scanrag_alone_at_its_top_level(wheel: Path) -> None:
     }
     for module in ("agents/reader.py", "graphs/topk_rag.py", "evaluation/docscope/pages.py"):
         assert f"scanrag/{module}" in names
+    assert "scanrag/configs/quickstart.yaml" in names  # what `scanrag demo` runs
     sources = {p.relative_to(REPO) for p in REPO.glob("*/**/*.py")}
     wanted = {p for p in sources if p.parts[0] in {"scanrag", *SETUPTOOLS["package-dir"].values()}}
     installed = {n.removeprefix("scanrag/") for n in names if n.endswith(".py")}
@@ -108,6 +116,8 @@ def test_a_fresh_venv_with_only_scanrag_has_no_generic_top_level_names(
         " 'synth'):\n"
         "    assert u.find_spec(name) is None, name\n"
         "    print(name, 'absent')\n"
+        "from scanrag.commands.demo import default_config\n"
+        "print(default_config())\n"
         "root = u.find_spec('scanrag').submodule_search_locations[0]\n"
         "print(root)\n"
     )
@@ -117,6 +127,7 @@ def test_a_fresh_venv_with_only_scanrag_has_no_generic_top_level_names(
     assert done.returncode == 0, done.stderr
     root = Path(done.stdout.splitlines()[-1])
     assert root.is_relative_to(venv)
+    assert Path(done.stdout.splitlines()[-2]) == root / "configs" / "quickstart.yaml"
     assert (root / "agents" / "__init__.py").is_file()
     assert (root / "evaluation" / "docscope" / "pages.py").is_file()
     shutil.rmtree(venv)

@@ -79,3 +79,11 @@ def test_judge_exclusions_count_failed_rows_only() -> None:
         }
     }
     assert judge_exclusions(data) == {"a": {"fact": 3}}
+
+
+def test_a_scorer_that_could_not_aggregate_is_named_under_the_table() -> None:
+    data = summary()
+    groups = data["scoring"]["groups"]
+    groups["oracle_pages"] = {"aggregate_errors": {"region": "ValueError: bad boxes"}}
+    text = "\n".join(printed(data))
+    assert "oracle_pages: region not aggregated (ValueError: bad boxes)" in text
