@@ -29,7 +29,7 @@ from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reader import read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
-from scanrag.agents.scope import Count, ReaderParams, Scope
+from scanrag.agents.scope import AtLeastOne, ReaderParams, Scope
 from scanrag.agents.state import StrategyState, TrajectoryValue
 from scanrag.llm.types import ChatResponse, ContextOverflowError
 from scanrag.parsing import first_object
@@ -40,13 +40,14 @@ class AgentParams(ReaderParams):
     """The agent's budget and call settings (the parameters of ``agentic_rag``, then the
     reader's)."""
 
-    k: Count = 5
-    pages_per_step: Count = 3
-    max_steps: Count = 3
+    k: AtLeastOne = 5
+    pages_per_step: AtLeastOne = 3
+    max_steps: AtLeastOne = 3
     plan_first: bool = True
-    planner_max_tokens: Count = 64
+    planner_max_tokens: AtLeastOne = 64
     assessor_max_tokens: int = 96
-    max_searches: Count | None = None  # searches in all, fruitless ones included; 2 × max_steps
+    # searches in all, fruitless ones included; None: 2 × max_steps
+    max_searches: AtLeastOne | None = None
 
     @property
     def searches(self) -> int:

@@ -32,7 +32,7 @@ from scanrag.agents.prompts.scan import NOTHING, map_prompt
 from scanrag.agents.reader import ReaderSpec, read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
-from scanrag.agents.scope import Count, ReaderParams, Scope
+from scanrag.agents.scope import AtLeastOne, ReaderParams, Scope
 from scanrag.agents.state import StrategyState, as_trajectory, in_form_of
 from scanrag.llm.types import ContextOverflowError, ModelError
 from scanrag.schemas import Citation, Reduction, ReportedIssue, Status, Trajectory
@@ -46,12 +46,12 @@ NOTES_CAUSE = "the notes of every window did not fit; each window's notes were c
 class ScanParams(ReaderParams):
     """Window layout and map-call settings (the parameters of ``scan``, then the reader's)."""
 
-    window: Count = 2
-    stride: Count | None = None
-    max_windows: Count | None = None
+    window: AtLeastOne = 2
+    stride: AtLeastOne | None = None
+    max_windows: AtLeastOne | None = None
     cited_docs_in: CitedPlace = "map"
-    map_max_tokens: Count = 512
-    concurrency: Count = 4
+    map_max_tokens: AtLeastOne = 512
+    concurrency: AtLeastOne = 4
 
 
 # --------------------------------------------------------------------------- nodes

@@ -45,8 +45,9 @@ def at_least_one(value: int, info: ValidationInfo) -> int:
     return value
 
 
-Count = Annotated[int, AfterValidator(at_least_one)]
-"""An integer parameter of at least 1 (pages, tokens, windows ...)."""
+AtLeastOne = Annotated[int, AfterValidator(at_least_one)]
+"""A strategy's integer parameter of at least 1 (pages, tokens, windows ...); the config's
+own counts are :data:`scanrag.counts.Count`."""
 
 
 class ReaderParams(BaseModel):
@@ -63,11 +64,11 @@ class ReaderParams(BaseModel):
 
     output: Output = "citations"
     modality: Modality = "text"
-    page_cap: Count | None = None
-    max_images: Count | None = None
-    max_chars_per_page: Count | None = None
-    max_tokens: Count = 1024
-    context_tokens: Count | None = None
+    page_cap: AtLeastOne | None = None
+    max_images: AtLeastOne | None = None
+    max_chars_per_page: AtLeastOne | None = None
+    max_tokens: AtLeastOne = 1024
+    context_tokens: AtLeastOne | None = None
     block_boxes: bool = True
     temperature: float = 0.0
 

@@ -12,7 +12,7 @@ from functools import partial
 from typing import ClassVar
 
 from scanrag.agents import baseline
-from scanrag.agents.scope import Count, ReaderParams
+from scanrag.agents.scope import AtLeastOne, ReaderParams
 from scanrag.graphs.base import Builder, GraphStrategy, linear_graph
 from scanrag.protocols import RunSettings
 
@@ -21,7 +21,7 @@ class TopKParams(ReaderParams):
     """How many pages to retrieve and in which order to read them (then the reader's
     parameters)."""
 
-    k: Count = 5
+    k: AtLeastOne = 5
     order: baseline.Order = "rank"
 
 
