@@ -46,6 +46,28 @@ def __getattr__(name: str) -> Any:
     sub-module not imported yet is then imported by the import system)."""
     if name not in __all__ or name == "__version__":
         raise AttributeError(f"module 'scanrag' has no attribute {name!r}")
-    import scanrag.schemas
+    from scanrag.schemas import (
+        BBox,
+        Document,
+        Fact,
+        Page,
+        PageHit,
+        Region,
+        Sample,
+        Status,
+        Trajectory,
+        Usage,
+    )
 
-    return getattr(scanrag.schemas, name)
+    return {
+        "BBox": BBox,
+        "Document": Document,
+        "Fact": Fact,
+        "Page": Page,
+        "PageHit": PageHit,
+        "Region": Region,
+        "Sample": Sample,
+        "Status": Status,
+        "Trajectory": Trajectory,
+        "Usage": Usage,
+    }[name]
