@@ -273,7 +273,8 @@ def read_pdfs(
 ) -> Iterator[tuple[Path, PdfPages | Exception]]:
     """``(path, PdfPages)`` for each file in order, or ``(path, exception)`` for a file that
     cannot be opened. Consume each document's ``pages()`` before asking for the next: when
-    the worker pool runs, the following document's pages are already being read. The
+    the worker pool runs, the pages of the documents after it are already being read (up to
+    :data:`LOOKAHEAD_DOCS` documents and :data:`LOOKAHEAD_PAGES` pages ahead). The
     content hash is computed on a second thread (hashlib releases the GIL) unless ``shas``
     knows it. Each yielded ``PdfPages`` is closed when the next one is asked for."""
     files = [Path(p) for p in paths]
@@ -300,7 +301,7 @@ def read_pdfs(
         try:
             for path in files:
                 queue.append(opened(path))
-                if len(queue) > 1:
+                while len(queue) > 1 and not _room_ahead(queue):
                     yield from emit()
             while queue:
                 yield from emit()
@@ -308,6 +309,25 @@ def read_pdfs(
             for _, item in queue:
                 if isinstance(item, PdfPages):
                     item.close()
+
+
+# Documents handed to the workers ahead of the one collected: several keep both workers busy
+# past a short one, bounded in documents and pages so the encoded pages waiting stay small.
+LOOKAHEAD_DOCS = 4
+LOOKAHEAD_PAGES = 1024
+
+
+def _room_ahead(queue: deque[tuple[Path, PdfPages | Exception]]) -> bool:
+    """Whether another document may be opened (and handed to the workers) before the first
+    queued one is collected: every queued one after it went to the workers, within the
+    bounds above."""
+    ahead = [item for _, item in list(queue)[1:]]
+    if len(ahead) >= LOOKAHEAD_DOCS:
+        return False
+    readers = [item for item in ahead if isinstance(item, PdfPages)]
+    if any(not reader.units for reader in readers):  # read here: nothing to overlap
+        return False
+    return sum(reader.page_count for reader in readers) < LOOKAHEAD_PAGES
 
 
 def collect_document(reader: PdfPages) -> Document:

@@ -8,10 +8,11 @@ document (at least ``2 × MIN_PAGES_PER_WORKER`` pages) as contiguous page range
 of a batch whole. A worker opens the file itself and returns each page fully built and encoded
 (:data:`scanrag.documents.pagestore.EncodedPage`: the bytes the page store keeps), so this
 process only writes them out, in page order, while the workers read on; the batch reader
-submits the next document's units before it collects the current one's, so workers never wait
-at a document boundary. A lone ``ingest_pdf`` never waits for a pool to start: until one is
-ready, pages are read here. The output is identical either way (one function reads a page in
-both places: :func:`scanrag.documents.pages.read_document_page`).
+hands out the units of up to four documents ahead of the one it collects
+(``scanrag.documents.ingest.LOOKAHEAD_DOCS``), so workers never wait at a document boundary. A lone
+``ingest_pdf`` never waits for a pool to start: until one is ready, pages are read here. The output
+is identical either way (one function reads a page in both places:
+:func:`scanrag.documents.pages.read_document_page`).
 
 The pool uses the ``forkserver`` start method (forking a process that runs threads, as the
 runner does, is unsafe); its server preloads :mod:`scanrag.documents.page_worker` and PyMuPDF
@@ -21,7 +22,8 @@ the caller's ``__main__`` (multiprocessing would re-run a script, or fail for co
 number of workers (``1`` switches parallel reading off). Without it, each batch counts the CPUs
 actually free when it starts (:func:`usable_workers`: over a tenth of a second, the idle share
 of this process's CPUs from ``/proc/stat`` plus what this process itself used, measured on a
-background thread while the first document is read here) and uses that many workers, or none
+background thread while the first document is read here or by the workers of a pool an earlier
+batch left up, whose CPU time counts as free) and uses that many workers, or none
 below two: on a machine whose other cores are busy, a pool only adds its transfers to the same
 CPU time, so the batch is read in this process, never slower than one process. A pool that breaks (a
 worker killed) makes the document fall back to reading in this process. Workers exit by
@@ -88,13 +90,16 @@ FREE_WINDOW_S = 0.1  # how long usable_workers watches the CPUs
 def free_cpus(window_s: float = FREE_WINDOW_S) -> float | None:
     """How many of the CPUs this process may run on other processes left unused over the next
     ``window_s`` seconds: their idle and I/O-wait time in ``/proc/stat`` plus the CPU time of
-    this process (which may be reading a document meanwhile); ``None`` where that cannot be
-    read."""
+    this process and of its own pool's workers (either may be reading a document meanwhile:
+    a pool left up by an earlier batch reads the first document while the CPUs are counted);
+    ``None`` where that cannot be read."""
     try:
         cpus = {f"cpu{n}" for n in os.sched_getaffinity(0)}
-        before, own = _cpu_times(cpus), time.process_time()
+        workers = _worker_pids()
+        before, own = _cpu_times(cpus), time.process_time() + _ticks_of(workers) / _TICKS
         time.sleep(window_s)
-        after, own = _cpu_times(cpus), time.process_time() - own
+        after = _cpu_times(cpus)
+        own = time.process_time() + _ticks_of(workers) / _TICKS - own
     except (AttributeError, OSError, ValueError):
         return None
     total = sum(after[0]) - sum(before[0])
@@ -103,6 +108,30 @@ def free_cpus(window_s: float = FREE_WINDOW_S) -> float | None:
         return None
     share = (idle + own * total / (len(cpus) * window_s)) / total
     return len(cpus) * min(1.0, share)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _worker_pids() -> list[int]:
+    """Process ids of the pool's workers (none without a pool)."""
+    pool = _STATE.pool
+    processes = getattr(pool, "_processes", None) or {}
+    return [int(pid) for pid in processes]
+
+
+def _ticks_of(pids: list[int]) -> int:
+    """User and system CPU ticks the processes ``pids`` used so far (one that is gone counts
+    none)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total
 
 
 def _cpu_times(cpus: set[str]) -> tuple[list[int], list[int]]:

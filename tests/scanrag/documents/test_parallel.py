@@ -179,6 +179,62 @@ def test_free_cpus_count_idle_time_and_this_process_own(monkeypatch) -> None:
     assert parallel.free_cpus(0.1) == pytest.approx(1.0)
 
 
+def test_free_cpus_count_the_pools_own_workers_as_free(monkeypatch) -> None:
+    """A pool left up by an earlier batch reads the first document while the CPUs are
+    counted: its workers' CPU time is this batch's to use, not another program's."""
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(parallel, "_TICKS", 100)
+    readings = iter([([100, 100], [40, 40]), ([110, 110], [40, 40])])  # no idle tick
+    monkeypatch.setattr(parallel, "_cpu_times", lambda cpus: next(readings))
+    monkeypatch.setattr(parallel.time, "process_time", lambda: 1.0)  # this process waits
+    monkeypatch.setattr(parallel, "_worker_pids", lambda: [101, 102])
+    ticks = iter([500, 520])  # both workers busy the whole 0.1 s: 20 ticks
+    monkeypatch.setattr(parallel, "_ticks_of", lambda pids: next(ticks))
+    monkeypatch.setattr(parallel.time, "sleep", lambda s: None)
+    assert parallel.free_cpus(0.1) == pytest.approx(2.0)
+
+
+def test_ticks_of_read_another_process_cpu_time() -> None:
+    spin = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    child = subprocess.Popen([sys.executable, "-c", spin + "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = __import__("time").monotonic() + 30
+        while parallel._ticks_of([child.pid]) < 0.25 * parallel._TICKS:
+            assert __import__("time").monotonic() < deadline, "no CPU time read"
+            __import__("time").sleep(0.05)
+    finally:
+        child.communicate(b"")
+    assert parallel._ticks_of([child.pid]) == 0  # gone: counted as none
+    assert parallel._worker_pids() == [] or parallel._STATE.pool is not None
+
+
+def test_documents_ahead_go_to_the_workers_before_the_first_is_collected(
+    tmp_path: Path, pool: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Short documents of a batch are handed out several ahead (both workers stay busy past
+    a short one), in order, the output unchanged."""
+    tags = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
+    paths = [long_pdf(tmp_path / f"{t}.pdf", 12, t) for t in tags]  # 72 pages: a pool
+    expected = [_dump(p) for p in paths]
+    used = _spy_units(monkeypatch)
+    handed_at: list[int] = []
+    real = ingest_module.collect_document
+
+    def collect(reader):  # type: ignore[no-untyped-def]
+        handed_at.append(len(used))
+        return real(reader)
+
+    monkeypatch.setattr(ingest_module, "collect_document", collect)
+    _started(paths)
+    parallel._STATE.deciding = None
+    batch = ingest_many(paths, ocr="never")
+    assert [d.model_dump() for d in batch.documents] == expected
+    assert [name for name, _, _ in used] == [p.name for p in paths]  # whole, in order
+    assert handed_at[0] == 1 + ingest_module.LOOKAHEAD_DOCS  # the first and four ahead
+    assert handed_at == sorted(handed_at)
+
+
 def test_free_cpus_read_this_machine() -> None:
     free = parallel.free_cpus(0.05)
     assert free is None or 0 <= free <= parallel.available_cpus()
