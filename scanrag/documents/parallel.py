@@ -114,7 +114,8 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _worker_pids() -> list[int]:
-    """Process ids of the pool's workers (none without a pool)."""
+    """Process ids of the pool's workers (none without a pool). ``ProcessPoolExecutor`` keeps
+    them in a private attribute; where it is missing the workers count as busy, as before."""
     pool = _STATE.pool
     processes = getattr(pool, "_processes", None) or {}
     return [int(pid) for pid in processes]
