@@ -47,28 +47,32 @@ MESSAGE_CHARS = 500  # of a scorer exception's message on its row
 TRACE_CHARS = 2000  # of its traceback's end
 
 
+def _message(exc: BaseException) -> str:
+    """An exception's message on one line, cut to :data:`MESSAGE_CHARS`."""
+    return " ".join(str(exc).split())[:MESSAGE_CHARS]
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as a row or a summary records it: its type and message."""
+    message = _message(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 def scorer_error_row(
     trajectory: Trajectory, sample: Sample, scorer: Scorer, exc: BaseException
 ) -> ScoreRow:
     """The ``scorer_error`` row of a pair whose scorer raised ``exc``: the exception's type
     and message as its reason, the end of the traceback in ``details`` (built by the base
     class's ``new_row``: the scorer's own code is what failed)."""
-    message = " ".join(str(exc).split())[:MESSAGE_CHARS]
     trace = "".join(traceback.format_exception(exc))[-TRACE_CHARS:]
     return Scorer.new_row(
         scorer,
         trajectory,
         sample,
         status="scorer_error",
-        reason=f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
-        details={"exception": type(exc).__name__, "message": message, "traceback": trace},
+        reason=error_text(exc),
+        details={"exception": type(exc).__name__, "message": _message(exc), "traceback": trace},
     )
-
-
-def aggregate_error_text(exc: BaseException) -> str:
-    """How a scorer's failed aggregate is recorded: the exception's type and message."""
-    message = " ".join(str(exc).split())[:MESSAGE_CHARS]
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _as_trajectory(item: Trajectory | Mapping[str, Any]) -> Trajectory:
@@ -336,7 +340,7 @@ def summarize(
             try:
                 result = aggregate_counting_errors(scorer, scorer_rows, group, stats)
             except Exception as exc:  # one scorer's aggregate must not lose the whole summary
-                out.aggregate_errors[name] = aggregate_error_text(exc)
+                out.aggregate_errors[name] = error_text(exc)
                 continue
             out.metrics.update({f"{name}.{k}": v for k, v in result.metrics.items()})
             out.tables.update({f"{name}.{k}": v for k, v in result.tables.items()})
