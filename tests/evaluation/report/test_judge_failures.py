@@ -98,3 +98,28 @@ def test_accuracy_plots_draw_the_empty_cell_with_a_mark(
     cost = figures["cost"]
     labels = [t.get_text() for ax in cost.axes for t in ax.texts]
     assert f"{CELL} ({plotkit.NO_JUDGED})" in labels
+
+
+def test_a_cell_whose_aggregate_raised_says_so_in_report_and_exports(
+    run_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scanrag.evaluation.docscope.answer import AnswerScorer
+
+    real = AnswerScorer.aggregate
+
+    def aggregate(self, rows, group, stats):  # type: ignore[no-untyped-def]
+        if group.name == CELL:
+            raise ValueError("a scorer bug in this cell")
+        return real(self, rows, group, stats)
+
+    monkeypatch.setattr(AnswerScorer, "aggregate", aggregate)
+    score_dir(run_copy, llm=report_fixtures.judge(), n_resamples=0)  # rebuilds summary.json
+    monkeypatch.setattr(AnswerScorer, "aggregate", real)
+    summary = json.loads((run_copy / "summary.json").read_text())
+    group = summary["scoring"]["groups"][CELL]
+    assert group["aggregate_errors"] == {"answer": "ValueError: a scorer bug in this cell"}
+    _, wide_path = export_runs([run_copy], tmp_path / "x", fmt="csv", n_resamples=0)
+    wide = read_export(wide_path).set_index("label")
+    why = "not aggregated: ValueError: a scorer bug in this cell"
+    assert wide.loc[CELL, "answer.accuracy.empty"] == why
+    assert float(wide.loc["full_doc", "answer.accuracy"]) >= 0  # other cells keep theirs (NaN fails)
