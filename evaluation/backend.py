@@ -13,13 +13,13 @@ runner scores a run in chunks, and the chunks share the context's opened documen
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from scanrag.evaluation.base import StatsOptions
+from scanrag.evaluation.base import ScorerTable, StatsOptions
 from scanrag.evaluation.judging import ROLES, JudgeConfig, JudgeContext
 from scanrag.evaluation.stage import (
-    build_scorers,
     latest_rows,
     latest_trajectories,
     pending_pairs,
@@ -27,10 +27,10 @@ from scanrag.evaluation.stage import (
     summarize,
 )
 from scanrag.protocols import ScoringJob, ScoringPlan
-from scanrag.registry import SCORERS, RegistryError, UnknownNameError
+from scanrag.registry import RegistryError, UnknownNameError
 
 
-def judge_problems(job: ScoringJob) -> list[str]:
+def judge_problems(job: ScoringJob, table: ScorerTable | None = None) -> list[str]:
     """``config.key: message`` for each judge role no scorer has, each prompt file that
     cannot be used (unreadable, too large, a role without prompts, unknown fields) or that no
     scorer of the job would read, and what a scorer's own ``job_problems`` finds (an
@@ -50,7 +50,7 @@ def judge_problems(job: ScoringJob) -> list[str]:
             problems.append(f"scoring.judge_prompts.{role}: {exc}")
         else:
             readable.append(role)
-    factories = _factories(job.scorers)
+    factories = _factories(job.scorers, table or ScorerTable())
     roles = {r for f in factories.values() for r in getattr(getattr(f, "cls", f), "roles", ())}
     if len(factories) == len(job.scorers):  # an unknown scorer's roles are not known
         problems += [
@@ -66,13 +66,13 @@ def judge_problems(job: ScoringJob) -> list[str]:
     return problems
 
 
-def _factories(names: Sequence[str]) -> dict[str, Any]:
-    """The registry factories of ``names`` that load (the others are the scoring checks' to
-    report)."""
+def _factories(names: Sequence[str], table: ScorerTable) -> dict[str, Any]:
+    """The factories of ``names`` that load, bound in ``table`` (the others are the scoring
+    checks' to report)."""
     found = {}
     for name in names:
         try:
-            found[name] = SCORERS.get(name)
+            found[name] = table.factory(name)
         except (RegistryError, UnknownNameError):
             continue
     return found
@@ -83,15 +83,21 @@ class EvaluationBackend:
 
     def __init__(self) -> None:
         self._contexts: dict[Hashable, JudgeContext] = {}
+        self.table = ScorerTable()  # the scorers of the jobs planned, bound once
 
     def plan(self, job: ScoringJob) -> ScoringPlan:
-        problems = judge_problems(job)
+        problems = judge_problems(job, self.table)
+        if not problems:
+            # bind what the summary aggregates as well; a scorer that fails to load fails
+            # the summary, as it would unbound
+            with contextlib.suppress(RegistryError):
+                self.table.dependents(job.scorers)
         if problems or not job.trajectories:
             return ScoringPlan(problems=problems)
         todo = pending_pairs(
             latest_trajectories(job.trajectories),
             job.samples,
-            build_scorers(job.scorers, job.params),
+            self.table.build(job.scorers, job.params),
             latest_rows(job.rows),
             job.retry_failed,
             judges=self.judge_context(job).config,
@@ -110,11 +116,14 @@ class EvaluationBackend:
             concurrency=job.concurrency,
             on_row=job.on_row,
             retry_failed=job.retry_failed,
+            table=self.table,
         )
 
     def summarize(self, job: ScoringJob) -> dict[str, Any]:
         stats = StatsOptions(n_resamples=job.resamples, seed=job.seed)
-        summary = summarize(job.rows, job.samples, stats=stats, scorer_params=job.params)
+        summary = summarize(
+            job.rows, job.samples, stats=stats, scorer_params=job.params, table=self.table
+        )
         return {
             "headline": summary.flat(headline_only=True),
             "all": summary.flat(),

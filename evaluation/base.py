@@ -126,10 +126,62 @@ class PureScorer(Scorer):
 
 def get_scorer(name: str, **params: Any) -> Scorer:
     """Instantiate the scorer registered as ``name`` (``UnknownNameError`` lists the known)."""
-    scorer = SCORERS.create(name, **params)
+    return _checked(name, SCORERS.create(name, **params))
+
+
+def _checked(name: str, scorer: Any) -> Scorer:
     if not isinstance(scorer, Scorer):
         raise TypeError(f"scorer {name!r} is a {type(scorer).__name__}, not an evaluation Scorer")
     return scorer
+
+
+class ScorerTable:
+    """Scorer names bound to their registered factories, each name looked up once.
+
+    A scoring backend keeps one: checking a job (``plan``, before a run starts) binds its
+    scorers and the aggregate-only scorers that depend on them, and scoring and summarizing
+    then build from what was checked without asking the registry again. A name not bound yet
+    is looked up (and bound) when first used, so a table also serves rows of scorers the
+    check never saw (an earlier session's).
+    """
+
+    def __init__(self) -> None:
+        self.factories: dict[str, Callable[..., Any]] = {}
+        self._aggregate_only: dict[str, frozenset[str]] | None = None  # name → depends_on
+
+    def factory(self, name: str) -> Callable[..., Any]:
+        """The factory of scorer ``name`` (``UnknownNameError`` / ``RegistryError`` raise)."""
+        found = self.factories.get(name)
+        if found is None:
+            found = self.factories[name] = SCORERS.get(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.factories or name in SCORERS
+
+    def scorer(self, name: str, **params: Any) -> Scorer:
+        """Scorer ``name`` built with ``params``."""
+        return _checked(name, self.factory(name)(**params))
+
+    def build(
+        self, names: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> dict[str, Scorer]:
+        """Scorers by name with their parameters (``{name: {...}}``; ``None``: defaults)."""
+        params = params or {}
+        return {name: self.scorer(name, **dict(params.get(name) or {})) for name in names}
+
+    def dependents(self, present: Iterable[str]) -> list[str]:
+        """The aggregate-only scorers (``item_level = False``) depending on one of
+        ``present``; every registered scorer is looked at once per table."""
+        if self._aggregate_only is None:
+            found = {}
+            for name in SCORERS.names():
+                factory = self.factory(name)
+                if getattr(factory, "item_level", True) is False:
+                    found[name] = frozenset(getattr(factory, "depends_on", ()))
+            self._aggregate_only = found
+        given = set(present)
+        return [name for name, depends in self._aggregate_only.items() if depends & given]
 
 
 # --------------------------------------------------------------------------- aggregate helpers

@@ -29,9 +29,9 @@ from pydantic import BaseModel
 from scanrag.evaluation.base import (
     RowGroup,
     Scorer,
+    ScorerTable,
     StatsOptions,
     aggregate_counting_errors,
-    get_scorer,
     item_statuses,
     status_counts,
 )
@@ -39,7 +39,6 @@ from scanrag.evaluation.failures import failure_counts
 from scanrag.evaluation.judging import JudgeConfig, JudgeContext
 from scanrag.evaluation.schemas import GroupSummary, RowKey, ScoreRow, Summary
 from scanrag.hashing import stable_hash
-from scanrag.registry import SCORERS
 from scanrag.schemas import Sample, Trajectory
 
 RowSink = Callable[[ScoreRow], None]
@@ -110,12 +109,13 @@ def _sample_map(samples: Mapping[str, Sample] | Iterable[Sample]) -> Mapping[str
 
 
 def build_scorers(
-    names: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None
+    names: Sequence[str],
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    table: ScorerTable | None = None,
 ) -> dict[str, Scorer]:
     """Instantiate scorers by registry name with their parameters (``{name: {...}}``; a
-    ``None`` entry: the defaults)."""
-    params = params or {}
-    return {name: get_scorer(name, **dict(params.get(name) or {})) for name in names}
+    ``None`` entry: the defaults), through ``table`` when given."""
+    return (table or ScorerTable()).build(names, params)
 
 
 def _plain(value: Any) -> Any:
@@ -210,6 +210,7 @@ async def score_run(
     concurrency: int = 8,
     on_row: RowSink | None = None,
     retry_failed: bool = False,
+    table: ScorerTable | None = None,
 ) -> list[ScoreRow]:
     """Score every (trajectory, scorer) pair missing from ``existing_rows``; return new rows.
 
@@ -217,11 +218,12 @@ async def score_run(
     whose basis is stale is always re-scored (the new row supersedes the old one: readers
     keep the last row per key). A trajectory whose sample is unknown gets a ``skipped`` row
     per scorer; a scorer that raises gets a ``scorer_error`` row (:func:`scorer_error_row`).
+    ``table``: the scorers as a backend bound them (default: looked up now).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be ≥ 1, got {concurrency}")
     sample_map = _sample_map(samples)
-    scorers = build_scorers(scorer_names, scorer_params)
+    scorers = build_scorers(scorer_names, scorer_params, table)
     ctx = judge_ctx if judge_ctx is not None else JudgeContext()
     todo = pending_pairs(
         latest_trajectories(trajectories),
@@ -266,15 +268,12 @@ async def score_run(
 # --------------------------------------------------------------------------- summaries
 
 
-def _aggregate_names(present: Sequence[str], requested: Sequence[str] | None) -> list[str]:
+def _aggregate_names(
+    present: Sequence[str], requested: Sequence[str] | None, table: ScorerTable
+) -> list[str]:
     names = list(requested) if requested is not None else list(present)
     if requested is None:
-        for name in SCORERS.names():
-            factory = SCORERS.get(name)
-            if getattr(factory, "item_level", True) is False and set(
-                getattr(factory, "depends_on", ())
-            ) & set(present):
-                names.append(name)
+        names += table.dependents(present)
     return [n for n in dict.fromkeys(names)]
 
 
@@ -285,13 +284,16 @@ def summarize(
     scorer_names: Sequence[str] | None = None,
     stats: StatsOptions | None = None,
     scorer_params: Mapping[str, Mapping[str, Any]] | None = None,
+    table: ScorerTable | None = None,
 ) -> Summary:
     """Aggregate rows per grid cell. Later rows for a key replace earlier ones.
 
     ``scorer_names`` defaults to the scorers present in the rows plus every aggregate-only
     scorer (``item_level = False``) depending on one of them. Rows of scorers that are not
-    registered any more are counted but not aggregated.
+    registered any more are counted but not aggregated. ``table``: the scorers as a backend
+    bound them (default: looked up now).
     """
+    table = table or ScorerTable()
     stats = stats or StatsOptions()
     latest = latest_rows(rows)
     sample_map = _sample_map(samples) if samples is not None else {}
@@ -305,10 +307,8 @@ def summarize(
             if record.model:
                 judges[record.role].add(f"{record.model}@{record.prompt_hash}")
     present = sorted({row.scorer for row in latest.values()})
-    names = _aggregate_names(present, scorer_names)
-    scorers = {
-        n: s for n, s in build_scorers([n for n in names if n in SCORERS], scorer_params).items()
-    }
+    names = _aggregate_names(present, scorer_names, table)
+    scorers = table.build([n for n in names if n in table], scorer_params)
     summary = Summary(
         scorers=names,
         judges={role: sorted(v) for role, v in sorted(judges.items())},

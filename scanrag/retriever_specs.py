@@ -24,6 +24,7 @@ through the ``RETRIEVERS`` registry, so the kernel imports no retriever code its
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -116,12 +117,30 @@ class RetrieverSpecs:
         registry: Registry[Any] = RETRIEVERS,
         prefix: str = "retrievers",
         pool: IndexPool | None = None,
+        factories: dict[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.aliases, self.registry, self.prefix = aliases, registry, prefix
         self.pool = pool
+        self.factories: dict[str, Callable[..., Any]] = factories if factories is not None else {}
+        """Registered type → its factory, bound when first resolved (by :meth:`problems`, the
+        check before a run, for every type the config names and every default component)
+        and used from then on: the run builds what was checked, without asking the registry
+        again."""
 
     def type_of(self, alias: str) -> str:
         return self.aliases[alias].type or alias
+
+    def factory(self, kind: str) -> Callable[..., Any]:
+        """The factory of the registered type ``kind`` (bound on first use; an unknown name
+        raises ``UnknownNameError`` listing the known ones)."""
+        found = self.factories.get(kind)
+        if found is None:
+            found = self.factories[kind] = self.registry.get(kind)
+        return found
+
+    def with_pool(self, pool: IndexPool | None) -> RetrieverSpecs:
+        """These specs building through ``pool``, sharing the bound factories."""
+        return RetrieverSpecs(self.aliases, self.registry, self.prefix, pool, self.factories)
 
     # -- building -------------------------------------------------------------------------
     def build(
@@ -164,7 +183,7 @@ class RetrieverSpecs:
         built: dict[str, Any],
         stack: tuple[str, ...],
     ) -> Retriever:
-        factory = self.registry.get(kind)
+        factory = self.factory(kind)
         arguments = dict(params)
         components = component_params(factory)
         for name in components:
@@ -240,7 +259,7 @@ class _Check:
     ) -> None:
         """Check one retriever (``report``: its own parameters too, not only its links)."""
         try:
-            factory = self.specs.registry.get(kind)
+            factory = self.specs.factory(kind)
         except (UnknownNameError, RegistryError) as exc:
             if report:
                 self.found.append(f"{type_key}: {exc}")
@@ -255,6 +274,24 @@ class _Check:
         for name in components:
             if name in params:
                 self._entries(params[name], f"{params_key}.{name}", stack, report)
+            else:
+                self._bind_defaults(_default(factory, name))
+
+    def _bind_defaults(self, value: Any) -> None:
+        """Bind the registered types of a component parameter's default list (the class's
+        own choice, not checked: an alias among them is checked as an alias; a name that
+        does not resolve fails when the composite is built, as it would unbound)."""
+        if isinstance(value, str | Mapping) or not isinstance(value, Sequence):
+            return
+        for entry in value:
+            if isinstance(entry, Mapping):
+                try:
+                    entry, _ = component_entry(entry)
+                except RetrieverSpecError:
+                    continue
+            if isinstance(entry, str) and entry not in self.specs.aliases:
+                with contextlib.suppress(UnknownNameError, RegistryError):
+                    self.specs.factory(entry)
 
     def _entries(self, value: Any, key: str, stack: tuple[str, ...], report: bool) -> None:
         try:
@@ -278,7 +315,7 @@ class _Check:
             # the alias's own parameters are reported under its own key
             self.node(spec.type or entry, spec.params, own, f"{own}.params", (*stack, entry), False)
         elif isinstance(entry, str):
-            if entry not in self.specs.registry and report:
+            if not self._binds(entry) and report:
                 defined = ", ".join(sorted(aliases)) or "(none)"
                 known = ", ".join(self.specs.registry.names()) or "(none)"
                 self.found.append(
@@ -299,6 +336,17 @@ class _Check:
                 f"{key}: expected a retriever alias, a registered name or a mapping "
                 f"{{name: ..., <params>}}, got {entry!r}"
             )
+
+    def _binds(self, kind: str) -> bool:
+        """Whether ``kind`` names a registered type (bound here; one that fails to load is
+        the build's to report)."""
+        try:
+            self.specs.factory(kind)
+        except UnknownNameError:
+            return False
+        except RegistryError:
+            return True
+        return True
 
     def _cycle(self, path: list[str], key: str) -> None:
         members = frozenset(path)

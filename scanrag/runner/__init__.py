@@ -2,7 +2,9 @@
 
 Stages: ingest (document cache) → index (each retriever built once) → run (bounded concurrency,
 per-provider limits in the model client) → score (evaluation stage) → summary. Everything the
-runner drives is resolved by name through the registries; nothing from ``retrievers``,
+runner drives is resolved by name through the registries, once, by preflight
+(:class:`~scanrag.runner.preflight.Checked`: the retriever specs and the scoring backend with
+every name bound); the stages build from what preflight checked. Nothing from ``retrievers``,
 ``agents``, ``graphs`` or ``evaluation`` is imported at module level.
 """
 
@@ -13,14 +15,14 @@ from pathlib import Path
 
 from scanrag.config import ConfigError, ExperimentConfig, load_config, parse_override, read_yaml
 from scanrag.llm.types import ChatModel
-from scanrag.protocols import Strategy
+from scanrag.protocols import ScoringBackend, Strategy
 from scanrag.rundir import RunDir, RunDirError
 from scanrag.runner.components import SetupError, build_strategies
 from scanrag.runner.engine import Runner, RunResult
 from scanrag.runner.guard import RunAbortedError, guarded
 from scanrag.runner.preflight import preflight
 from scanrag.runner.progress import Log, RunProgress, stderr_log
-from scanrag.runner.scoring_checks import check_config_scoring
+from scanrag.runner.scoring_checks import check_config_scoring, optional_backend
 from scanrag.scrub import MASK, masked_paths
 
 # On resume only these sections may change: anything else would change what the rows mean.
@@ -59,7 +61,7 @@ def start_run(
     elif list(overrides) or limit is not None or model is not None:
         raise ValueError("overrides/limit/model apply to a config file, not a loaded config")
     # loads and checks every dataset once; the models of roles ``llm`` serves are not checked
-    datasets = preflight(config, agent_models=llm is None, judge_models=(judge_llm or llm) is None)
+    checked = preflight(config, agent_models=llm is None, judge_models=(judge_llm or llm) is None)
     strategies: dict[str, Strategy] = build_strategies(config.cells())
     run_dir = RunDir.create(config.runner.runs_dir, config.name)
 
@@ -75,7 +77,7 @@ def start_run(
             judge_llm=judge_llm,
             progress=progress,
             log=log,
-            datasets=datasets,
+            checked=checked,
         )
         return runner.execute()
 
@@ -115,8 +117,7 @@ def resume_run(
             f"warning: {', '.join(masked)} held secrets when the run started and were recorded "
             f"as {MASK}; pass them again with --set (or read them from the environment)"
         )
-    if config.scoring.enabled:
-        _check_scoring(run, config)
+    scoring = _check_scoring(run, config) if config.scoring.enabled else None
 
     def resume() -> RunResult:
         if overrides:
@@ -130,20 +131,24 @@ def resume_run(
             log=log,
             resuming=True,
             retry_errors=retry_errors,
+            scoring=scoring,
         )
         return runner.execute()
 
     return guarded(run, resume, fresh=False)
 
 
-def _check_scoring(run: RunDir, config: ExperimentConfig) -> None:
+def _check_scoring(run: RunDir, config: ExperimentConfig) -> ScoringBackend | None:
     """Refuse a resume whose score stage could not run (a bad ``scoring.params`` given with
-    ``--set``, or recorded by an older version that did not check it)."""
+    ``--set``, or recorded by an older version that did not check it); return the backend
+    that checked it (its scorers bound for the session)."""
     try:
         tasks = sorted({s.task for s in run.samples()[0]})
     except RunDirError:  # no samples yet (killed before they were written): defaults unknown
         tasks = []
-    problems = check_config_scoring(config.scoring, config.judge_models(), tasks)
+    scoring = optional_backend()
+    problems = check_config_scoring(config.scoring, config.judge_models(), tasks, scoring)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
         raise SetupError(f"the run cannot resume:\n{lines}")
+    return scoring

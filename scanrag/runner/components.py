@@ -2,7 +2,9 @@
 
 Everything here resolves through the registries (``RETRIEVERS``, ``STRATEGIES``; datasets
 through ``LOADERS`` in :mod:`scanrag.runner.datasets`) and imports the heavy packages lazily,
-so the runner never imports the upper layers itself.
+so the runner never imports the upper layers itself. Retrievers build from
+:class:`~scanrag.retriever_specs.RetrieverSpecs`: a run's are the ones preflight checked, with
+every registered type already bound to its factory.
 """
 
 from __future__ import annotations
@@ -170,21 +172,30 @@ def documents_for(
 # --------------------------------------------------------------------------- retrievers
 
 
-def retriever_type(retrievers: Mapping[str, RetrieverSpec], alias: str) -> str:
+Retrievers = Mapping[str, RetrieverSpec] | RetrieverSpecs
+"""A run's retriever aliases: the config's section, or its :class:`RetrieverSpecs` (the ones
+preflight checked, with every registered type bound to its factory)."""
+
+
+def _specs(retrievers: Retrievers) -> RetrieverSpecs:
+    return retrievers if isinstance(retrievers, RetrieverSpecs) else RetrieverSpecs(retrievers)
+
+
+def retriever_type(retrievers: Retrievers, alias: str) -> str:
     """The registered type of the config's retriever ``alias``."""
-    return RetrieverSpecs(retrievers).type_of(alias)
+    return _specs(retrievers).type_of(alias)
 
 
 def build_retriever(
-    retrievers: Mapping[str, RetrieverSpec],
+    retrievers: Retrievers,
     alias: str,
     documents: Sequence[Document],
     samples: Sequence[Sample] = (),
     index_dir: Path | None = None,
     pool: IndexPool | None = None,
 ) -> Retriever:
-    """Create the config's retriever ``alias`` (``retrievers``: the config's section) and
-    index ``documents`` (each content once).
+    """Create the config's retriever ``alias`` (``retrievers``: the config's section, or the
+    specs preflight checked) and index ``documents`` (each content once).
 
     Component entries of a composite (``hybrid``'s ``retrievers``, given or by default)
     resolve to the config's aliases first, then to registered names
@@ -196,50 +207,50 @@ def build_retriever(
     ``<type>-<key>`` folders next to it for a composite's components. A saved index is reused
     when it matches (a resume); a fresh one is saved for the next.
     """
+    specs = _specs(retrievers)
     if pool is None:
-        pool = retriever_pool(retrievers, documents, index_dir.parent if index_dir else None)
+        pool = retriever_pool(specs, documents, index_dir.parent if index_dir else None)
         if index_dir is not None:
-            folders = _folders(retrievers, pool, index_dir.parent, {alias: index_dir.name})
+            folders = _folders(specs, pool, index_dir.parent, {alias: index_dir.name})
             pool.folder_for = folders
-    specs = RetrieverSpecs(retrievers, pool=pool)
-    return specs.build(alias, inject={"samples": list(samples)})
+    return specs.with_pool(pool).build(alias, inject={"samples": list(samples)})
 
 
 def retriever_pool(
-    retrievers: Mapping[str, RetrieverSpec],
+    retrievers: Retrievers,
     documents: Sequence[Document],
     indexes_dir: Path | None,
     report: Callable[[str], None] | None = None,
 ) -> IndexPool:
-    """The index pool of a run's retrievers (the config's section): leaves saved under
-    ``indexes_dir``, each in its alias's folder when a top-level alias of the config is that
-    index (as before pools), else in a ``<type>-<key>`` folder."""
+    """The index pool of a run's retrievers: leaves saved under ``indexes_dir``, each in its
+    alias's folder when a top-level alias of the config is that index (as before pools),
+    else in a ``<type>-<key>`` folder."""
     from scanrag.index_pool import IndexPool
 
     unique = list({d.id: d for d in documents}.values())
     pool = IndexPool(unique, None, report)
     if indexes_dir is not None:
-        pool.folder_for = _folders(retrievers, pool, indexes_dir, {})
+        pool.folder_for = _folders(_specs(retrievers), pool, indexes_dir, {})
     return pool
 
 
 def _folders(
-    retrievers: Mapping[str, RetrieverSpec],
+    specs: RetrieverSpecs,
     pool: IndexPool,
     indexes_dir: Path,
     first: Mapping[str, str],
 ) -> Callable[[str, str], Path | None]:
     """``(type, key) -> folder``: the folder of the alias whose index has that key."""
-    from scanrag.registry import RETRIEVERS, UnknownNameError
+    from scanrag.registry import UnknownNameError
     from scanrag.retriever_specs import component_params
 
     named: dict[str, str] = {}
-    aliases = [*first, *(a for a in retrievers if a not in first)]
+    aliases = [*first, *(a for a in specs.aliases if a not in first)]
     for alias in aliases:
-        spec = retrievers.get(alias)
+        spec = specs.aliases.get(alias)
         kind = (spec.type if spec else None) or alias
         try:
-            factory = RETRIEVERS.get(kind)
+            factory = specs.factory(kind)
         except UnknownNameError:
             continue
         if component_params(factory):

@@ -17,7 +17,7 @@ from typing import Any
 
 from scanrag.config import ExperimentConfig, RunCell
 from scanrag.llm.types import ChatModel
-from scanrag.protocols import Strategy
+from scanrag.protocols import ScoringBackend, Strategy
 from scanrag.rundir import DiskFullError, RunDir, digest_usage, disk_full_reason, row_key
 from scanrag.runner import datasets as run_datasets
 from scanrag.runner import degraded as degradation
@@ -42,6 +42,7 @@ from scanrag.runner.outcome import (
     judge_failure_lines,
     run_outcome,
 )
+from scanrag.runner.preflight import Checked
 from scanrag.runner.progress import Log, RunProgress, stderr_log
 from scanrag.runner.scoring import score_run_dir, scoring_job
 from scanrag.runner.summary import build_summary, write_summary
@@ -130,7 +131,8 @@ class Runner:
         resuming: bool = False,
         retry_errors: bool = False,
         judge_llm: ChatModel | None = None,
-        datasets: list[LoadedDataset] | None = None,
+        checked: Checked | None = None,
+        scoring: ScoringBackend | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -149,7 +151,10 @@ class Runner:
         self.scores = run_dir.log(RunDir.SCORES, fsync_interval_s=interval)
         self.budget = Budget(config.runner.budget.usd, config.runner.budget.tokens)
         self.datasets: list[LoadedDataset] = []
-        self.preloaded = datasets  # loaded and checked by preflight (a fresh start)
+        # what preflight loaded and bound (a fresh start); a resume resolves as it goes
+        self.preloaded = checked.datasets if checked is not None else None
+        self.retriever_specs = checked.retrievers if checked is not None else None
+        self.scoring = checked.scoring if checked is not None else scoring
         self.job: RunJob | None = None
         self.score_pending: int | None = None
         self.session: dict[str, Any] = {
@@ -191,6 +196,7 @@ class Runner:
             strategies=strategies,
             datasets={d.name: d for d in datasets},
             settings=strategy_settings(self.config.runner),
+            retriever_specs=self.retriever_specs,
         )
         self.job = job
         manifest = build_manifest(self.config, self.run_dir, self.cells, strategies, datasets)
@@ -339,6 +345,7 @@ class Runner:
             progress=self.progress,
             tally=tally,
             gate=self._gate(prior, job.run_tally, tally),
+            scoring=self.scoring,
         )
         self.score_pending = outcome.pending
         self.session["usage_score"] = tally.to_json()
@@ -368,14 +375,15 @@ class Runner:
         self.session["stages"] = self.progress.stages
         samples = {s.id: s for d in self.datasets for s in d.samples}
         args = (self.run_dir, self.config, reason, manifest)
+        pending, scoring = self.score_pending, self.scoring
         try:
             self.run_dir.write_json(RunDir.MANIFEST, manifest)
-            summary = write_summary(*args, samples=samples, score_pending=self.score_pending)
+            summary = write_summary(*args, samples=samples, score_pending=pending, backend=scoring)
         except (DiskFullError, OSError) as exc:
             self.log(f"could not write the summary: {exc}")
             if stop is None:
                 stop = Stop(StopKind.DISK_FULL, disk_full_reason(exc))
-            summary = build_summary(*args, samples=samples, score_pending=self.score_pending)
+            summary = build_summary(*args, samples=samples, score_pending=pending, backend=scoring)
         if stop is not None:
             self.log(f"stopped: {stop}")
         elif not summary["complete"]:

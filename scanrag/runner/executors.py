@@ -19,6 +19,7 @@ from scanrag.config import ExperimentConfig, RunnerSpec
 from scanrag.llm.types import ChatModel
 from scanrag.protocols import PageRenderer, Retriever, RunSettings, Strategy, StrategyContext
 from scanrag.registry import Registry
+from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.rundir import DiskFullError, RunDir, disk_full_reason
 from scanrag.runner.components import (
     LoadedDataset,
@@ -48,6 +49,7 @@ class RunJob:
     renderer: PageRenderer | None = None
     documents: dict[Path, Document] = field(default_factory=dict)
     retrievers: dict[str, Retriever] = field(default_factory=dict)
+    retriever_specs: RetrieverSpecs | None = None  # as preflight checked them (a fresh start)
     run_tally: UsageTally = field(default_factory=UsageTally)
     phase: Callable[[str | None], None] | None = None  # what a stage is doing (progress)
 
@@ -134,13 +136,12 @@ class LocalExecutor:
     ) -> dict[str, str]:
         documents = job.all_documents()
         indexes = RunDir(job.run_dir).path / RunDir.INDEXES
-        pool = retriever_pool(job.config.retrievers, documents, indexes)  # one build per index
+        specs = job.retriever_specs or RetrieverSpecs(job.config.retrievers)
+        pool = retriever_pool(specs, documents, indexes)  # one build per index
         pool.phase = job.phase
 
         def build(alias: str) -> Retriever:
-            return build_retriever(
-                job.config.retrievers, alias, documents, job.all_samples(), None, pool=pool
-            )
+            return build_retriever(specs, alias, documents, job.all_samples(), None, pool=pool)
 
         return build_all_retrievers(job, aliases, on_done, build)
 

@@ -35,7 +35,6 @@ from scanrag.config import ExperimentConfig
 from scanrag.protocols import ScoringFailedError, ScoringJob
 from scanrag.runner import degraded as degradation
 from scanrag.runner.components import (
-    LoadedDataset,
     build_llm,
     build_strategies,
     document_paths,
@@ -48,7 +47,7 @@ from scanrag.runner.executors import LocalExecutor, RunJob
 from scanrag.runner.items import WorkItem
 from scanrag.runner.manifest_build import cell_caps
 from scanrag.runner.plan_calls import PlannedCalls, PlanRecorder, model_price
-from scanrag.runner.preflight import preflight
+from scanrag.runner.preflight import Checked, preflight
 from scanrag.runner.progress import RunProgress
 from scanrag.schemas import Status, Trajectory
 from scanrag.tasks import default_scorer_names
@@ -113,7 +112,8 @@ def plan_run(config: ExperimentConfig, log: Callable[[str], None] | None = None)
     say = log or (lambda _m: None)
     runner = config.runner
     progress = RunProgress(runner.progress, log=log, interval_s=runner.progress_interval_s)
-    datasets = preflight(config)
+    checked = preflight(config)
+    datasets = checked.datasets
     cells = config.cells()
     strategies = build_strategies(cells)
     settings = strategy_settings(config.runner)
@@ -127,6 +127,7 @@ def plan_run(config: ExperimentConfig, log: Callable[[str], None] | None = None)
             strategies=strategies,
             datasets={d.name: d for d in datasets},
             settings=settings,
+            retriever_specs=checked.retrievers,
         )
         job.recorder = recorder
         pending = pending_items(cells, datasets, set())
@@ -152,7 +153,7 @@ def plan_run(config: ExperimentConfig, log: Callable[[str], None] | None = None)
             executor.run_items(job, items, sink, lambda: None)
         with progress.stage("judges", len(trajectories)) as stage:
             over_window = _plan_judges(
-                config, datasets, trajectories, recorder, plan.warnings, stage.advance
+                config, checked, trajectories, recorder, plan.warnings, stage.advance
             )
     for cell in cells:
         strategy = strategies.get(cell.run_key)
@@ -202,7 +203,7 @@ def _ingest(
 
 def _plan_judges(
     config: ExperimentConfig,
-    datasets: Sequence[LoadedDataset],
+    checked: Checked,
     trajectories: Sequence[Trajectory],
     recorder: PlanRecorder,
     warnings: list[str],
@@ -216,7 +217,8 @@ def _plan_judges(
         return over
     from scanrag.runner.scoring import backend
 
-    scoring = backend()
+    scoring = checked.scoring or backend()
+    datasets = checked.datasets
     samples = {s.id: s for d in datasets for s in d.samples}
     names = config.scoring.scorers
     if names is None:

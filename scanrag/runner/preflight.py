@@ -30,7 +30,6 @@ from scanrag.config import (
     DEFAULT_MODEL,
     DatasetSpec,
     ExperimentConfig,
-    RetrieverSpec,
     ScoringSpec,
     StrategySpec,
 )
@@ -38,6 +37,7 @@ from scanrag.config.models import ref_of
 from scanrag.llm.checks import ModelChecker
 from scanrag.llm.endpoints import ModelEntry
 from scanrag.params import param_problems
+from scanrag.protocols import ScoringBackend
 from scanrag.registry import LOADERS, SCORERS, STRATEGIES, RegistryError, UnknownNameError
 from scanrag.retriever_specs import RetrieverSpecs
 from scanrag.runner.components import LoadedDataset, SetupError
@@ -47,11 +47,24 @@ from scanrag.runner.datasets import (
     synthetic_dir,
     synthetic_options,
 )
-from scanrag.runner.scoring_checks import check_config_scoring
+from scanrag.runner.scoring_checks import check_config_scoring, optional_backend
 from scanrag.tasks import default_scorer_names
 
 # Arguments the runner fills in itself rather than the config.
 INJECTED = frozenset({"samples"})
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What preflight hands the run: the datasets, loaded once, and the components every
+    name of the config was checked against — the retriever specs with each registered type
+    bound to its factory, and the scoring backend with the run's scorers bound (``None``
+    when the run does not score, or no backend loads). The run builds from these without
+    looking the names up again."""
+
+    datasets: list[LoadedDataset]
+    retrievers: RetrieverSpecs
+    scoring: ScoringBackend | None = None
 
 
 @dataclass(frozen=True)
@@ -73,9 +86,10 @@ class ModelUses:
 
 def preflight(
     config: ExperimentConfig, *, agent_models: bool = True, judge_models: bool = True
-) -> list[LoadedDataset]:
+) -> Checked:
     """Raise :class:`SetupError` listing every problem that would stop the run later; return
-    the datasets, loaded once (``start_run`` hands them to the runner).
+    the datasets, loaded once, and the checked components (``start_run`` hands them to the
+    runner).
 
     ``agent_models`` / ``judge_models``: whether to check the models of the agent / judge
     roles (not when the caller serves them with a client of its own).
@@ -86,16 +100,18 @@ def preflight(
     called = frozenset(m for cell in config.cells() for m in cell.models.values())
     judge_roles = frozenset(config.models.judges)
     uses = ModelUses(config.model_uses(), config.model_entries(), called, judge_roles)
+    retrievers = RetrieverSpecs(config.retrievers)
+    backend = optional_backend() if scoring.enabled else None
 
     def model_problems(datasets: list[LoadedDataset]) -> list[str]:
         found = _model_problems(uses, scoring, checker, agent_models, judge_models, datasets)
-        return found + _scoring_problems(scoring, judges, datasets)
+        return found + _scoring_problems(scoring, judges, datasets, backend)
 
     sound, spec_problems = _dataset_spec_problems(specs)
     slow = [i for i in sound if _needs_generation(specs[i], cache_dir)]
     datasets, dataset_problems = load_checked(specs, cache_dir, [i for i in sound if i not in slow])
     dataset_problems = spec_problems + dataset_problems
-    components = [*_retriever_problems(config.retrievers), *_strategy_problems(config.strategies)]
+    components = [*_retriever_problems(retrievers), *_strategy_problems(config.strategies)]
     limits = _per_provider_problems(list(config.runner.per_provider), uses, checker)
     models = model_problems(datasets)
     if slow and not (dataset_problems or components or models or limits):
@@ -105,7 +121,7 @@ def preflight(
         models = model_problems(datasets)
         slow = []
     problems = [*dataset_problems, *components, *models, *limits]
-    return _refuse_or(datasets, problems, slow)
+    return Checked(_refuse_or(datasets, problems, slow), retrievers, backend)
 
 
 def _refuse_or(
@@ -127,10 +143,11 @@ def _needs_generation(spec: DatasetSpec, cache_dir: Path) -> bool:
     return not synthetic_dir(cache_dir, spec.synthetic).exists()
 
 
-def _retriever_problems(retrievers: Mapping[str, RetrieverSpec]) -> list[str]:
+def _retriever_problems(retrievers: RetrieverSpecs) -> list[str]:
     """Every retriever alias against its real constructor, recursively through composites
-    (alias references, cycles, names, types, the retriever's own cheap rules); no model loads."""
-    return RetrieverSpecs(retrievers).problems(skip=sorted(INJECTED))
+    (alias references, cycles, names, types, the retriever's own cheap rules); no model
+    loads. The specs keep the factories they resolved."""
+    return retrievers.problems(skip=sorted(INJECTED))
 
 
 def _strategy_problems(strategies: Sequence[StrategySpec]) -> list[str]:
@@ -182,14 +199,17 @@ def _model_problems(
 
 
 def _scoring_problems(
-    scoring: ScoringSpec, judges: Mapping[str, str], datasets: list[LoadedDataset]
+    scoring: ScoringSpec,
+    judges: Mapping[str, str],
+    datasets: list[LoadedDataset],
+    backend: ScoringBackend | None,
 ) -> list[str]:
     """Scorers (configured, or the tasks' defaults, plus every one ``scoring.params`` names)
     built with their parameters; judge roles and prompt files (:mod:`.scoring_checks`)."""
     if not scoring.enabled:
         return []
     tasks = sorted({s.task for d in datasets for s in d.samples})
-    return check_config_scoring(scoring, judges, tasks)
+    return check_config_scoring(scoring, judges, tasks, backend)
 
 
 def _default_judge_roles(

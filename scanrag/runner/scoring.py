@@ -118,6 +118,7 @@ def score_run_dir(
     progress: RunProgress | None = None,
     tally: UsageTally | None = None,
     gate: Callable[[], Stop | None] = lambda: None,
+    scoring: ScoringBackend | None = None,
 ) -> ScoreOutcome:
     """Score every (trajectory, scorer) pair of ``job`` (:func:`scoring_job`) without a
     current row in ``run``'s ``scores.jsonl``.
@@ -126,10 +127,13 @@ def score_run_dir(
     that cannot be used (:mod:`scanrag.runner.scoring_checks`) before anything is scored.
     ``scores`` is the open log to append to (the runner's); otherwise the folder's
     ``scores.jsonl`` is opened here. ``job.llm`` is the judges' client, else ``make_llm()``
-    builds one when there is something to judge. The caller holds the run's lock.
+    builds one when there is something to judge. ``scoring`` is the backend a run's preflight
+    checked the job's scorers with (not checked again here); without one, the registered
+    backend is created and the job checked. The caller holds the run's lock.
     """
-    scoring = backend()
-    _refuse(run, scoring_problems(job, scoring))
+    if scoring is None:
+        scoring = backend()
+        _refuse(run, scoring_problems(job, scoring))
     outcome = ScoreOutcome()
     own_log = scores is None
     log_ = scores if scores is not None else run.log(RunDir.SCORES)
@@ -205,12 +209,13 @@ def _sum(usage: Mapping[str, Any]) -> Usage:
     return Usage.sum(usage.values())
 
 
-def summarize(job: ScoringJob) -> dict[str, Any]:
+def summarize(job: ScoringJob, scoring: ScoringBackend | None = None) -> dict[str, Any]:
     """The evaluation summary of ``job.rows`` (per grid cell, every scorer's aggregates), by
-    the backend's ``summarize``; without rows, an empty one (no backend needed)."""
+    ``scoring``'s ``summarize`` (default: the registered backend's); without rows, an empty
+    one (no backend needed)."""
     if not job.rows:
         return {"headline": {}, "all": {}, "detail": None}
-    return backend().summarize(job)
+    return (scoring or backend()).summarize(job)
 
 
 __all__ = [

@@ -82,16 +82,26 @@ def _build_problems(name: str, given: dict[str, Any]) -> list[str]:
     return []
 
 
+def optional_backend() -> ScoringBackend | None:
+    """The registered scoring backend, or ``None`` when none loads (the score stage then
+    says so itself)."""
+    try:
+        scoring: ScoringBackend = BACKENDS.create("scoring")
+    except Exception:
+        return None
+    return scoring
+
+
 def check_config_scoring(
-    spec: ScoringSpec, judges: Mapping[str, str], tasks: Sequence[str]
+    spec: ScoringSpec,
+    judges: Mapping[str, str],
+    tasks: Sequence[str],
+    scoring: ScoringBackend | None,
 ) -> list[str]:
     """:func:`scoring_problems` for a run's ``scoring`` section: its scorers (or the defaults
     of ``tasks``), parameters and prompt files, with the config's judge models (``judges``:
-    ``ExperimentConfig.judge_models()``)."""
-    try:
-        scoring: ScoringBackend | None = BACKENDS.create("scoring")
-    except Exception:  # no scoring backend installed: the score stage says so itself
-        scoring = None
+    ``ExperimentConfig.judge_models()``), through ``scoring``'s plan (:func:`optional_backend`),
+    which binds the scorers it checked for the run."""
     names = spec.scorers
     if names is None:
         try:

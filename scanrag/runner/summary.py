@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scanrag.config import ExperimentConfig, RunCell, ScoringSpec
-from scanrag.protocols import ScoringJob
+from scanrag.protocols import ScoringBackend, ScoringJob
 from scanrag.rundir import RunDir, row_key
 from scanrag.runner.conditions import cell_conditions, decider_entry, headline_scorers
 from scanrag.runner.scoring import summarize
@@ -93,12 +93,14 @@ def build_summary(
     samples: Mapping[str, Sample],
     score_pending: int | None = None,
     scoring: ScoringSpec | None = None,
+    backend: ScoringBackend | None = None,
 ) -> dict[str, Any]:
     """The run's summary, recomputed from the rows on disk.
 
     ``score_pending`` is the number of (trajectory, scorer) pairs still without a row after
     the score stage (``None`` when scoring did not run this session). ``scoring`` gives the
-    scorer parameters and bootstrap settings (default: the config's).
+    scorer parameters and bootstrap settings (default: the config's); ``backend`` is the
+    scoring backend that scored the rows (default: the registered one).
     """
     trajectories = run.trajectory_rows()
     scores = run.score_rows()
@@ -127,7 +129,7 @@ def build_summary(
         resamples=scoring.resamples,
         seed=scoring.seed,
     )
-    metrics = summarize(job)
+    metrics = summarize(job, backend)
     decider = config.report.decider if config is not None else manifest.get("decider")
     keys = [cell["run_key"] for cell in cells]
     conditions = cell_conditions(keys, manifest, trajectories, scores, decider)
@@ -206,6 +208,7 @@ def write_summary(
     samples: Mapping[str, Sample] | None = None,
     score_pending: int | None = None,
     scoring: ScoringSpec | None = None,
+    backend: ScoringBackend | None = None,
 ) -> dict[str, Any]:
     """Rebuild ``summary.json`` from the rows on disk and write it (the only writer)."""
     if samples is None:
@@ -218,6 +221,7 @@ def write_summary(
         samples=samples,
         score_pending=score_pending,
         scoring=scoring,
+        backend=backend,
     )
     run.write_json(RunDir.SUMMARY, summary)
     return summary

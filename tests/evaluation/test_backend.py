@@ -91,3 +91,28 @@ def test_chunks_of_one_setup_share_the_judge_context(tmp_path: Path) -> None:
     other = backend.judge_context(replace(whole, judges={"default": "scripted/other"}))
     assert other is not ctx and other.config.default_model == "scripted/other"
     assert backend.judge_context(replace(whole, llm=ScriptedModel())) is not ctx
+
+
+async def test_a_checked_job_is_scored_and_summarized_from_the_bound_scorers(
+    monkeypatch,
+) -> None:
+    """``plan`` binds the job's scorers (and the aggregate-only ones that depend on them);
+    scoring and the summary then build from them without asking the registry."""
+    from scanrag.registry import SCORERS
+
+    backend = EvaluationBackend()
+    assert backend.plan(job(trajectories=())).problems == []
+    assert {"pages", "answer"} <= set(backend.table.factories)
+
+    def asked(*args, **kwargs):
+        raise AssertionError(f"the registry was asked for {args} after the check")
+
+    for method in ("get", "create", "names"):
+        monkeypatch.setattr(SCORERS, method, asked)
+    rows: list[ScoreRow] = []
+    llm = ScriptedModel(responder=lambda r: '{"consistent": true}')
+    first = job(llm=llm, on_row=rows.append)
+    await backend.score(first)
+    summary = backend.summarize(replace(first, rows=[r.model_dump(mode="json") for r in rows]))
+    assert summary["headline"]["cell"]["answer.accuracy"] == 1.0
+    assert summary["headline"]["cell"]["pages.recall"] == 1.0

@@ -141,18 +141,18 @@ def test_every_retriever_builds_indexes_and_searches(
     assert set(data.get("plugins") or []) <= {readme_plugins}
     import_plugins(data.get("plugins") or [])
     config = _config(data, offline_models)
-    assert _retriever_problems(config.retrievers) == []
     specs = RetrieverSpecs(config.retrievers)
+    assert _retriever_problems(specs) == []
     built = {}
     for alias in config.retrievers:
         folder = tmp_path / alias
-        retriever = build_retriever(config.retrievers, alias, corpus, samples, folder)
+        retriever = build_retriever(specs, alias, corpus, samples, folder)  # as a run builds
         manifest = retriever.manifest()
         assert manifest["retriever"] == specs.type_of(alias), source
         json.dumps(manifest)
         hits = _check_hits(retriever, samples, by_name)
         if (folder / "manifest.json").is_file():  # a resumed run loads the saved index
-            again = build_retriever(config.retrievers, alias, corpus, samples, folder)
+            again = build_retriever(config.retrievers, alias, corpus, samples, folder)  # unbound
             assert _check_hits(again, samples, by_name) == hits
         built[alias] = retriever
     for alias, retriever in built.items():  # a component named by alias is that alias

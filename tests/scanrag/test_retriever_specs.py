@@ -91,6 +91,35 @@ def test_aliases_resolve_inside_composites_and_samples_reach_every_level(registr
     assert specs.references("fused") == ["big"]
 
 
+def test_the_check_binds_every_type_and_the_build_asks_the_registry_nothing(
+    registry, monkeypatch
+) -> None:
+    specs = _specs(registry, fused={"type": "fuse"}, gold={}, wide={"type": "fuse", "params": {
+        "parts": ["gold", {"name": "leaf", "size": 2}]}})  # fmt: skip
+    assert specs.problems() == []
+    # the aliases' types, the components named, and fuse's default part ("leaf")
+    assert set(specs.factories) == {"fuse", "gold", "leaf"}
+
+    def looked_up(name: str) -> None:
+        raise AssertionError(f"{name!r} looked up after the check")
+
+    monkeypatch.setattr(registry, "get", looked_up)
+    pooled = specs.with_pool(None)
+    assert pooled.factories is specs.factories  # one binding for every pool
+    assert [type(p) for p in pooled.build("fused").parts] == [Leaf]
+    wide = pooled.build("wide", inject={"samples": ["q1"]})
+    assert isinstance(wide.parts[0], Gold) and wide.parts[0].samples == ["q1"]
+    assert wide.parts[1].size == 2
+
+
+def test_an_unbound_type_is_looked_up_and_an_unknown_one_listed(registry) -> None:
+    specs = _specs(registry)
+    assert type(specs.build_type("leaf", {"size": 3})) is Leaf
+    assert "leaf" in specs.factories
+    with pytest.raises(UnknownNameError, match="fuse"):
+        specs.factory("fuze")
+
+
 def test_nested_mapping_form_and_reuse_of_built_aliases(registry) -> None:
     specs = _specs(
         registry,

@@ -420,5 +420,39 @@ def test_a_synthetic_corpus_is_generated_only_once_the_cheap_checks_pass(tmp_pat
     assert "generated and checked once" not in str(again.value)
     assert (tmp_path / "cache" / "synthetic").is_dir()
     del config["datasets"][1]["ids"]
-    names = [d.name for d in preflight(config_from_dict(config))]
+    names = [d.name for d in preflight(config_from_dict(config)).datasets]
     assert names == ["toy", "syn"]
+
+
+def test_the_run_builds_and_scores_what_preflight_bound(tmp_path: Path, monkeypatch) -> None:
+    """After preflight no registry is asked for a retriever, a scorer or the scoring backend:
+    the index, score and summary stages build from the specs and the backend that did the
+    checking."""
+    from scanrag import registry
+    from scanrag.runner import engine
+
+    asked: list[tuple[str, str, tuple[Any, ...]]] = []
+    execute = engine.Runner.execute
+
+    def recording(table: str, method: str, original: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            asked.append((table, method, args))
+            return original(*args, **kwargs)
+
+        return call
+
+    def watched(self: Any) -> Any:
+        for name in ("RETRIEVERS", "SCORERS", "BACKENDS"):
+            table = getattr(registry, name)
+            for method in ("get", "create", "names"):
+                monkeypatch.setattr(table, method, recording(name, method, getattr(table, method)))
+        return execute(self)
+
+    monkeypatch.setattr(engine.Runner, "execute", watched)
+    scoring = {"enabled": True, "scorers": ["answer_rules", "pages"], "resamples": 0}
+    config = config_from_dict(rf.make_config(tmp_path, scoring=scoring))
+    result = start_run(config, llm=rf.MODEL, log=None)
+    assert result.exit_code == 0 and result.complete
+    headline = result.summary["metrics"]
+    assert headline and all("pages.recall" in cell for cell in headline.values()), headline
+    assert asked == []
