@@ -30,8 +30,8 @@ from scanrag.runner.components import (
     mark_document_failures,
     strategy_settings,
 )
-from scanrag.runner.executors import Executor, RunJob, item_models, make_executor
-from scanrag.runner.items import WorkItem
+from scanrag.runner.executors import Executor, RunJob, make_executor
+from scanrag.runner.items import WorkItem, pending_items, work_items
 from scanrag.runner.manifest import now_iso
 from scanrag.runner.manifest_build import build_manifest, update_manifest
 from scanrag.runner.outcome import (
@@ -55,44 +55,6 @@ from scanrag.scrub import scrub_data
 RETRYABLE = frozenset(
     {Status.MODEL_ERROR, Status.INTERNAL_ERROR, Status.RETRIEVER_ERROR, Status.INPUT_ERROR}
 )
-
-
-def pending_items(
-    cells: Sequence[RunCell], datasets: Sequence[LoadedDataset], done: set[tuple[Any, ...]]
-) -> list[tuple[RunCell, LoadedDataset, Any]]:
-    """(cell, dataset, sample) triples whose ``(run_key, sample id)`` is not ``done``, in
-    sample-major order."""
-    pending = []
-    for dataset in datasets:
-        for sample in dataset.samples:
-            for cell in cells:
-                if (cell.run_key, sample.id) not in done:
-                    pending.append((cell, dataset, sample))
-    return pending
-
-
-def work_items(pending: Sequence[Any], retriever_errors: dict[str, str]) -> list[WorkItem]:
-    """The work items of ``pending`` triples; a sample that cannot run (an input error) or
-    whose cell's retriever could not be built is pre-failed with that status."""
-    items = []
-    for cell, dataset, sample in pending:
-        error = None
-        if sample.id in dataset.bad:
-            error = (Status.INPUT_ERROR, dataset.bad[sample.id])
-        elif cell.retriever in retriever_errors:
-            error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
-        items.append(
-            WorkItem(
-                run_key=cell.run_key,
-                strategy=cell.strategy.name,
-                sample=sample,
-                dataset=dataset.name,
-                models=item_models(cell.models),
-                retriever=cell.retriever,
-                error=error,
-            )
-        )
-    return items
 
 
 @dataclass

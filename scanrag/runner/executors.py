@@ -10,7 +10,7 @@ spent). Executors register in :data:`EXECUTORS` like every other extension point
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -197,7 +197,3 @@ def make_executor(runner: RunnerSpec) -> Executor:
     """The executor ``runner.executor`` names, built from the ``runner`` section."""
     executor: Executor = EXECUTORS.create(runner.executor, runner=runner)
     return executor
-
-
-def item_models(models: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(models.items()))

@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scanrag.config import RunCell
 from scanrag.llm.types import ModelError
 from scanrag.protocols import Strategy, StrategyContext
+from scanrag.runner.components import LoadedDataset
 from scanrag.runner.degraded import settle
 from scanrag.runner.usage import MeteredModel, UsageTally
 from scanrag.schemas import Document, Sample, Status, Trajectory
@@ -35,6 +37,48 @@ class WorkItem:
     @property
     def key(self) -> tuple[str, str]:
         return (self.run_key, self.sample.id)
+
+
+def pending_items(
+    cells: Sequence[RunCell], datasets: Sequence[LoadedDataset], done: set[tuple[Any, ...]]
+) -> list[tuple[RunCell, LoadedDataset, Any]]:
+    """(cell, dataset, sample) triples whose ``(run_key, sample id)`` is not ``done``, in
+    sample-major order."""
+    pending = []
+    for dataset in datasets:
+        for sample in dataset.samples:
+            for cell in cells:
+                if (cell.run_key, sample.id) not in done:
+                    pending.append((cell, dataset, sample))
+    return pending
+
+
+def work_items(pending: Sequence[Any], retriever_errors: dict[str, str]) -> list[WorkItem]:
+    """The work items of ``pending`` triples; a sample that cannot run (an input error) or
+    whose cell's retriever could not be built is pre-failed with that status."""
+    items = []
+    for cell, dataset, sample in pending:
+        error = None
+        if sample.id in dataset.bad:
+            error = (Status.INPUT_ERROR, dataset.bad[sample.id])
+        elif cell.retriever in retriever_errors:
+            error = (Status.RETRIEVER_ERROR, retriever_errors[cell.retriever])
+        items.append(
+            WorkItem(
+                run_key=cell.run_key,
+                strategy=cell.strategy.name,
+                sample=sample,
+                dataset=dataset.name,
+                models=item_models(cell.models),
+                retriever=cell.retriever,
+                error=error,
+            )
+        )
+    return items
+
+
+def item_models(models: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(models.items()))
 
 
 def base_trajectory(item: WorkItem) -> Trajectory:

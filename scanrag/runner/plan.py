@@ -42,9 +42,8 @@ from scanrag.runner.components import (
     mark_document_failures,
     strategy_settings,
 )
-from scanrag.runner.engine import pending_items, work_items
 from scanrag.runner.executors import LocalExecutor, RunJob
-from scanrag.runner.items import WorkItem
+from scanrag.runner.items import WorkItem, pending_items, work_items
 from scanrag.runner.manifest_build import cell_caps
 from scanrag.runner.plan_calls import PlannedCalls, PlanRecorder, model_price
 from scanrag.runner.preflight import Checked, preflight
