@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from scanrag.agents.context import ReaderInput, build_input
 from scanrag.agents.fitting import Fallback, Fit, estimate_units, fit, page_budget
@@ -76,18 +76,26 @@ Request = Callable[[ReaderInput], ChatRequest]
 """The request a read would send for an input (the prompt around its pages)."""
 
 
-@dataclass(frozen=True)
-class Budget:
-    """How a read is fitted: the reader's role (whose model's window), its stage (named in the
-    records), the reply's ``max_tokens``, the fallback mode, and a window set by the strategy
-    or the runner (``context_tokens``, named by ``source``; ``None``: ask the model client)."""
+Output = Literal["citations", "json"]
 
-    role: str
-    stage: str
-    max_tokens: int
-    fallback: Fallback
+
+@dataclass(frozen=True)
+class ReaderSpec:
+    """How a strategy calls its reader, and what its reads are planned against: the output
+    path, the reader's role (whose model's window) and stage (named in the records), the
+    reply's ``max_tokens`` and temperature, the fallback mode, the retries after a refusal,
+    and a window set by the strategy or the runner (``context_tokens``, named by
+    ``context_source``; ``None``: ask the model client)."""
+
+    output: Output = "citations"
+    role: str = "reader"
+    stage: str = "reader"
+    max_tokens: int = 1024
+    temperature: float = 0.0
     context_tokens: int | None = None
-    source: str = "context_tokens"
+    fallback: Fallback = "truncate"
+    max_retries: int = 3
+    context_source: str = "context_tokens"
 
 
 @dataclass
@@ -105,7 +113,7 @@ class ReadPlan:
     """
 
     request: Request
-    budget: Budget
+    spec: ReaderSpec
     promised: Fit
     shown: ReaderInput
     fit: Fit
@@ -123,7 +131,7 @@ class ReadPlan:
         if self.window is None or self.count is None:
             return True
         room = self.window.tokens * (1.0 if self.count.exact else SAFETY)
-        return self.count.tokens + self.budget.max_tokens <= room
+        return self.count.tokens + self.spec.max_tokens <= room
 
     @property
     def shrunk(self) -> bool:
@@ -134,7 +142,7 @@ class ReadPlan:
         """Shrink the input until its counted request fits ``window`` (at most
         :data:`PLAN_ROUNDS` rounds; :attr:`fits` tells whether it got there)."""
         self.window = window
-        budget = self.budget
+        spec = self.spec
         self.count = await client_count(ctx.llm, self.request(self.input))
         for _ in range(PLAN_ROUNDS):
             if self.fits:
@@ -144,20 +152,20 @@ class ReadPlan:
                 self.count,
                 estimate_units(request, self.promised.options.image_tokens),
                 self.input.est_tokens,
-                budget.max_tokens,
+                spec.max_tokens,
                 window.tokens,
             )
-            new = fit(self.fit, room, budget.fallback)
+            new = fit(self.fit, room, spec.fallback)
             if same_fit(new, self.fit):
-                new = fit(self.fit, int(room * 0.8), budget.fallback)
+                new = fit(self.fit, int(room * 0.8), spec.fallback)
                 if same_fit(new, self.fit):
                     return
-            facts = describe_plan(window, self.count, budget.max_tokens, trigger)
+            facts = describe_plan(window, self.count, spec.max_tokens, trigger)
             self._adopt(ctx, new, trigger, room, facts)
             cause = (
                 f"context window of {window.tokens} tokens ({window.source}); the prompt "
                 f"counted {self.count.tokens} tokens ({self.count.method}) with max_tokens="
-                f"{budget.max_tokens}"
+                f"{spec.max_tokens}"
             )
             if cause not in self.causes:
                 self.causes.append(cause)
@@ -166,7 +174,7 @@ class ReadPlan:
     def halve(self, ctx: StrategyContext, exc: ContextOverflowError) -> None:
         """The model refused without naming its window: halve the page content."""
         room = max(1, self.input.est_tokens // 2 + len(self.fit.refs))  # + rounding
-        new = fit(self.fit, room, self.budget.fallback)
+        new = fit(self.fit, room, self.spec.fallback)
         self.causes.append(f"the model refused the prompt as too long: {exc.message}")
         self._adopt(ctx, new, "overflow", room, {})
 
@@ -175,8 +183,8 @@ class ReadPlan:
     ) -> None:
         """Take ``new`` as the planned input (a round for :attr:`fallbacks`) and render it."""
         data: dict[str, Any] = {
-            "stage": self.budget.stage,
-            "mode": self.budget.fallback,
+            "stage": self.spec.stage,
+            "mode": self.spec.fallback,
             "budget_tokens": room,
             "pages": [r.number for r in self.fit.refs],
             **facts,
@@ -206,7 +214,7 @@ class ReadPlan:
             (self.promised.refs, self.promised.options),
             (self.fit.refs, self.fit.options),
             cause="; then ".join(self.causes) or "context window",
-            stage=self.budget.stage,
+            stage=self.spec.stage,
             primary=primary,
             limit=self.window.tokens if self.window is not None else None,
             images_merged=max(0, merged - merged_before),
@@ -217,24 +225,25 @@ async def plan_read(
     ctx: StrategyContext,
     request: Request,
     promised: Fit,
-    budget: Budget,
+    spec: ReaderSpec,
     primary: str | None,
 ) -> ReadPlan:
     """The plan of one read: the promised input rendered, the caps' cuts, the window looked
-    up (``budget.context_tokens``, else the model client's) and, when one is known, the input
+    up (``spec.context_tokens``, else the model client's) and, when one is known, the input
     fitted to it (``trigger: planned``)."""
     rendered = build_input(promised.refs, promised.options, ctx.renderer)
-    caps = input_caps(promised.refs, promised.options, rendered, budget.stage, primary)
-    window = await window_for(ctx, budget.role, budget.context_tokens, budget.source)
-    plan = ReadPlan(request, budget, promised, rendered, promised, rendered, window, caps)
+    caps = input_caps(promised.refs, promised.options, rendered, spec.stage, primary)
+    window = await window_for(ctx, spec.role, spec.context_tokens, spec.context_source)
+    plan = ReadPlan(request, spec, promised, rendered, promised, rendered, window, caps)
     if window is not None:
         await plan.fit_to(ctx, window, "planned")
     return plan
 
 
 __all__ = [
-    "Budget",
+    "Output",
     "ReadPlan",
+    "ReaderSpec",
     "check_fits",
     "describe_plan",
     "plan_read",

@@ -29,8 +29,8 @@ from scanrag.agents.citations import parse_citations
 from scanrag.agents.common import add_step, build_request, send
 from scanrag.agents.context import ContextOptions, PageRef, ReaderInput
 from scanrag.agents.evidence import ParseContext, ParsedOutput
-from scanrag.agents.fitting import Fallback, Fit
-from scanrag.agents.planning import Budget, ReadPlan, plan_read
+from scanrag.agents.fitting import Fit
+from scanrag.agents.planning import ReaderSpec, ReadPlan, plan_read
 from scanrag.agents.prompts.base import Prompt
 from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.reductions import (
@@ -55,7 +55,6 @@ from scanrag.protocols import StrategyContext
 from scanrag.schemas import Status, Trajectory
 from scanrag.tasks import TaskSpec
 
-Output = Literal["citations", "json"]
 OnFailure = Literal["record", "raise", "raise_overflow", "raise_all"]
 """What ``read_pages`` does with a failure:
 
@@ -68,33 +67,6 @@ OnFailure = Literal["record", "raise", "raise_overflow", "raise_all"]
   input rather than cutting pages; model errors are recorded;
 * ``raise_all`` — both raise.
 """
-
-
-@dataclass(frozen=True)
-class ReaderSpec:
-    """How a strategy calls its reader (``context_tokens``: a window set by the strategy or
-    the runner, named by ``context_source``; ``None``: ask the model client)."""
-
-    output: Output = "citations"
-    role: str = "reader"
-    stage: str = "reader"
-    max_tokens: int = 1024
-    temperature: float = 0.0
-    context_tokens: int | None = None
-    fallback: Fallback = "truncate"
-    max_retries: int = 3
-    context_source: str = "context_tokens"
-
-    def budget(self) -> Budget:
-        """What planning fits a read of this spec to."""
-        return Budget(
-            self.role,
-            self.stage,
-            self.max_tokens,
-            self.fallback,
-            self.context_tokens,
-            self.context_source,
-        )
 
 
 @dataclass
@@ -155,7 +127,7 @@ async def read_pages(
     primary = parse_ctx.primary.id if parse_ctx is not None and parse_ctx.primary.id else None
     prio = list(priority) if priority is not None else list(range(len(refs)))
     promised = Fit(list(refs), options, prio)
-    plan = await plan_read(ctx, request_for, promised, spec.budget(), primary)
+    plan = await plan_read(ctx, request_for, promised, spec, primary)
     for reduction in plan.caps:
         trajectory.reduce(reduction)
     raise_errors = on_failure in ("raise", "raise_all")
@@ -235,7 +207,7 @@ def _finish_read(
     inp = plan.input
     _record_input(trajectory, inp)
     data = {
-        "stage": plan.budget.stage,
+        "stage": plan.spec.stage,
         "pages": [p for _, p in inp.pages],
         "modality": plan.fit.options.modality,
         "est_tokens": inp.est_tokens,

@@ -27,9 +27,10 @@ from typing_extensions import TypedDict
 from scanrag.agents.common import add_step, task_input
 from scanrag.agents.evidence import ParsedOutput, adopt_evidence, merge_citations
 from scanrag.agents.notes import next_limit, notes_section, render_notes, trim_blocks
+from scanrag.agents.planning import ReaderSpec
 from scanrag.agents.prompts.reader import reader_prompt
 from scanrag.agents.prompts.scan import NOTHING, map_prompt
-from scanrag.agents.reader import ReaderSpec, read_pages
+from scanrag.agents.reader import read_pages
 from scanrag.agents.reductions import notes_trimmed
 from scanrag.agents.reply import apply_output
 from scanrag.agents.scope import AtLeastOne, ReaderParams, Scope

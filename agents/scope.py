@@ -28,8 +28,9 @@ from scanrag.agents.common import (
 from scanrag.agents.context import ContextOptions, Modality, PageRef
 from scanrag.agents.evidence import ParseContext
 from scanrag.agents.fitting import Fallback
+from scanrag.agents.planning import Output, ReaderSpec
 from scanrag.agents.prompts.base import Prompt
-from scanrag.agents.reader import Output, ReaderSpec, ReadResult, read_pages
+from scanrag.agents.reader import ReadResult, read_pages
 from scanrag.agents.reductions import cap_source
 from scanrag.agents.reply import apply_output
 from scanrag.agents.state import PageKey

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 from scanrag.agents.calls import PAGE_MARKER, PAGE_PREVIEW_CHARS, TEXT_CAP_CHARS, prompt_parts
 from scanrag.agents.common import parse_context
 from scanrag.agents.context import ContextOptions, PageRef, page_marker
-from scanrag.agents.reader import ReaderSpec, read_pages
+from scanrag.agents.planning import ReaderSpec
+from scanrag.agents.reader import read_pages
 from scanrag.llm import ModelError
 from scanrag.llm.types import ImagePart, Message, TextPart
 from scanrag.schemas import Page, Trajectory

@@ -9,8 +9,9 @@ import pytest
 
 from scanrag.agents.common import call_model, parse_context
 from scanrag.agents.context import ContextOptions, PageRef
+from scanrag.agents.planning import ReaderSpec
 from scanrag.agents.prompts.reader import reader_prompt
-from scanrag.agents.reader import ReaderSpec, read_pages
+from scanrag.agents.reader import read_pages
 from scanrag.graphs.full_doc import FullDocStrategy
 from scanrag.graphs.topk_rag import TopKRagStrategy
 from scanrag.llm import ContextOverflowError

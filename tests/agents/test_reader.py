@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 from scanrag.agents.common import parse_context
 from scanrag.agents.context import TRUNCATION_MARK, ContextOptions, PageRef
+from scanrag.agents.planning import ReaderSpec
 from scanrag.agents.prompts.reader import reader_prompt
-from scanrag.agents.reader import ReaderSpec, read_pages
+from scanrag.agents.reader import read_pages
 from scanrag.llm import ContextOverflowError, ModelError
 from scanrag.schemas import Status, Trajectory
 from scanrag.tasks import task_spec
