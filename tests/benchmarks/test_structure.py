@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-READ_CEILING = (101, 25, 74)  # stops, files, returns
+READ_CEILING = (100, 25, 74)  # stops, files, returns
 CONFIG_CEILING = (28, 10, 17)  # names resolved once, by preflight (was 55, 16, 39)
 
 
