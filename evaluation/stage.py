@@ -108,16 +108,6 @@ def _sample_map(samples: Mapping[str, Sample] | Iterable[Sample]) -> Mapping[str
     return {s.id: s for s in samples}
 
 
-def build_scorers(
-    names: Sequence[str],
-    params: Mapping[str, Mapping[str, Any]] | None = None,
-    table: ScorerTable | None = None,
-) -> dict[str, Scorer]:
-    """Instantiate scorers by registry name with their parameters (``{name: {...}}``; a
-    ``None`` entry: the defaults), through ``table`` when given."""
-    return (table or ScorerTable()).build(names, params)
-
-
 def _plain(value: Any) -> Any:
     """A JSON-able stand-in for a scorer attribute that is stable across processes."""
     if isinstance(value, BaseModel):
@@ -223,7 +213,7 @@ async def score_run(
     if concurrency < 1:
         raise ValueError(f"concurrency must be ≥ 1, got {concurrency}")
     sample_map = _sample_map(samples)
-    scorers = build_scorers(scorer_names, scorer_params, table)
+    scorers = (table or ScorerTable()).build(scorer_names, scorer_params)
     ctx = judge_ctx if judge_ctx is not None else JudgeContext()
     todo = pending_pairs(
         latest_trajectories(trajectories),
